@@ -1,0 +1,121 @@
+# libdcache - plain GNU make (see docs/design.md, "Build").
+#
+#   make            library, tools, tests            -> build/
+#   make check      deps, then every test: plain, ASan+UBSan, TSan
+#   make run        deps, build, import the shipped trace, dcbench compare
+#   make install PREFIX=/usr/local
+#
+# SAN=asan or SAN=tsan builds an instrumented tree in build-asan/ or
+# build-tsan/ (the check target does that itself).
+
+PREFIX    ?= /usr/local
+SAN       ?=
+CC        ?= cc
+VERSION   := 0.1.0
+SOVERSION := 0
+
+ifeq ($(SAN),)
+BUILD     ?= build
+OPT       ?= -O2
+SANFLAGS  :=
+else ifeq ($(SAN),asan)
+BUILD     ?= build-asan
+OPT       ?= -O1
+SANFLAGS  := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+else ifeq ($(SAN),tsan)
+BUILD     ?= build-tsan
+OPT       ?= -O1
+SANFLAGS  := -fsanitize=thread
+# gcc warns that TSan does not model fences; our seqlock's fences order
+# relaxed atomics only, which TSan never reports, so the warning is noise.
+CFLAGS_EXTRA := $(shell $(CC) -Wno-tsan -E -x c /dev/null >/dev/null 2>&1 && echo -Wno-tsan)
+else
+$(error SAN must be empty, asan or tsan)
+endif
+
+URCU_CFLAGS := $(shell pkg-config --cflags liburcu-memb 2>/dev/null)
+URCU_LIBS   := $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
+
+CFLAGS   ?= $(OPT) -g
+CFLAGS   += -std=c11 -Wall -Wextra -Wno-missing-field-initializers $(SANFLAGS) $(CFLAGS_EXTRA)
+CPPFLAGS += -D_GNU_SOURCE -Iinclude $(URCU_CFLAGS)
+LDFLAGS  += $(SANFLAGS)
+LIBS     := $(URCU_LIBS) -lpthread
+
+LIB_SRCS := $(wildcard src/*.c)
+LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
+LIB_PIC  := $(LIB_SRCS:src/%.c=$(BUILD)/pic/%.o)
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TESTS     := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+
+DCBENCH_SRCS := $(wildcard tools/dcbench/*.c)
+DCBENCH_SRCS := $(filter-out tools/dcbench/import_main_test.c,$(DCBENCH_SRCS))
+
+all: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcpath $(TESTS) \
+     $(BUILD)/dcache.pc $(if $(wildcard tools/dcbench/main.c),$(BUILD)/dcbench)
+
+$(BUILD)/obj/%.o: src/%.c src/internal.h include/dcache.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/pic/%.o: src/%.c src/internal.h include/dcache.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/libdcache.a: $(LIB_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+# Only dc_* names leave the shared library (libdcache.map).
+$(BUILD)/libdcache.so.$(VERSION): $(LIB_PIC) libdcache.map
+	$(CC) -shared -Wl,-soname,libdcache.so.$(SOVERSION) \
+	    -Wl,--version-script=libdcache.map $(LDFLAGS) -o $@ $(LIB_PIC) $(LIBS)
+
+$(BUILD)/libdcache.so: $(BUILD)/libdcache.so.$(VERSION)
+	ln -sf libdcache.so.$(VERSION) $(BUILD)/libdcache.so.$(SOVERSION)
+	ln -sf libdcache.so.$(VERSION) $@
+
+$(BUILD)/dcache.pc: dcache.pc.in Makefile
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+
+$(BUILD)/dcpath: tools/dcpath/dcpath.c $(BUILD)/libdcache.a
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
+
+$(BUILD)/dcbench: $(DCBENCH_SRCS) tools/dcbench/*.h $(BUILD)/libdcache.a
+	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
+	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS) -llzma -lm
+
+$(BUILD)/tests/test_import: tests/test_import.c $(filter-out tools/dcbench/main.c tools/dcbench/replay.c tools/dcbench/compare.c,$(DCBENCH_SRCS))
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $^ -o $@ $(LDFLAGS) -llzma
+
+$(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libdcache.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
+
+# ---- the README's commands -------------------------------------------------
+
+deps:
+	@scripts/deps.sh
+
+check: deps
+	@scripts/check.sh
+
+run: deps all
+	@scripts/run.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/dcache.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(BUILD)/libdcache.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libdcache.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libdcache.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdcache.so.$(SOVERSION)
+	ln -sf libdcache.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdcache.so
+	install -m 644 $(BUILD)/dcache.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 755 $(BUILD)/dcpath $(DESTDIR)$(PREFIX)/bin/
+
+clean:
+	rm -rf build build-asan build-tsan
+
+.PHONY: all deps check run install clean

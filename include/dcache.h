@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * dcache.h - libdcache, an RCU directory-entry cache for userspace.
+ *
+ * The cache maps (parent directory, name) to an entry that is either an
+ * inode (positive) or "this name does not exist" (negative), and resolves
+ * whole paths against it.  In the default mode a lookup takes no lock and
+ * writes no shared cache line; misses go to a backend supplied at creation.
+ *
+ * Conventions:
+ *  - Every function that can fail returns 0 (or a non-negative count) on
+ *    success and a negative errno on failure.  No function sets errno.
+ *  - Names passed to update functions are single components: not empty, no
+ *    '/', not "." or "..", at most DC_NAME_MAX bytes.
+ *  - Threads need no set-up: the first call from a thread registers it with
+ *    liburcu (memb flavour) and a thread-exit handler unregisters it.  A
+ *    thread that registered itself with urcu-memb is left as it is.
+ *  - The update functions mirror a file system: call them AFTER the backend
+ *    operation succeeded.  If an update cannot allocate memory the cache
+ *    forgets the affected names (it may forget, it never lies) and the call
+ *    returns -ENOMEM.
+ */
+#ifndef DCACHE_H
+#define DCACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DC_NAME_MAX	255	/* longest component, bytes */
+#define DC_PATH_MAX	4096	/* a path of this many bytes or more: ENAMETOOLONG */
+#define DC_MAXSYMLINKS	40	/* symlinks followed per resolution; the 41st: ELOOP */
+
+struct dc_cache;
+struct dc_dentry;
+
+/* Locking mode, fixed at creation.  Same API and same answers in each. */
+enum dc_mode {
+	DC_MODE_RCU = 0,	/* lock-free rcu-walk, reference walk on a miss */
+	DC_MODE_GLOBAL,		/* one global mutex per lookup step and update (2002) */
+	DC_MODE_RWLOCK,		/* one reader-writer lock */
+};
+
+/* What the cache knows of an inode.  mode holds the S_IFMT type bits. */
+struct dc_inode {
+	uint64_t ino;		/* inode number, reported back to callers */
+	uint64_t cookie;	/* backend's handle; the cache hands it back to
+				 * release() when it drops the inode */
+	uint32_t mode;		/* st_mode: type and permission bits */
+	uint32_t gen;		/* generation, backend-defined */
+};
+
+/*
+ * Backend: where misses go.  Called with no cache lock held, possibly from
+ * many threads at once (but never twice at once for the same dir and name).
+ * Return 0 or a negative errno; -ENOENT from lookup is cached as negative.
+ */
+struct dc_backend_ops {
+	/* The root directory's inode. */
+	int (*root)(void *ctx, struct dc_inode *out);
+	/* Name (len bytes, not NUL-terminated) in directory dir. */
+	int (*lookup)(void *ctx, const struct dc_inode *dir, const char *name,
+		      size_t len, struct dc_inode *out);
+	/* Refresh attributes of an inode the backend handed out. */
+	int (*getattr)(void *ctx, struct dc_inode *inode);
+	/* Symlink target into buf (size bytes); returns its length. */
+	int (*readlink)(void *ctx, const struct dc_inode *link, char *buf,
+			size_t size);
+	/* The cache dropped its last entry holding this inode's cookie. */
+	void (*release)(void *ctx, const struct dc_inode *inode);
+	/* The backend's context is no longer used (at dc_cache_destroy). */
+	void (*destroy)(void *ctx);
+};
+
+struct dc_backend {
+	const struct dc_backend_ops *ops;
+	void *ctx;
+};
+
+struct dc_options {
+	enum dc_mode mode;
+	uint64_t max_entries;	/* cap on cached entries; 0: DC_DEFAULT_MAX_ENTRIES */
+	uint64_t max_negative;	/* cap on negative entries; 0: max_entries / 4 */
+	struct dc_backend backend;	/* required; the cache owns it from now */
+};
+
+#define DC_DEFAULT_MAX_ENTRIES	(1u << 20)
+
+/* Create a cache.  On failure the backend is destroyed too. */
+int dc_cache_create(const struct dc_options *opt, struct dc_cache **out);
+/* Destroy: waits for deferred frees (rcu_barrier).  No reference may be held. */
+void dc_cache_destroy(struct dc_cache *c);
+const char *dc_mode_name(enum dc_mode mode);
+int dc_mode_parse(const char *name, enum dc_mode *out);
+
+/* ---- Lookups ---------------------------------------------------------- */
+
+#define DC_NOFOLLOW	0x1	/* do not follow a symlink in the last component */
+
+/* A copy of an entry's answer, taken without a reference. */
+struct dc_stat {
+	uint64_t ino;
+	uint64_t cookie;
+	uint32_t mode;
+	uint32_t gen;
+};
+
+/*
+ * Resolve PATH (absolute, or relative to base; base NULL means the root)
+ * and copy out the answer.  Takes no reference and, when every component is
+ * cached, no lock.  Errors: -EINVAL (NULL), -ENOENT, -ENOTDIR,
+ * -ENAMETOOLONG, -ELOOP, or the backend's error.
+ */
+int dc_resolve(struct dc_cache *c, struct dc_dentry *base, const char *path,
+	       unsigned flags, struct dc_stat *st);
+/* The same, returning a reference to the entry (release with dc_put). */
+int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
+	    unsigned flags, struct dc_dentry **out);
+/* One name (len bytes) in directory dir: a reference, or -ENOENT. */
+int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+	      size_t len, struct dc_dentry **out);
+/* A reference to the root. */
+struct dc_dentry *dc_root(struct dc_cache *c);
+
+struct dc_dentry *dc_get(struct dc_dentry *d);
+void dc_put(struct dc_cache *c, struct dc_dentry *d);
+/* Copy out a held entry's inode data; -ENOENT if it became negative. */
+int dc_dentry_stat(struct dc_dentry *d, struct dc_stat *st);
+/* The entry's path from the root into buf; its length, -ERANGE or -ENOENT. */
+int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
+		   size_t size);
+
+/* ---- Updates (after the file system changed) -------------------------- */
+
+/* name appeared in dir as inode (any type; a symlink needs dc_symlink). */
+int dc_create(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+	      const struct dc_inode *inode);
+int dc_mkdir(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+	     const struct dc_inode *inode);
+int dc_symlink(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+	       const struct dc_inode *inode, const char *target);
+/* A new hard link to an existing inode. */
+int dc_link(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+	    const struct dc_inode *inode);
+int dc_unlink(struct dc_cache *c, struct dc_dentry *dir, const char *name);
+int dc_rmdir(struct dc_cache *c, struct dc_dentry *dir, const char *name);
+
+#define DC_RENAME_NOREPLACE	0x1
+#define DC_RENAME_EXCHANGE	0x2
+/*
+ * -EINVAL: a directory moved into its own subtree, or both flags.
+ * -EEXIST: NOREPLACE over a cached positive target (the cache then forgets
+ *  both names, since it contradicts the caller).
+ */
+int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *oname,
+	      struct dc_dentry *ndir, const char *nname, unsigned flags);
+/* Forget an entry and everything below it (the root: forget everything). */
+int dc_invalidate(struct dc_cache *c, struct dc_dentry *d);
+/* Forget one name in dir, whatever the cache held for it. */
+int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
+		       const char *name);
+/* Evict unused entries until at most target remain; returns evicted. */
+long dc_shrink(struct dc_cache *c, uint64_t target);
+
+/* ---- Statistics ------------------------------------------------------- */
+
+struct dc_stats {
+	uint64_t lookups;	/* dc_resolve/dc_walk/dc_lookup calls */
+	uint64_t hits;		/* answered from the cache, positive */
+	uint64_t negative_hits;	/* answered from a cached negative entry */
+	uint64_t misses;	/* backend lookups made */
+	uint64_t restarts;	/* lock-free walks that fell back to references */
+	uint64_t evictions;	/* entries freed by the LRU */
+	uint64_t lock_waits;	/* lock acquisitions that had to wait */
+	uint64_t entries;	/* entries now allocated */
+	uint64_t negative;	/* of which negative */
+	uint64_t bytes;		/* bytes now allocated by the cache */
+};
+void dc_get_stats(struct dc_cache *c, struct dc_stats *st);
+
+/* ---- Backends --------------------------------------------------------- */
+
+/*
+ * memfs: an in-memory namespace.  Build trees with the dc_memfs_* calls,
+ * which change the namespace only (pair each with the cache update).
+ * Inode numbers start at 1 (the root).
+ */
+struct dc_memfs;
+int dc_memfs_new(struct dc_memfs **out);
+void dc_memfs_free(struct dc_memfs *fs);
+/* A backend over fs; the cache does not free fs. */
+struct dc_backend dc_memfs_backend(struct dc_memfs *fs);
+#define DC_MEMFS_ROOT	1
+/* Add name in directory dir_ino: mode's type says what; target for symlinks. */
+int dc_memfs_add(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
+		 uint32_t mode, const char *target, struct dc_inode *out);
+/* A hard link to ino. */
+int dc_memfs_link(struct dc_memfs *fs, uint64_t ino, uint64_t dir_ino,
+		  const char *name, struct dc_inode *out);
+/* Remove a name: a directory only when empty (-ENOTEMPTY). */
+int dc_memfs_remove(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
+		    int is_dir);
+int dc_memfs_rename(struct dc_memfs *fs, uint64_t odir, const char *oname,
+		    uint64_t ndir, const char *nname, unsigned flags);
+/* Name in dir without the cache: the reference answer for tests. */
+int dc_memfs_lookup(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
+		    struct dc_inode *out);
+uint64_t dc_memfs_count(struct dc_memfs *fs);
+
+/*
+ * hostfs: a host directory, read through O_PATH descriptors with
+ * O_NOFOLLOW, one component at a time, so no lookup escapes root.
+ * Coherence: the cache keeps what it saw until told otherwise; after a
+ * change made behind its back call dc_invalidate or dc_invalidate_name.
+ */
+int dc_hostfs_backend(const char *root, struct dc_backend *out);
+
+/* ---- Debugging -------------------------------------------------------- */
+
+/*
+ * Allocation-failure injection for tests: with every > 0 the every-th
+ * allocation fails; with every < 0 each fails with probability 1/-every,
+ * drawn from seed.  0 turns injection off.  Process-wide.
+ */
+void dc_debug_fail_alloc(long every, uint64_t seed);
+/* Allocations that failed by injection since the last call to the above. */
+uint64_t dc_debug_failed_allocs(void);
+/* Entries allocated and not yet freed, all caches of the process. */
+uint64_t dc_debug_live_entries(void);
+/* Check the cache's invariants (quiescent callers only); 0 or -EUCLEAN. */
+int dc_debug_check(struct dc_cache *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DCACHE_H */

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cache.c - creating and destroying a cache, statistics, and the checks
+ * and helpers that look at the cache as a whole.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static uint64_t next_cache_id = 1;
+
+static const char *const mode_names[] = {
+	[DC_MODE_RCU] = "rcu",
+	[DC_MODE_GLOBAL] = "global",
+	[DC_MODE_RWLOCK] = "rwlock",
+};
+
+DC_API const char *dc_mode_name(enum dc_mode mode)
+{
+	if ((unsigned)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
+		return NULL;
+	return mode_names[mode];
+}
+
+DC_API int dc_mode_parse(const char *name, enum dc_mode *out)
+{
+	unsigned i;
+
+	if (!name || !out)
+		return -EINVAL;
+	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (!strcmp(name, mode_names[i])) {
+			*out = (enum dc_mode)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+static void locks_init(struct dc_cache *c)
+{
+	pthread_mutex_init(&c->wlock, NULL);
+	pthread_rwlock_init(&c->rwlock, NULL);
+	pthread_mutex_init(&c->pend_lock, NULL);
+	pthread_cond_init(&c->pend_cv, NULL);
+	pthread_mutex_init(&c->lru_lock, NULL);
+	pthread_mutex_init(&c->stat_lock, NULL);
+}
+
+static void locks_destroy(struct dc_cache *c)
+{
+	pthread_mutex_destroy(&c->wlock);
+	pthread_rwlock_destroy(&c->rwlock);
+	pthread_mutex_destroy(&c->pend_lock);
+	pthread_cond_destroy(&c->pend_cv);
+	pthread_mutex_destroy(&c->lru_lock);
+	pthread_mutex_destroy(&c->stat_lock);
+}
+
+static int root_init(struct dc_cache *c)
+{
+	struct dc_inode in;
+	int err;
+
+	memset(&in, 0, sizeof(in));
+	err = c->be.ops->root(c->be.ctx, &in);
+	if (err)
+		return err;
+	if (!dc__is_dir(in.mode)) {
+		if (c->be.ops->release)
+			c->be.ops->release(c->be.ctx, &in);
+		return -ENOTDIR;
+	}
+	c->root = dc__alloc(c, NULL, "", 0, 0, DC_F_ROOT, &in, NULL);
+	if (!c->root) {
+		if (c->be.ops->release)
+			c->be.ops->release(c->be.ctx, &in);
+		return -ENOMEM;
+	}
+	c->root->count = 1;	/* the cache's own: the root is never evicted */
+	return 0;
+}
+
+/* Everything but the backend; safe on a half-built cache. */
+static void cache_free(struct dc_cache *c)
+{
+	/* callbacks queued by evictions and updates free into our slab */
+	rcu_barrier();
+	dc__tsan_acquire(c);	/* every callback's work happened before */
+	dc__lru_free_all(c);
+	if (c->root)
+		dc__free_now(c, c->root);
+	dc__free(c, c->buckets, c->nbuckets * sizeof(*c->buckets));
+	dc__stat_free(c);
+	dc__slab_destroy(c);
+	locks_destroy(c);
+	free(c);
+}
+
+DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
+{
+	const struct dc_backend_ops *ops = opt ? opt->backend.ops : NULL;
+	struct dc_cache *c;
+	int err = -ENOMEM;
+
+	if (!opt || !out || !ops || !ops->root || !ops->lookup ||
+	    (unsigned)opt->mode > DC_MODE_RWLOCK) {
+		err = -EINVAL;
+		goto fail_backend;
+	}
+	dc__thread_enter();
+	c = dc__calloc(NULL, sizeof(*c));
+	if (!c)
+		goto fail_backend;
+	c->mode = opt->mode;
+	c->id = __atomic_fetch_add(&next_cache_id, 1, __ATOMIC_RELAXED);
+	c->be = opt->backend;
+	c->max_entries = opt->max_entries ? opt->max_entries : DC_DEFAULT_MAX_ENTRIES;
+	c->max_negative = opt->max_negative ? opt->max_negative : c->max_entries / 4;
+	if (c->max_negative > c->max_entries)
+		c->max_negative = c->max_entries;
+	locks_init(c);
+	err = dc__slab_new(&c->slab, sizeof(struct dc_dentry));
+	if (!err)
+		err = dc__hash_init(c, c->max_entries);
+	if (!err)
+		err = root_init(c);
+	if (err) {
+		cache_free(c);
+		goto fail_backend;
+	}
+	*out = c;
+	return 0;
+
+fail_backend:
+	if (ops && ops->destroy)
+		ops->destroy(opt->backend.ctx);
+	return err;
+}
+
+DC_API void dc_cache_destroy(struct dc_cache *c)
+{
+	struct dc_backend be;
+
+	if (!c)
+		return;
+	dc__thread_enter();
+	be = c->be;
+	cache_free(c);
+	if (be.ops->destroy)
+		be.ops->destroy(be.ctx);
+}
+
+DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
+{
+	uint64_t v[ST_NR];
+
+	if (!c || !st)
+		return;
+	dc__stat_sum(c, v);
+	st->lookups = v[ST_LOOKUPS];
+	st->hits = v[ST_HITS];
+	st->negative_hits = v[ST_NEG_HITS];
+	st->misses = v[ST_MISSES];
+	st->restarts = v[ST_RESTARTS];
+	st->evictions = v[ST_EVICTIONS];
+	st->lock_waits = v[ST_LOCK_WAITS];
+	st->entries = LOAD(c->nr_entries);
+	st->negative = LOAD(c->nr_negative);
+	st->bytes = LOAD(c->bytes);
+}
+
+/* ---- paths of entries ---------------------------------------------------- */
+
+/* Build d's path backwards into buf; caller holds the read lock. */
+static int build_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
+		      size_t size)
+{
+	size_t pos = size;
+	struct dc_name *n;
+
+	buf[--pos] = '\0';
+	for (; d != c->root; d = LOAD(d->parent)) {
+		if (LOAD(d->flags) & DC_F_DEAD)
+			return -ENOENT;
+		n = LOAD_ACQ(d->name);
+		if (n->len + 1 > pos)
+			return -ERANGE;
+		pos -= n->len;
+		memcpy(buf + pos, n->s, n->len);
+		buf[--pos] = '/';
+	}
+	if (pos == size - 1) {
+		if (pos == 0)
+			return -ERANGE;
+		buf[--pos] = '/';
+	}
+	memmove(buf, buf + pos, size - pos);
+	return (int)(size - pos - 1);
+}
+
+DC_API int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
+			  size_t size)
+{
+	uint32_t rseq;
+	int err;
+
+	if (!c || !d || !buf || size == 0)
+		return -EINVAL;
+	dc__thread_enter();
+	do {
+		/* a rename anywhere may have mixed two states of the chain */
+		rseq = seq_begin(&c->rename_seq);
+		dc__read_lock(c);
+		err = build_path(c, d, buf, size);
+		dc__read_unlock(c);
+	} while (c->mode == DC_MODE_RCU && seq_retry(&c->rename_seq, rseq));
+	return err;
+}
+
+/* ---- consistency check (tests) ------------------------------------------- */
+
+static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
+{
+	struct dc_name *n = d->name;
+
+	if (d->flags & (DC_F_DEAD | DC_F_PENDING) || d->count < 0 || !d->parent)
+		return -1;
+	if (d->seq & 1 || dc__hash_name(n->s, n->len) != d->hash)
+		return -1;
+	if (dc__bucket(c, d->parent, d->hash) != &c->buckets[bucket])
+		return -1;
+	if (!dc__is_dir(d->parent->mode) && !(d->parent->flags & DC_F_DEAD))
+		return -1;
+	/* a hashed child holds a count on its parent */
+	return d->parent->count > 0 ? 0 : -1;
+}
+
+DC_API int dc_debug_check(struct dc_cache *c)
+{
+	struct dc_dentry *d;
+	uint64_t i, hashed = 0, listed = 0, neg = 0;
+	int err = 0;
+
+	if (!c)
+		return -EINVAL;
+	dc__write_lock(c);
+	pthread_mutex_lock(&c->lru_lock);
+	for (i = 0; i < c->nbuckets && !err; i++)
+		for (d = c->buckets[i]; d && !err; d = d->hnext, hashed++)
+			err = check_entry(c, d, i);
+	for (d = c->lru_pos.head; d; d = d->lru_next)
+		listed++, neg += d->mode == 0 && !(d->flags & (DC_F_PENDING | DC_F_FAILED));
+	for (d = c->lru_neg.head; d; d = d->lru_next)
+		listed++, neg += d->mode == 0 && !(d->flags & (DC_F_PENDING | DC_F_FAILED));
+	if (listed + 1 != c->nr_entries || neg != c->nr_negative || hashed > listed)
+		err = -1;
+	pthread_mutex_unlock(&c->lru_lock);
+	dc__write_unlock(c);
+	return err ? -EUCLEAN : 0;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * hash.c - the (parent, name) hash table.
+ *
+ * One array of bucket heads, each a singly linked chain through hnext,
+ * sized once at creation: the next power of two at or above max_entries,
+ * so a full cache averages at most one entry per chain and the table costs
+ * 8 bytes per entry.  (The cache never holds more than max_entries, so it
+ * never needs to grow; see docs/design.md for why we chose this over a
+ * resizable table.)
+ *
+ * Writers (holding wlock) publish with release stores; readers follow
+ * chains with acquire loads under rcu_read_lock.  Removing an entry keeps
+ * its hnext intact, so a reader standing on it walks on into the rest of
+ * the chain.  An entry MOVED to another chain (rename) can lead a reader
+ * into the wrong chain: c->rename_seq is odd across every move, and a
+ * reader that missed re-checks it (dc_lookup_cached in walk.c).
+ *
+ * The stored hash is of the name alone; the bucket mixes in the parent's
+ * address, so "Makefile" in 5,000 directories lands in 5,000 buckets.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+#define FNV_OFFSET	0xcbf29ce484222325ull
+#define FNV_PRIME	0x100000001b3ull
+
+static inline uint32_t fold(uint64_t h)
+{
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Length and hash of the component at s, in one pass (FNV-1a). */
+size_t dc__hash_component(const char *s, const char *end, uint32_t *hash)
+{
+	const char *p = s;
+	uint64_t h = FNV_OFFSET;
+
+	while (p < end && *p != '/') {
+		h = (h ^ (unsigned char)*p) * FNV_PRIME;
+		p++;
+	}
+	*hash = fold(h);
+	return (size_t)(p - s);
+}
+
+uint32_t dc__hash_name(const char *s, size_t len)
+{
+	uint32_t hash;
+
+	dc__hash_component(s, s + len, &hash);
+	return hash;
+}
+
+int dc__hash_init(struct dc_cache *c, uint64_t max_entries)
+{
+	unsigned bits = 4;
+
+	while (bits < 40 && (1ull << bits) < max_entries)
+		bits++;
+	c->nbuckets = 1ull << bits;
+	c->shift = 64 - bits;
+	c->buckets = dc__calloc(c, c->nbuckets * sizeof(*c->buckets));
+	return c->buckets ? 0 : -ENOMEM;
+}
+
+struct dc_dentry **dc__bucket(struct dc_cache *c, const struct dc_dentry *dir,
+			      uint32_t hash)
+{
+	uint64_t k = ((uint64_t)hash << 32 | hash) ^ ((uintptr_t)dir >> 3);
+
+	return &c->buckets[(k * 0x9e3779b97f4a7c15ull) >> c->shift];
+}
+
+bool dc__name_eq(const struct dc_name *n, const char *s, size_t len)
+{
+	return n->len == len && memcmp(n->s, s, len) == 0;
+}
+
+/*
+ * Find a settled, hashed entry for (dir, name) without any lock.  Returns it
+ * with its sequence snapshot in *seqp; NULL when there is none, or when the
+ * match was being changed under us (the caller cannot tell the two apart
+ * and must fall back to a slower path either way; it never answers ENOENT
+ * from a NULL here).  Caller holds rcu_read_lock.
+ */
+struct dc_dentry *dc__find_rcu(struct dc_cache *c, struct dc_dentry *dir,
+			       const char *s, size_t len, uint32_t hash,
+			       uint32_t *seqp)
+{
+	struct dc_dentry *d;
+	uint32_t seq;
+
+	/* acquire on each link: the entry's fields were written before the
+	 * release store that published it (dc__hash_insert) */
+	for (d = LOAD_ACQ(*dc__bucket(c, dir, hash)); d; d = LOAD_ACQ(d->hnext)) {
+		if (LOAD(d->hash) != hash || LOAD(d->parent) != dir)
+			continue;
+		seq = seq_begin(&d->seq);
+		if (LOAD(d->flags) & (DC_F_DEAD | DC_F_PENDING))
+			continue;
+		if (!dc__name_eq(LOAD_ACQ(d->name), s, len))
+			continue;
+		/* the parent, hash and name we matched belong together */
+		if (seq_retry(&d->seq, seq) || LOAD(d->parent) != dir)
+			return NULL;
+		*seqp = seq;
+		return d;
+	}
+	return NULL;
+}
+
+/* The same under the write lock (or a lock mode's read lock): no races,
+ * and pending entries are found too. */
+struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
+				  const char *s, size_t len, uint32_t hash)
+{
+	struct dc_dentry *d;
+
+	for (d = LOAD(*dc__bucket(c, dir, hash)); d; d = LOAD(d->hnext))
+		if (d->hash == hash && d->parent == dir &&
+		    !(LOAD(d->flags) & DC_F_DEAD) && dc__name_eq(d->name, s, len))
+			return d;
+	return NULL;
+}
+
+/* Publish d at the head of its chain.  wlock held; d fully initialized. */
+void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_dentry **b = dc__bucket(c, d->parent, d->hash);
+
+	STORE(d->hnext, LOAD(*b));
+	/* release: d's fields before the pointer that makes d reachable */
+	STORE_REL(*b, d);
+}
+
+/* Unlink d from its chain, leaving d->hnext for readers on it.  wlock. */
+void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_dentry **pp = dc__bucket(c, d->parent, d->hash);
+
+	while (*pp && *pp != d)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		/* release: the successor's publication carries over to readers
+		 * that now reach it through this link */
+		STORE_REL(*pp, LOAD(d->hnext));
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * hostfs.c - a backend over a directory of the host file system.
+ *
+ * Confinement: every lookup is one openat() of one component relative to a
+ * directory descriptor, with O_PATH|O_NOFOLLOW.  The component is checked
+ * first: never empty, never "." or "..", never containing '/' or a NUL.
+ * So the host never walks a path for us and never follows a symlink; a
+ * symlink comes back as itself, and the cache decides what to do with its
+ * target (which it reads with readlink and resolves, again one component at
+ * a time, from the cache's own root).  Nothing can climb out of root.
+ *
+ * Cookies: the backend cookie of an inode is
+ *   HOSTFS_NO_FD (0)        no descriptor: regular files, devices, fifos,
+ *                           sockets.  Their lookup needs none, and keeping
+ *                           one per file would exhaust RLIMIT_NOFILE;
+ *   HOSTFS_ROOT (UINT64_MAX) the root directory, whose descriptor belongs
+ *                           to the backend context (opened at
+ *                           dc_hostfs_backend, closed at destroy);
+ *   fd + 1                  anything else (directories and symlinks): an
+ *                           O_PATH descriptor owned by the cache entry that
+ *                           holds the inode, closed by release.
+ * Storing fd + 1 keeps a zeroed struct dc_inode harmless: releasing it
+ * closes nothing (a raw fd of 0 would close stdin).  Because the root's
+ * cookie is the context's own descriptor, root() may be called any number
+ * of times and releasing the root is a no-op.
+ *
+ * Locking: none.  The context is read-only between creation and destroy,
+ * and each descriptor has one owner; the kernel serialises the rest.  The
+ * cache promises not to look the same name up twice at once, and every
+ * lookup it discards it must release, or the descriptor leaks.
+ *
+ * Attributes: ino and mode come from fstat on the O_PATH descriptor; gen
+ * is always 0.  getattr on an inode without a descriptor is -ESTALE.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* O_PATH */
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dcache.h"
+
+#define HOSTFS_NO_FD	0ull
+#define HOSTFS_ROOT	UINT64_MAX
+
+struct hostfs {
+	int root_fd;		/* O_PATH|O_DIRECTORY, owned by the context */
+};
+
+/* The descriptor behind a cookie, or -1 when it has none. */
+static int cookie_fd(const struct hostfs *h, uint64_t cookie)
+{
+	if (cookie == HOSTFS_ROOT)
+		return h->root_fd;
+	if (cookie == HOSTFS_NO_FD || cookie - 1 > (uint64_t)INT_MAX)
+		return -1;
+	return (int)(cookie - 1);
+}
+
+/*
+ * One component, len bytes, into a NUL-terminated buffer of
+ * DC_NAME_MAX + 1 bytes, refusing anything that could make the host walk
+ * more than one step: '/', "." and "..".  A NUL inside would silently
+ * shorten the name, so it is refused too.
+ */
+static int name_copy(const char *name, size_t len, char *buf)
+{
+	if (!name || len == 0)
+		return -EINVAL;
+	if (len > DC_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (memchr(name, '/', len) || memchr(name, '\0', len))
+		return -EINVAL;
+	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
+		return -EINVAL;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	return 0;
+}
+
+static void stat_fill(const struct stat *st, uint64_t cookie,
+		      struct dc_inode *out)
+{
+	out->ino = st->st_ino;
+	out->cookie = cookie;
+	out->mode = st->st_mode;
+	out->gen = 0;
+}
+
+static int hostfs_root(void *ctx, struct dc_inode *out)
+{
+	struct hostfs *h = ctx;
+	struct stat st;
+
+	if (!out)
+		return -EINVAL;
+	if (fstat(h->root_fd, &st) < 0)
+		return -errno;
+	stat_fill(&st, HOSTFS_ROOT, out);
+	return 0;
+}
+
+/* Only directories (to look in) and symlinks (to read) keep their fd. */
+static int hostfs_lookup(void *ctx, const struct dc_inode *dir,
+			 const char *name, size_t len, struct dc_inode *out)
+{
+	struct hostfs *h = ctx;
+	char buf[DC_NAME_MAX + 1];
+	struct stat st;
+	int dfd, fd, err;
+
+	if (!dir || !out)
+		return -EINVAL;
+	err = name_copy(name, len, buf);
+	if (err)
+		return err;
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	dfd = cookie_fd(h, dir->cookie);
+	if (dfd < 0)
+		return -ESTALE;
+
+	fd = openat(dfd, buf, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) {
+		stat_fill(&st, (uint64_t)fd + 1, out);
+	} else {
+		close(fd);
+		stat_fill(&st, HOSTFS_NO_FD, out);
+	}
+	return 0;
+}
+
+/*
+ * The O_PATH descriptor may outlive the name: fstat still answers for the
+ * inode itself, which is what getattr means.  Keeps the cookie.
+ */
+static int hostfs_getattr(void *ctx, struct dc_inode *inode)
+{
+	struct hostfs *h = ctx;
+	struct stat st;
+	int fd;
+
+	if (!inode)
+		return -EINVAL;
+	fd = cookie_fd(h, inode->cookie);
+	if (fd < 0)
+		return -ESTALE;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	stat_fill(&st, inode->cookie, inode);
+	return 0;
+}
+
+/*
+ * readlinkat(fd, "") reads the symlink an O_PATH|O_NOFOLLOW descriptor
+ * refers to.  readlink(2) truncates silently; a target that leaves no room
+ * for its NUL is -ENAMETOOLONG here instead.  On success buf is
+ * NUL-terminated.
+ */
+static int hostfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
+			   size_t size)
+{
+	struct hostfs *h = ctx;
+	ssize_t n;
+	int fd;
+
+	if (!link || !buf || !size)
+		return -EINVAL;
+	if (!S_ISLNK(link->mode))
+		return -EINVAL;
+	fd = cookie_fd(h, link->cookie);
+	if (fd < 0)
+		return -ESTALE;
+	n = readlinkat(fd, "", buf, size);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= size || n > INT_MAX)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+/* The entry's descriptor, if it has one of its own. */
+static void hostfs_release(void *ctx, const struct dc_inode *inode)
+{
+	struct hostfs *h = ctx;
+	int fd;
+
+	if (!inode || inode->cookie == HOSTFS_ROOT)
+		return;
+	fd = cookie_fd(h, inode->cookie);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void hostfs_destroy(void *ctx)
+{
+	struct hostfs *h = ctx;
+
+	close(h->root_fd);
+	free(h);
+}
+
+static const struct dc_backend_ops hostfs_ops = {
+	.root		= hostfs_root,
+	.lookup		= hostfs_lookup,
+	.getattr	= hostfs_getattr,
+	.readlink	= hostfs_readlink,
+	.release	= hostfs_release,
+	.destroy	= hostfs_destroy,
+};
+
+/*
+ * root itself is an ordinary path, resolved (symlinks and all) by the
+ * host once: the caller chose it.  Only what lies below is confined.
+ */
+int dc_hostfs_backend(const char *root, struct dc_backend *out)
+{
+	struct hostfs *h;
+	int fd;
+
+	if (!root || !out)
+		return -EINVAL;
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	h = malloc(sizeof(*h));
+	if (!h) {
+		close(fd);
+		return -ENOMEM;
+	}
+	h->root_fd = fd;
+	out->ops = &hostfs_ops;
+	out->ctx = h;
+	return 0;
+}

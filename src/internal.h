@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * internal.h - libdcache's private structures and helpers.
+ *
+ * Locking rules (see docs/design.md for the full story):
+ *
+ *  c->wlock (mutex; in rwlock mode the write side of c->rwlock instead)
+ *	serializes every change of the namespace the cache holds: hash chain
+ *	insert/remove, an entry's parent, name, hash, inode fields, flags
+ *	DEAD/PENDING/STALE, per-directory generations, c->rename_seq, and the
+ *	choice of LRU victims.  In global mode the same mutex is also taken by
+ *	readers, one component at a time.
+ *  c->lru_lock (mutex)
+ *	the two LRU lists and each entry's lru_next.  Nests inside wlock.
+ *  c->pend_lock + c->pend_cv
+ *	only to sleep until a PENDING entry is settled.  Innermost.
+ *  lock-free (rcu mode readers)
+ *	read every field above with relaxed atomic loads (pointers with
+ *	acquire) inside rcu_read_lock(), and trust nothing they read until the
+ *	entry's seq is re-checked unchanged (see seq_begin/seq_retry).
+ *  d->count
+ *	atomic; DC_COUNT_DEAD once the shrinker has claimed the entry.
+ */
+#ifndef DC_INTERNAL_H
+#define DC_INTERNAL_H
+
+#define _LGPL_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#define RCU_MEMBARRIER	/* the memb flavour: see docs/design.md */
+#include <urcu.h>
+
+#include "dcache.h"
+
+#define DC_API __attribute__((visibility("default")))
+
+#if defined(__SANITIZE_THREAD__)
+#define DC_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DC_TSAN 1
+#endif
+#endif
+#ifdef DC_TSAN
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define dc__tsan_acquire(addr)	__tsan_acquire(addr)
+#define dc__tsan_release(addr)	__tsan_release(addr)
+#else
+#define dc__tsan_acquire(addr)	((void)(addr))
+#define dc__tsan_release(addr)	((void)(addr))
+#endif
+
+/* ---- relaxed/acquire/release accessors -------------------------------- */
+#define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define LOAD_ACQ(x)	__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define STORE_REL(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+/*
+ * A name as readers see it: its length travels with its bytes, so a reader
+ * that raced a rename can never pair a new pointer with an old length.
+ * Published names are never modified; a rename installs another.
+ */
+struct dc_name {
+	uint32_t len;
+	char s[];		/* len bytes (an xname adds a NUL) */
+};
+
+/* An allocated name (long names, renamed entries, symlink targets). */
+struct dc_xname {
+	struct rcu_head rcu;
+	struct dc_cache *c;	/* whose bytes these are */
+	struct dc_name n;	/* must stay last */
+};
+
+#define DC_INLINE_NAME	32	/* names up to this many bytes live in the entry */
+
+/*
+ * The entry.  120 bytes; with its 8-byte hash bucket, 128 per cached name
+ * of up to 32 bytes.  Fields the rcu-walk reads come first.
+ */
+struct dc_dentry {
+	struct dc_dentry *hnext;	/* hash chain; wlock, RCU-read */
+	struct dc_dentry *parent;	/* holds a count on it; wlock */
+	struct dc_name *name;		/* iname or an xname; wlock */
+	uint32_t hash;			/* of the name alone; wlock */
+	uint32_t seq;			/* odd while being changed */
+	uint64_t ino;			/* inode data: wlock + seq */
+	uint64_t cookie;
+	uint32_t mode;			/* 0: negative */
+	uint32_t gen;
+	uint32_t flags;			/* DC_F_*; atomic */
+	int32_t count;			/* references; atomic */
+	uintptr_t aux;			/* symlink: xname target; dir: generation */
+	struct dc_dentry *lru_next;	/* lru_lock */
+	_Alignas(4) unsigned char iname[4 + DC_INLINE_NAME];
+};
+
+enum {
+	DC_F_DEAD	= 1u << 0,	/* unhashed, never rehashed */
+	DC_F_PENDING	= 1u << 1,	/* backend lookup in flight */
+	DC_F_STALE	= 1u << 2,	/* an update overtook the pending lookup */
+	DC_F_FAILED	= 1u << 3,	/* pending lookup failed; -errno in ino */
+	DC_F_REFERENCED	= 1u << 4,	/* LRU second chance */
+	DC_F_ONNEG	= 1u << 5,	/* sits on the negative LRU list */
+	DC_F_ROOT	= 1u << 6,
+};
+
+#define DC_COUNT_DEAD	(INT32_MIN / 2)
+
+struct dc_lru {
+	struct dc_dentry *head, *tail;
+};
+
+/* Per-thread statistics: written by their thread only, summed on read. */
+enum {
+	ST_LOOKUPS, ST_HITS, ST_NEG_HITS, ST_MISSES, ST_RESTARTS,
+	ST_EVICTIONS, ST_LOCK_WAITS, ST_NR
+};
+struct dc_tstat {
+	uint64_t v[ST_NR];
+	pthread_t owner;
+	struct dc_tstat *next;
+};
+
+struct dc_slab;
+
+struct dc_cache {
+	enum dc_mode mode;
+	uint64_t id;			/* tells caches apart in thread-local slots */
+	struct dc_backend be;
+	struct dc_dentry **buckets;	/* RCU-read, wlock-written */
+	uint64_t nbuckets;
+	unsigned shift;			/* 64 - log2(nbuckets) */
+	struct dc_dentry *root;
+	uint32_t rename_seq;		/* odd while an entry moves between chains */
+
+	pthread_mutex_t wlock;
+	pthread_rwlock_t rwlock;
+	pthread_mutex_t pend_lock;
+	pthread_cond_t pend_cv;
+
+	pthread_mutex_t lru_lock;
+	struct dc_lru lru_pos, lru_neg;
+	uint64_t nr_entries;		/* allocated, not yet evicted; atomic */
+	uint64_t nr_negative;		/* of which negative; atomic */
+	uint64_t max_entries, max_negative;
+	int shrinking;			/* one opportunistic shrinker at a time */
+
+	pthread_mutex_t stat_lock;
+	struct dc_tstat *tstats;	/* every thread's counters */
+	struct dc_tstat spill;		/* atomically updated when no slot */
+	uint64_t bytes;			/* bytes allocated for this cache; atomic */
+
+	struct dc_slab *slab;
+};
+
+/* ---- alloc.c ---------------------------------------------------------- */
+void *dc__malloc(struct dc_cache *c, size_t size);
+void *dc__calloc(struct dc_cache *c, size_t size);
+void dc__free(struct dc_cache *c, void *p, size_t size);
+int dc__slab_new(struct dc_slab **out, size_t objsize);
+void *dc__slab_alloc(struct dc_cache *c);
+void dc__slab_free(struct dc_cache *c, void *obj);
+void dc__slab_destroy(struct dc_cache *c);
+
+/* ---- lock.c ----------------------------------------------------------- */
+void dc__thread_enter(void);
+void dc__read_lock(struct dc_cache *c);
+void dc__read_unlock(struct dc_cache *c);
+void dc__write_lock(struct dc_cache *c);
+void dc__write_unlock(struct dc_cache *c);
+void dc__stat_inc(struct dc_cache *c, int which);
+void dc__stat_add(struct dc_cache *c, int which, uint64_t n);
+void dc__stat_sum(struct dc_cache *c, uint64_t out[ST_NR]);
+void dc__stat_free(struct dc_cache *c);
+
+/*
+ * Sequence counts.  A writer (holding wlock) makes seq odd, changes the
+ * fields, makes it even; a reader snapshots an even seq, reads, and
+ * re-checks.  Fields are relaxed atomics, so the fences carry the order.
+ */
+static inline uint32_t seq_begin(const uint32_t *seq)
+{
+	/* acquire: the field reads that follow cannot move above this load */
+	return __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+}
+
+static inline bool seq_retry(const uint32_t *seq, uint32_t start)
+{
+	/* acquire fence: the field reads before it complete before the re-read */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return (start & 1) || __atomic_load_n(seq, __ATOMIC_RELAXED) != start;
+}
+
+static inline void seq_write_begin(uint32_t *seq)
+{
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
+	/* release fence: the odd count is visible before any field store */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static inline void seq_write_end(uint32_t *seq)
+{
+	/* release: every field store is visible before the even count */
+	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
+}
+
+static inline void rcu_lock(void)
+{
+	rcu_read_lock();
+}
+
+static inline void rcu_unlock(void)
+{
+#ifdef DC_TSAN
+	/* Pairs with the acquire in the RCU free callbacks: everything this
+	 * read section did happens before the memory is reused. */
+	__tsan_release(&rcu_lock);
+#endif
+	rcu_read_unlock();
+}
+
+/*
+ * Deferred frees.  ThreadSanitizer sees neither liburcu's grace periods
+ * nor its callback queue, so we tell it: queuing a callback releases on
+ * its head, and the callback acquires the head and the readers' token.
+ * Without TSan these are plain call_rcu and nothing.
+ */
+static inline void dc__call_rcu(struct rcu_head *head,
+				void (*fn)(struct rcu_head *))
+{
+#ifdef DC_TSAN
+	__tsan_release(head);
+#endif
+	call_rcu(head, fn);
+}
+
+static inline void rcu_after_grace(struct rcu_head *head)
+{
+#ifdef DC_TSAN
+	if (head)
+		__tsan_acquire(head);
+	__tsan_acquire(&rcu_lock);
+#else
+	(void)head;
+#endif
+}
+
+/* ---- hash.c ----------------------------------------------------------- */
+uint32_t dc__hash_name(const char *s, size_t len);
+/* Scan one component starting at s; returns its length, hash in *hash. */
+size_t dc__hash_component(const char *s, const char *end, uint32_t *hash);
+int dc__hash_init(struct dc_cache *c, uint64_t max_entries);
+struct dc_dentry **dc__bucket(struct dc_cache *c, const struct dc_dentry *dir,
+			      uint32_t hash);
+bool dc__name_eq(const struct dc_name *n, const char *s, size_t len);
+struct dc_dentry *dc__find_rcu(struct dc_cache *c, struct dc_dentry *dir,
+			       const char *s, size_t len, uint32_t hash,
+			       uint32_t *seqp);
+struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
+				  const char *s, size_t len, uint32_t hash);
+void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d);
+void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d);
+
+/* ---- dentry.c --------------------------------------------------------- */
+struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
+			    const char *name, size_t len, uint32_t hash,
+			    uint32_t flags, const struct dc_inode *in,
+			    struct dc_xname *target);
+struct dc_xname *dc__xname_new(struct dc_cache *c, const char *s, size_t len);
+void dc__xname_free_rcu(struct dc_cache *c, struct dc_xname *x);
+bool dc__get_not_dead(struct dc_dentry *d);
+void dc__unhash(struct dc_cache *c, struct dc_dentry *d);
+void dc__set_inode(struct dc_cache *c, struct dc_dentry *d,
+		   const struct dc_inode *ino, struct dc_xname *target);
+void dc__set_negative(struct dc_cache *c, struct dc_dentry *d);
+void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
+void dc__free_batch(struct dc_cache *c, struct dc_dentry *list);
+void dc__bump_dirgen(struct dc_dentry *dir);
+static inline bool dc__is_dir(uint32_t mode) { return S_ISDIR(mode); }
+static inline bool dc__is_lnk(uint32_t mode) { return S_ISLNK(mode); }
+static inline struct dc_xname *xname_of(struct dc_name *n)
+{
+	return (struct dc_xname *)((char *)n - offsetof(struct dc_xname, n));
+}
+static inline size_t xname_size(size_t len)
+{
+	return sizeof(struct dc_xname) + len + 1;
+}
+
+/* ---- lru.c ------------------------------------------------------------ */
+void dc__lru_add(struct dc_cache *c, struct dc_dentry *d);
+void dc__lru_touch(struct dc_dentry *d);
+void dc__maybe_shrink(struct dc_cache *c);
+long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target);
+void dc__lru_free_all(struct dc_cache *c);
+
+/* ---- names ------------------------------------------------------------ */
+int dc__check_name(const char *name, size_t *lenp);
+
+#endif /* DC_INTERNAL_H */

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * lru.c - bounded memory: two CLOCK lists (second chance) and the shrinker.
+ *
+ * Every allocated entry except the root sits on exactly one list from its
+ * allocation until the shrinker frees it: the negative list if it was
+ * negative when it last moved, else the positive list.  Entries change
+ * state in place, so a list may hold a few of the other kind; the
+ * shrinker moves them over as it passes.  Nothing else ever removes an
+ * entry from a list, which is why a singly linked FIFO is enough: an
+ * update that drops an entry only marks it DEAD, and the shrinker frees it
+ * the next time it passes (dead entries go first, whatever their mark).
+ *
+ * A lookup sets DC_F_REFERENCED only when it is clear, so a hot entry
+ * costs one shared write per pass of the clock, not one per lookup.
+ *
+ * Locking: the shrinker holds the write lock (it unhashes victims, and
+ * claims them by moving count 0 -> DC_COUNT_DEAD so no reader can pin
+ * them any more) and lru_lock inside it.  Victims are freed after a grace
+ * period, outside both locks.  Parents of victims lose the count their
+ * child held; a directory with cached children is never a victim, so the
+ * cache always evicts leaves first.
+ */
+#include "internal.h"
+
+static void list_push(struct dc_lru *l, struct dc_dentry *d)
+{
+	d->lru_next = NULL;
+	if (l->tail)
+		l->tail->lru_next = d;
+	else
+		l->head = d;
+	l->tail = d;
+}
+
+static struct dc_dentry *list_pop(struct dc_lru *l)
+{
+	struct dc_dentry *d = l->head;
+
+	if (d) {
+		l->head = d->lru_next;
+		if (!l->head)
+			l->tail = NULL;
+	}
+	return d;
+}
+
+static void lru_put(struct dc_cache *c, struct dc_dentry *d)
+{
+	uint32_t fl = LOAD(d->flags);
+
+	if (LOAD(d->mode) == 0) {
+		STORE(d->flags, fl | DC_F_ONNEG);
+		list_push(&c->lru_neg, d);
+	} else {
+		STORE(d->flags, fl & ~DC_F_ONNEG);
+		list_push(&c->lru_pos, d);
+	}
+}
+
+/* A new entry joins the lists.  Write lock held. */
+void dc__lru_add(struct dc_cache *c, struct dc_dentry *d)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	lru_put(c, d);
+	pthread_mutex_unlock(&c->lru_lock);
+}
+
+void dc__lru_touch(struct dc_dentry *d)
+{
+	/* test first: a hot entry's line stays shared between CPUs */
+	if (!(LOAD(d->flags) & DC_F_REFERENCED))
+		__atomic_or_fetch(&d->flags, DC_F_REFERENCED, __ATOMIC_RELAXED);
+}
+
+/* Claim d for freeing if nobody holds it: count 0 -> DEAD. */
+static bool claim(struct dc_dentry *d)
+{
+	int32_t zero = 0;
+
+	/* acquire: pairs with dc_put's release, the last holder is done */
+	return __atomic_compare_exchange_n(&d->count, &zero, DC_COUNT_DEAD, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static bool is_negative(const struct dc_dentry *d)
+{
+	return d->mode == 0 && !(d->flags & (DC_F_PENDING | DC_F_FAILED));
+}
+
+/*
+ * Look at up to budget entries of list l while *over says the cache is
+ * over its limit; evict what can go onto *victims.  Write lock and
+ * lru_lock held.
+ */
+static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
+		      bool (*over)(struct dc_cache *, void *), void *arg,
+		      struct dc_dentry **victims, long *n)
+{
+	struct dc_dentry *d;
+	uint32_t fl;
+
+	while (budget-- && over(c, arg) && (d = list_pop(l))) {
+		fl = LOAD(d->flags);
+		if (!(fl & DC_F_DEAD) && (fl & DC_F_REFERENCED)) {
+			__atomic_and_fetch(&d->flags, ~DC_F_REFERENCED, __ATOMIC_RELAXED);
+			lru_put(c, d);
+			continue;
+		}
+		if (!claim(d)) {
+			lru_put(c, d);
+			continue;
+		}
+		if (is_negative(d))
+			__atomic_sub_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&c->nr_entries, 1, __ATOMIC_RELAXED);
+		dc__unhash(c, d);
+		/* the child's count on its parent goes with it; the parent
+		 * may become a victim itself on a later pass */
+		if (d->parent)
+			dc_put(c, d->parent);
+		d->lru_next = *victims;
+		*victims = d;
+		(*n)++;
+	}
+}
+
+struct targets {
+	uint64_t entries, negative;
+};
+
+static bool over_negative(struct dc_cache *c, void *arg)
+{
+	return LOAD(c->nr_negative) > ((struct targets *)arg)->negative;
+}
+
+static bool over_entries(struct dc_cache *c, void *arg)
+{
+	return LOAD(c->nr_entries) > ((struct targets *)arg)->entries;
+}
+
+/*
+ * Evict until at most target entries and neg_target negative ones remain,
+ * or until two passes over the lists found nothing more to take.
+ * Returns the number evicted.  Not inside a read-side section.
+ */
+long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target)
+{
+	struct targets t = { target, neg_target };
+	struct dc_dentry *victims = NULL;
+	uint64_t len;
+	long n = 0;
+
+	dc__write_lock(c);
+	pthread_mutex_lock(&c->lru_lock);
+	/* two passes: the first may only clear REFERENCED marks */
+	len = LOAD(c->nr_entries) * 2 + 2;
+	scan_list(c, &c->lru_neg, len, over_negative, &t, &victims, &n);
+	scan_list(c, &c->lru_pos, len, over_entries, &t, &victims, &n);
+	scan_list(c, &c->lru_neg, len, over_entries, &t, &victims, &n);
+	pthread_mutex_unlock(&c->lru_lock);
+	dc__write_unlock(c);
+	dc__free_batch(c, victims);
+	dc__stat_add(c, ST_EVICTIONS, (uint64_t)n);
+	return n;
+}
+
+/*
+ * Called after adding entries: if over a cap, evict down to 15/16 of it so
+ * the work is done in batches rather than one entry per insert.  One
+ * thread at a time; the others carry on (the cap may be overshot by what
+ * they add meanwhile).
+ */
+void dc__maybe_shrink(struct dc_cache *c)
+{
+	int idle = 0;
+
+	if (LOAD(c->nr_entries) <= c->max_entries &&
+	    LOAD(c->nr_negative) <= c->max_negative)
+		return;
+	if (!__atomic_compare_exchange_n(&c->shrinking, &idle, 1, false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	dc__shrink(c, c->max_entries - c->max_entries / 16,
+		   c->max_negative - c->max_negative / 16);
+	STORE_REL(c->shrinking, 0);
+}
+
+DC_API long dc_shrink(struct dc_cache *c, uint64_t target)
+{
+	if (!c)
+		return -EINVAL;
+	dc__thread_enter();
+	return dc__shrink(c, target, target < c->max_negative ? target : c->max_negative);
+}
+
+/* At destroy: free every listed entry now (no reader, no grace period). */
+void dc__lru_free_all(struct dc_cache *c)
+{
+	struct dc_dentry *d;
+
+	while ((d = list_pop(&c->lru_neg)) || (d = list_pop(&c->lru_pos)))
+		dc__free_now(c, d);
+}

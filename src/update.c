@@ -1,0 +1,421 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * update.c - telling the cache what the file system did.
+ *
+ * The contract: the caller changes the file system first and calls these
+ * only after that succeeded.  The cache never re-checks the backend; it
+ * trusts the caller, and where its own state contradicts what it is told
+ * (say, it holds a positive entry for a name just created) it believes the
+ * caller.  Every update:
+ *  - runs under the write lock, so updates are serialized against each
+ *    other, against misses installing answers, and against the shrinker;
+ *  - bumps the generation of each directory whose names it changes, so a
+ *    backend lookup that was in flight across it is not cached
+ *    (lookup_slow compares generations before installing);
+ *  - marks a PENDING entry for the same name STALE (dc__unhash does);
+ *  - changes what lock-free readers may see only inside the entries' seq
+ *    writes, and moves entries between chains only inside c->rename_seq.
+ * When memory is short an update falls back to forgetting (unhashing) the
+ * names it touches, which never allocates: a forgotten name is looked up
+ * again, so the cache may forget but never lies.
+ */
+#include <string.h>
+
+#include "internal.h"
+
+struct dname {
+	const char *s;
+	size_t len;
+	uint32_t hash;
+};
+
+static int prepare(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+		   struct dname *n)
+{
+	int err;
+
+	if (!c || !dir)
+		return -EINVAL;
+	err = dc__check_name(name, &n->len);
+	if (err)
+		return err;
+	if (!dc__is_dir(LOAD(dir->mode)))
+		return LOAD(dir->mode) ? -ENOTDIR : -ENOENT;
+	n->s = name;
+	n->hash = dc__hash_name(name, n->len);
+	dc__thread_enter();
+	return 0;
+}
+
+/* The settled entry for n in dir; a pending one is made STALE instead. */
+static struct dc_dentry *find_settled(struct dc_cache *c, struct dc_dentry *dir,
+				      const struct dname *n)
+{
+	struct dc_dentry *d = dc__find_locked(c, dir, n->s, n->len, n->hash);
+
+	if (d && (d->flags & DC_F_PENDING)) {
+		dc__unhash(c, d);
+		d = NULL;
+	}
+	return d;
+}
+
+static void forget(struct dc_cache *c, struct dc_dentry *d)
+{
+	if (d)
+		dc__unhash(c, d);
+}
+
+/*
+ * The hashed entry that stands for directory dir now.  A caller may hold a
+ * directory entry the cache has since dropped (forgotten, then looked up
+ * again: a new entry for the same directory); its updates must reach the
+ * new one.  NULL when the cache holds no live entry for that directory.
+ * Write lock held, so parents and chains are stable.
+ */
+static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
+{
+	struct dc_dentry *p, *e;
+
+	if (!(dir->flags & DC_F_DEAD) || !dir->parent)
+		return dir;
+	p = live_dir(c, dir->parent);
+	if (!p)
+		return NULL;
+	e = dc__find_locked(c, p, dir->name->s, dir->name->len, dir->hash);
+	if (!e || (e->flags & DC_F_PENDING) || !dc__is_dir(e->mode) ||
+	    e->ino != dir->ino)
+		return NULL;
+	return e;
+}
+
+/* Hash a new entry (NULL: out of memory, the name simply stays uncached). */
+static bool install(struct dc_cache *c, struct dc_dentry *d)
+{
+	if (!d)
+		return false;
+	dc__hash_insert(c, d);
+	dc__lru_add(c, d);
+	return true;
+}
+
+static void release_inode(struct dc_cache *c, const struct dc_inode *in,
+			  struct dc_xname *target)
+{
+	if (c->be.ops->release)
+		c->be.ops->release(c->be.ctx, in);
+	if (target)
+		dc__free(c, target, xname_size(target->n.len));
+}
+
+/*
+ * name now exists in dir as inode in.  A negative entry turns positive in
+ * place; an unused positive non-directory takes the new inode in place;
+ * anything else is dropped and a new entry hashed.
+ */
+static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+		    const struct dc_inode *in, const char *link)
+{
+	struct dc_xname *target = NULL;
+	struct dc_dentry *d;
+	struct dname n;
+	bool used = false;
+	int err;
+
+	err = prepare(c, dir, name, &n);
+	if (err)
+		return err;
+	if (!in)
+		return -EINVAL;
+	if (link) {
+		size_t tlen = strnlen(link, DC_PATH_MAX);
+
+		if (tlen == DC_PATH_MAX)
+			return -ENAMETOOLONG;
+		target = dc__xname_new(c, link, tlen);
+	}
+	dc__write_lock(c);
+	dir = live_dir(c, dir);
+	d = dir ? find_settled(c, dir, &n) : NULL;
+	if (dir)
+		dc__bump_dirgen(dir);
+	if (!dir) {
+		;	/* the directory is not cached: nothing to update */
+	} else if (link && !target) {
+		forget(c, d);
+		err = -ENOMEM;
+	} else if (d && (d->mode == 0 ||
+			 (!dc__is_dir(d->mode) && LOAD(d->count) == 0))) {
+		dc__set_inode(c, d, in, target);
+		used = true;
+	} else {
+		forget(c, d);
+		if (install(c, dc__alloc(c, dir, n.s, n.len, n.hash, 0, in, target)))
+			used = true;
+		else
+			err = -ENOMEM;
+	}
+	dc__write_unlock(c);
+	if (!used)	/* the inode (and its cookie) was handed to us */
+		release_inode(c, in, target);
+	dc__maybe_shrink(c);
+	return err;
+}
+
+DC_API int dc_create(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+		     const struct dc_inode *inode)
+{
+	return add_name(c, dir, name, inode, NULL);
+}
+
+DC_API int dc_mkdir(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+		    const struct dc_inode *inode)
+{
+	if (inode && !dc__is_dir(inode->mode))
+		return -EINVAL;
+	return add_name(c, dir, name, inode, NULL);
+}
+
+DC_API int dc_symlink(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+		      const struct dc_inode *inode, const char *target)
+{
+	if (!target || (inode && !dc__is_lnk(inode->mode)))
+		return -EINVAL;
+	return add_name(c, dir, name, inode, target);
+}
+
+DC_API int dc_link(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+		   const struct dc_inode *inode)
+{
+	if (inode && dc__is_dir(inode->mode))
+		return -EPERM;
+	return add_name(c, dir, name, inode, NULL);
+}
+
+/*
+ * name is gone from dir.  An unused non-directory turns negative in place;
+ * otherwise (a directory: its cached children must become unreachable; or
+ * an entry someone holds) the entry is dropped and a negative one hashed.
+ */
+static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *name)
+{
+	struct dc_dentry *d;
+	struct dname n;
+	int err;
+
+	err = prepare(c, dir, name, &n);
+	if (err)
+		return err;
+	dc__write_lock(c);
+	dir = live_dir(c, dir);
+	if (dir) {
+		dc__bump_dirgen(dir);
+		d = find_settled(c, dir, &n);
+		if (d && d->mode && !dc__is_dir(d->mode) && LOAD(d->count) == 0) {
+			dc__set_negative(c, d);
+		} else if (!d || d->mode) {
+			forget(c, d);
+			install(c, dc__alloc(c, dir, n.s, n.len, n.hash, 0, NULL, NULL));
+		}
+	}
+	dc__write_unlock(c);
+	dc__maybe_shrink(c);
+	return 0;
+}
+
+DC_API int dc_unlink(struct dc_cache *c, struct dc_dentry *dir, const char *name)
+{
+	return remove_name(c, dir, name);
+}
+
+DC_API int dc_rmdir(struct dc_cache *c, struct dc_dentry *dir, const char *name)
+{
+	return remove_name(c, dir, name);
+}
+
+/* Is d the directory s or below it?  Write lock held (parents stable). */
+static bool is_under(struct dc_dentry *d, struct dc_dentry *s)
+{
+	for (; d; d = d->parent)
+		if (d == s)
+			return true;
+	return false;
+}
+
+/* Give d a new parent and name; the caller brackets with rename_seq. */
+static void move_entry(struct dc_cache *c, struct dc_dentry *d,
+		       struct dc_dentry *ndir, struct dc_xname *x, uint32_t hash)
+{
+	struct dc_name *old = d->name;
+	struct dc_dentry *odir = d->parent;
+
+	seq_write_begin(&d->seq);
+	dc__hash_remove(c, d);
+	if (odir != ndir) {
+		dc_get(ndir);
+		STORE(d->parent, ndir);
+	}
+	/* release: the new name's bytes before the pointer to them */
+	STORE_REL(d->name, &x->n);
+	STORE(d->hash, hash);
+	dc__hash_insert(c, d);
+	seq_write_end(&d->seq);
+	if (odir != ndir)
+		dc_put(c, odir);
+	if ((unsigned char *)old != d->iname)
+		dc__xname_free_rcu(c, xname_of(old));
+}
+
+static int exchange(struct dc_cache *c, struct dc_dentry *odir, struct dc_dentry *s,
+		    const struct dname *on, struct dc_dentry *ndir,
+		    struct dc_dentry *t, const struct dname *nn,
+		    struct dc_xname *xs, struct dc_xname *xt)
+{
+	if (!s || !t || !s->mode || !t->mode || !xs || !xt) {
+		forget(c, s);
+		forget(c, t);
+		return (s && t && s->mode && t->mode) ? -ENOMEM : 0;
+	}
+	if ((dc__is_dir(s->mode) && is_under(ndir, s)) ||
+	    (dc__is_dir(t->mode) && is_under(odir, t)))
+		return -EINVAL;
+	seq_write_begin(&c->rename_seq);
+	move_entry(c, s, ndir, xs, nn->hash);
+	move_entry(c, t, odir, xt, on->hash);
+	seq_write_end(&c->rename_seq);
+	return 1;
+}
+
+static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
+			struct dc_dentry *s, const struct dname *on,
+			struct dc_dentry *ndir, struct dc_dentry *t,
+			const struct dname *nn, unsigned flags, struct dc_xname *xs)
+{
+	if (!s || !s->mode) {
+		/* the cache did not know the source: forget both names */
+		forget(c, s);
+		forget(c, t);
+		return 0;
+	}
+	if (dc__is_dir(s->mode) && is_under(ndir, s))
+		return -EINVAL;
+	if ((flags & DC_RENAME_NOREPLACE) && t && t->mode) {
+		forget(c, s);
+		forget(c, t);
+		return -EEXIST;
+	}
+	if (!xs) {
+		forget(c, s);
+		forget(c, t);
+		return -ENOMEM;
+	}
+	forget(c, t);
+	seq_write_begin(&c->rename_seq);
+	move_entry(c, s, ndir, xs, nn->hash);
+	seq_write_end(&c->rename_seq);
+	/* the old name is now known not to exist */
+	install(c, dc__alloc(c, odir, on->s, on->len, on->hash, 0, NULL, NULL));
+	return 1;
+}
+
+DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *oname,
+		     struct dc_dentry *ndir, const char *nname, unsigned flags)
+{
+	struct dc_xname *xs, *xt = NULL;
+	struct dc_dentry *s, *t;
+	struct dname on, nn;
+	int err;
+
+	if (flags & ~(DC_RENAME_NOREPLACE | DC_RENAME_EXCHANGE) ||
+	    (flags & DC_RENAME_NOREPLACE && flags & DC_RENAME_EXCHANGE))
+		return -EINVAL;
+	err = prepare(c, odir, oname, &on);
+	if (!err)
+		err = prepare(c, ndir, nname, &nn);
+	if (err)
+		return err;
+	if (odir == ndir && on.len == nn.len && !memcmp(oname, nname, on.len))
+		return 0;
+	/* published names are never rewritten: each moved entry gets a new one */
+	xs = dc__xname_new(c, nname, nn.len);
+	if (flags & DC_RENAME_EXCHANGE)
+		xt = dc__xname_new(c, oname, on.len);
+
+	dc__write_lock(c);
+	odir = live_dir(c, odir);
+	ndir = live_dir(c, ndir);
+	s = odir ? find_settled(c, odir, &on) : NULL;
+	t = ndir ? find_settled(c, ndir, &nn) : NULL;
+	if (odir)
+		dc__bump_dirgen(odir);
+	if (ndir)
+		dc__bump_dirgen(ndir);
+	if (!odir || !ndir) {
+		/* one side is not cached: forget the other side's name */
+		forget(c, s);
+		forget(c, t);
+		err = 0;
+	} else if (flags & DC_RENAME_EXCHANGE)
+		err = exchange(c, odir, s, &on, ndir, t, &nn, xs, xt);
+	else
+		err = plain_rename(c, odir, s, &on, ndir, t, &nn, flags, xs);
+	dc__write_unlock(c);
+	if (err == 1) {		/* the names were used */
+		xs = xt = NULL;
+		err = 0;
+	}
+	if (xs)
+		dc__free(c, xs, xname_size(xs->n.len));
+	if (xt)
+		dc__free(c, xt, xname_size(xt->n.len));
+	dc__maybe_shrink(c);
+	return err;
+}
+
+/* Unhash every entry: the root's whole subtree becomes unreachable. */
+static void forget_all(struct dc_cache *c)
+{
+	uint64_t i;
+
+	for (i = 0; i < c->nbuckets; i++)
+		while (c->buckets[i])
+			dc__unhash(c, c->buckets[i]);
+}
+
+DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
+{
+	if (!c || !d)
+		return -EINVAL;
+	dc__thread_enter();
+	dc__write_lock(c);
+	d = live_dir(c, d);	/* NULL: nothing of it is cached any more */
+	if (!d) {
+		;
+	} else if (d == c->root) {
+		dc__bump_dirgen(d);
+		forget_all(c);
+	} else {
+		forget(c, d);
+		dc__bump_dirgen(d->parent);
+	}
+	dc__write_unlock(c);
+	return 0;
+}
+
+DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
+			      const char *name)
+{
+	struct dname n;
+	int err = prepare(c, dir, name, &n);
+
+	if (err)
+		return err;
+	dc__write_lock(c);
+	dir = live_dir(c, dir);
+	if (dir) {
+		dc__bump_dirgen(dir);
+		forget(c, dc__find_locked(c, dir, n.s, n.len, n.hash));
+	}
+	dc__write_unlock(c);
+	return 0;
+}

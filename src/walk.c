@@ -1,0 +1,746 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * walk.c - resolving paths: the lock-free rcu-walk, the reference-taking
+ * ref-walk it falls back to, and single-flight misses.
+ *
+ * rcu-walk (rcu mode only) runs the whole path inside one rcu_read_lock,
+ * takes no reference and no lock, and writes nothing shared (its counters
+ * are per thread; the LRU mark is written only when unset).  It carries a
+ * (dentry, seq) pair: the seq snapshot says "this dentry was what I think
+ * it is".  Each step takes the child's seq BEFORE re-checking the parent's
+ * (the interlock of path-lookup.rst), so the chain of checks covers the
+ * whole path.  Any doubt (a seq moved, a miss, an entry being looked up,
+ * a symlink whose text is not cached) returns -ECHILD, and the caller
+ * redoes the whole path in ref-walk.  Errors it returns (ENOENT from a
+ * negative entry, ENOTDIR, ELOOP, ...) are validated like answers.
+ *
+ * ref-walk (every mode) holds a reference on the directory it stands in,
+ * looks each component up with the mode's read lock held for that one step
+ * (global mode: the global mutex, one acquisition per component, as Linux
+ * 2.5.40's d_lookup), and on a miss asks the backend through
+ * lookup_slow(), which lets one thread per (dir, name) do it.
+ *
+ * Path rules (the kernel's): "." and ".." need a directory to stand in;
+ * ".." at the root stays there; a negative entry used as a directory
+ * gives ENOENT, a non-directory ENOTDIR; a trailing slash makes the last
+ * component follow symlinks and be a directory; at most DC_MAXSYMLINKS
+ * links per resolution; an empty target gives ENOENT; an absolute target
+ * restarts at the root.  Component length is checked when the walk
+ * reaches the component.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct piece {
+	const char *p, *end;
+};
+
+struct nameidata {
+	struct dc_cache *c;
+	unsigned flags;
+	struct piece cur;		/* what is left of the current string */
+	struct piece stack[DC_MAXSYMLINKS]; /* what is left of the outer ones */
+	int depth;
+	int nlinks;
+	bool trailing;			/* an outer string ended in '/' */
+	bool must_dir;			/* the last component needs a directory */
+	bool missed;			/* the backend was asked */
+	bool neg_hit;			/* the answer was a cached negative */
+	char *bufs[DC_MAXSYMLINKS];	/* ref-walk's copies of link targets */
+	int nbufs;
+};
+
+struct component {
+	const char *name;
+	size_t len;
+	uint32_t hash;
+	bool final;			/* nothing follows it */
+};
+
+static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
+		    size_t len, unsigned flags)
+{
+	memset(nd, 0, offsetof(struct nameidata, bufs));
+	nd->nbufs = 0;
+	nd->c = c;
+	nd->flags = flags;
+	nd->cur.p = path;
+	nd->cur.end = path + len;
+}
+
+static void nd_release(struct nameidata *nd)
+{
+	while (nd->nbufs > 0) {
+		char *b = nd->bufs[--nd->nbufs];
+
+		dc__free(nd->c, b, strlen(b) + 1);
+	}
+}
+
+/* The next component, or false at the end of the path. */
+static bool next_component(struct nameidata *nd, struct component *cp)
+{
+	const char *q;
+	bool slash = false;
+
+	for (;;) {
+		while (nd->cur.p < nd->cur.end && *nd->cur.p == '/')
+			nd->cur.p++;
+		if (nd->cur.p < nd->cur.end)
+			break;
+		if (nd->depth == 0)
+			return false;
+		nd->cur = nd->stack[--nd->depth];
+	}
+	cp->name = nd->cur.p;
+	cp->len = dc__hash_component(nd->cur.p, nd->cur.end, &cp->hash);
+	nd->cur.p += cp->len;
+	for (q = nd->cur.p; q < nd->cur.end && *q == '/'; q++)
+		slash = true;
+	cp->final = q == nd->cur.end && nd->depth == 0;
+	nd->must_dir = cp->final && (slash || nd->trailing);
+	return true;
+}
+
+/* Should the walk follow a symlink met as component cp? */
+static bool follow(const struct nameidata *nd, const struct component *cp)
+{
+	return !cp->final || nd->must_dir || !(nd->flags & DC_NOFOLLOW);
+}
+
+/*
+ * Continue in a symlink's text t: save what is left of the current string
+ * (unless only slashes are left: then it just makes the end a directory).
+ * Returns 1 when t is absolute, 0 when relative, or a negative errno.
+ */
+static int push_link(struct nameidata *nd, const char *t, size_t tlen)
+{
+	const char *q = nd->cur.p;
+
+	if (++nd->nlinks > DC_MAXSYMLINKS)
+		return -ELOOP;
+	if (tlen == 0)
+		return -ENOENT;
+	while (q < nd->cur.end && *q == '/')
+		q++;
+	if (q < nd->cur.end)
+		nd->stack[nd->depth++] = nd->cur;
+	else if (q != nd->cur.p)
+		nd->trailing = true;
+	nd->cur.p = t;
+	nd->cur.end = t + tlen;
+	return t[0] == '/';
+}
+
+static bool is_dot(const struct component *cp)
+{
+	return cp->len == 1 && cp->name[0] == '.';
+}
+
+static bool is_dotdot(const struct component *cp)
+{
+	return cp->len == 2 && cp->name[0] == '.' && cp->name[1] == '.';
+}
+
+/* The error for standing in a non-directory, or 0. */
+static int need_dir(uint32_t mode)
+{
+	if (dc__is_dir(mode))
+		return 0;
+	return mode ? -ENOTDIR : -ENOENT;
+}
+
+/* ---- rcu-walk ------------------------------------------------------------ */
+
+/*
+ * Walk the path with no lock and no reference.  Caller holds
+ * rcu_read_lock.  On 0, *res and *resseq name the answer, still to be
+ * validated by the caller after copying what it needs.
+ */
+static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
+		    struct dc_dentry **res, uint32_t *resseq)
+{
+	struct dc_cache *c = nd->c;
+	struct dc_dentry *cur, *child, *root = c->root;
+	struct component cp;
+	uint32_t seq, cseq, mode;
+	int err;
+
+	cur = (nd->cur.p[0] == '/' || !base) ? root : base;
+	seq = seq_begin(&cur->seq);
+	while (next_component(nd, &cp)) {
+		err = need_dir(LOAD(cur->mode));
+		if (err)
+			goto fail_validate;
+		if (is_dot(&cp))
+			continue;
+		if (is_dotdot(&cp)) {
+			if (cur == root)
+				continue;
+			child = LOAD(cur->parent);
+			cseq = seq_begin(&child->seq);
+			/* interlock: the parent's seq first, then cur's check */
+			if (seq_retry(&cur->seq, seq))
+				return -ECHILD;
+			cur = child;
+			seq = cseq;
+			continue;
+		}
+		if (cp.len > DC_NAME_MAX) {
+			err = -ENAMETOOLONG;
+			goto fail_validate;
+		}
+		if (LOAD(cur->flags) & DC_F_DEAD)
+			return -ECHILD;
+		child = dc__find_rcu(c, cur, cp.name, cp.len, cp.hash, &cseq);
+		if (!child)
+			return -ECHILD;
+		/* interlock: child's seq was taken; now prove cur held it */
+		if (seq_retry(&cur->seq, seq))
+			return -ECHILD;
+		mode = LOAD(child->mode);
+		if (mode == 0) {
+			if (seq_retry(&child->seq, cseq))
+				return -ECHILD;
+			nd->neg_hit = true;
+			return -ENOENT;
+		}
+		dc__lru_touch(child);
+		if (dc__is_lnk(mode) && follow(nd, &cp)) {
+			struct dc_xname *x = (struct dc_xname *)LOAD_ACQ(child->aux);
+
+			if (!x || seq_retry(&child->seq, cseq))
+				return -ECHILD;
+			/* x stays allocated until we leave the read section */
+			err = push_link(nd, x->n.s, x->n.len);
+			if (err < 0)
+				return err;
+			if (err == 1) {
+				cur = root;
+				seq = seq_begin(&cur->seq);
+			}
+			continue;
+		}
+		cur = child;
+		seq = cseq;
+	}
+	if (nd->must_dir) {
+		err = need_dir(LOAD(cur->mode));
+		if (err)
+			goto fail_validate;
+	}
+	*res = cur;
+	*resseq = seq;
+	return 0;
+
+fail_validate:
+	return seq_retry(&cur->seq, seq) ? -ECHILD : err;
+}
+
+/* ---- misses ------------------------------------------------------------- */
+
+static void wait_settled(struct dc_cache *c, struct dc_dentry *d)
+{
+	pthread_mutex_lock(&c->pend_lock);
+	while (LOAD(d->flags) & DC_F_PENDING)
+		pthread_cond_wait(&c->pend_cv, &c->pend_lock);
+	pthread_mutex_unlock(&c->pend_lock);
+}
+
+static void wake_waiters(struct dc_cache *c)
+{
+	pthread_mutex_lock(&c->pend_lock);
+	pthread_cond_broadcast(&c->pend_cv);
+	pthread_mutex_unlock(&c->pend_lock);
+}
+
+/* Ask the backend for name in dir; fetch a symlink's text too. */
+static int backend_lookup(struct dc_cache *c, struct dc_dentry *dir,
+			  const char *name, size_t len, struct dc_inode *out,
+			  struct dc_xname **target)
+{
+	struct dc_inode din = {
+		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
+	};
+	char *buf;
+	int err;
+
+	dc__stat_inc(c, ST_MISSES);
+	*target = NULL;
+	memset(out, 0, sizeof(*out));
+	err = c->be.ops->lookup(c->be.ctx, &din, name, len, out);
+	if (err || !dc__is_lnk(out->mode) || !c->be.ops->readlink)
+		return err;
+	buf = dc__malloc(c, DC_PATH_MAX);
+	if (!buf)
+		err = -ENOMEM;
+	else
+		err = c->be.ops->readlink(c->be.ctx, out, buf, DC_PATH_MAX);
+	if (err >= 0) {
+		*target = dc__xname_new(c, buf, (size_t)err);
+		err = *target ? 0 : -ENOMEM;
+	}
+	dc__free(c, buf, DC_PATH_MAX);
+	if (err && c->be.ops->release)
+		c->be.ops->release(c->be.ctx, out);
+	return err;
+}
+
+/* Give a settled answer to pending entry p.  Write lock held. */
+static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
+		   const struct dc_inode *in, struct dc_xname *target)
+{
+	if (err && err != -ENOENT) {
+		dc__unhash(c, p);
+		STORE(p->ino, (uint64_t)-err);
+		/* release: the error before the flag waiters test */
+		STORE_REL(p->flags, (LOAD(p->flags) & ~DC_F_PENDING) | DC_F_FAILED);
+		return;
+	}
+	if (err == 0)
+		dc__set_inode(c, p, in, target);
+	/* release: the answer's fields before the flag that says "settled" */
+	STORE_REL(p->flags, LOAD(p->flags) & ~DC_F_PENDING);
+	if (err)
+		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * An answer for a name in a directory that is no longer in the cache (it
+ * was removed or invalidated while we held it): ask the backend and hand
+ * back an unhashed entry, so the truth is returned but nothing is cached.
+ */
+static int lookup_uncached(struct dc_cache *c, struct dc_dentry *dir,
+			   const char *name, size_t len, uint32_t hash,
+			   struct dc_dentry **out)
+{
+	struct dc_xname *target;
+	struct dc_inode in;
+	struct dc_dentry *d;
+	int err;
+
+	err = backend_lookup(c, dir, name, len, &in, &target);
+	if (err && err != -ENOENT)
+		return err;
+	dc__write_lock(c);
+	d = dc__alloc(c, dir, name, len, hash, DC_F_DEAD, err ? NULL : &in, target);
+	if (d) {
+		d->count = 1;
+		dc__lru_add(c, d);
+	}
+	dc__write_unlock(c);
+	if (!d) {
+		if (err == 0) {
+			if (c->be.ops->release)
+				c->be.ops->release(c->be.ctx, &in);
+			if (target)
+				dc__free(c, target, xname_size(target->n.len));
+		}
+		return -ENOMEM;
+	}
+	*out = d;
+	return 0;
+}
+
+/*
+ * The slow path of one component: under the write lock, find the entry or
+ * hash a PENDING one; if we hashed it, ask the backend with no lock held
+ * and settle it; if another thread had, wait for its answer.  Like Linux's
+ * d_alloc_parallel, one backend lookup per (dir, name) at a time.
+ *
+ * A pending lookup can be overtaken by an update of the same directory
+ * (the update marks the entry STALE and unhashes it, and bumps the
+ * directory's generation): then the answer is returned to this caller,
+ * which asked before the update, but is not cached.
+ */
+static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
+		       const char *name, size_t len, uint32_t hash,
+		       struct dc_dentry **out)
+{
+	struct dc_xname *target;
+	struct dc_dentry *d;
+	struct dc_inode in;
+	uintptr_t gen;
+	int err;
+
+again:
+	dc__write_lock(c);
+	if (dir->flags & DC_F_DEAD) {
+		dc__write_unlock(c);
+		return lookup_uncached(c, dir, name, len, hash, out);
+	}
+	d = dc__find_locked(c, dir, name, len, hash);
+	if (d) {
+		__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
+		dc__write_unlock(c);
+		if (!(LOAD(d->flags) & DC_F_PENDING)) {
+			*out = d;
+			return 0;
+		}
+		wait_settled(c, d);
+		if (LOAD(d->flags) & (DC_F_DEAD | DC_F_FAILED)) {
+			err = (LOAD(d->flags) & DC_F_STALE) ? 0 : -(int)LOAD(d->ino);
+			dc_put(c, d);
+			if (!err)
+				goto again;
+			return err;
+		}
+		*out = d;
+		return 0;
+	}
+	d = dc__alloc(c, dir, name, len, hash, DC_F_PENDING, NULL, NULL);
+	if (!d) {
+		dc__write_unlock(c);
+		return -ENOMEM;
+	}
+	d->count = 1;
+	gen = dir->aux;
+	dc__hash_insert(c, d);
+	dc__lru_add(c, d);
+	dc__write_unlock(c);
+
+	err = backend_lookup(c, dir, name, len, &in, &target);
+
+	dc__write_lock(c);
+	if (LOAD(dir->aux) != gen)
+		dc__unhash(c, d);	/* the directory changed under us */
+	settle(c, d, err, &in, target);
+	dc__write_unlock(c);
+	wake_waiters(c);
+	if (err && err != -ENOENT) {
+		dc_put(c, d);
+		return err;
+	}
+	dc__maybe_shrink(c);
+	*out = d;
+	return 0;
+}
+
+/* ---- ref-walk ------------------------------------------------------------ */
+
+/* A reference to the cached entry for cp in dir, or NULL. */
+static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir,
+				       const struct component *cp)
+{
+	struct dc_dentry *d;
+	uint32_t rseq, dseq;
+
+	dc__read_lock(c);
+	if (c->mode != DC_MODE_RCU) {
+		d = dc__find_locked(c, dir, cp->name, cp->len, cp->hash);
+		if (d && (LOAD(d->flags) & DC_F_PENDING))
+			d = NULL;
+		if (d)	/* the shrinker needs the write lock: d is not dying */
+			__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
+		dc__read_unlock(c);
+		return d;
+	}
+	for (;;) {
+		rseq = seq_begin(&c->rename_seq);
+		d = dc__find_rcu(c, dir, cp->name, cp->len, cp->hash, &dseq);
+		if (d && dc__get_not_dead(d)) {
+			/* still the entry we matched, now that it is pinned? */
+			if (!seq_retry(&d->seq, dseq))
+				break;
+			dc_put(c, d);
+			continue;
+		}
+		/* a miss during a rename may be the rename's doing: retry */
+		if (!seq_retry(&c->rename_seq, rseq)) {
+			d = NULL;
+			break;
+		}
+	}
+	dc__read_unlock(c);
+	return d;
+}
+
+static struct dc_dentry *get_parent(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_dentry *p;
+
+	dc__read_lock(c);
+	do
+		p = LOAD(d->parent);
+	while (!dc__get_not_dead(p));	/* only if d moved and p went away */
+	dc__read_unlock(c);
+	return p;
+}
+
+/* Copy a held symlink's text into a buffer the walk owns. */
+static int copy_link(struct nameidata *nd, struct dc_dentry *link,
+		     const char **t, size_t *tlen)
+{
+	struct dc_cache *c = nd->c;
+	struct dc_xname *x;
+	uint32_t seq, mode;
+	char *buf;
+	int err = 0;
+
+	buf = dc__malloc(c, DC_PATH_MAX);
+	if (!buf)
+		return -ENOMEM;
+	dc__read_lock(c);
+	do {
+		seq = seq_begin(&link->seq);
+		mode = LOAD(link->mode);
+		x = (struct dc_xname *)LOAD_ACQ(link->aux);
+	} while (seq_retry(&link->seq, seq));
+	/* a consistent snapshot: x is the text, freed no sooner than the
+	 * end of this read section (or kept by the lock, in lock modes) */
+	if (dc__is_lnk(mode) && x)
+		memcpy(buf, x->n.s, x->n.len + 1);
+	dc__read_unlock(c);
+	if (!dc__is_lnk(mode)) {	/* unlinked or replaced meanwhile */
+		dc__free(c, buf, DC_PATH_MAX);
+		return -ENOENT;
+	}
+	if (!x) {	/* created without its text: ask the backend */
+		struct dc_stat st;
+
+		err = dc_dentry_stat(link, &st);
+		if (!err) {
+			struct dc_inode in = { st.ino, st.cookie, st.mode, st.gen };
+
+			err = c->be.ops->readlink ?
+			      c->be.ops->readlink(c->be.ctx, &in, buf, DC_PATH_MAX - 1) :
+			      -EINVAL;
+		}
+		if (err >= 0) {
+			buf[err] = '\0';
+			err = 0;
+		}
+	}
+	if (err) {
+		dc__free(c, buf, DC_PATH_MAX);
+		return err;
+	}
+	/* keep only what the text needs, so the free knows its size */
+	*tlen = strlen(buf);
+	nd->bufs[nd->nbufs] = dc__malloc(c, *tlen + 1);
+	if (!nd->bufs[nd->nbufs]) {
+		dc__free(c, buf, DC_PATH_MAX);
+		return -ENOMEM;
+	}
+	memcpy(nd->bufs[nd->nbufs], buf, *tlen + 1);
+	*t = nd->bufs[nd->nbufs++];
+	dc__free(c, buf, DC_PATH_MAX);
+	return 0;
+}
+
+/* One component in ref-walk: a reference to its entry, or an error. */
+static int step_ref(struct nameidata *nd, struct dc_dentry *dir,
+		    const struct component *cp, struct dc_dentry **out)
+{
+	struct dc_dentry *d = NULL;
+
+	/* an unhashed directory's cached children may be stale: the slow
+	 * path asks the backend for them (lookup_uncached) */
+	if (!(LOAD(dir->flags) & DC_F_DEAD))
+		d = lookup_cached(nd->c, dir, cp);
+	if (d) {
+		dc__lru_touch(d);
+		*out = d;
+		return 0;
+	}
+	nd->missed = true;
+	return lookup_slow(nd->c, dir, cp->name, cp->len, cp->hash, out);
+}
+
+static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
+		    struct dc_dentry **res)
+{
+	struct dc_cache *c = nd->c;
+	struct dc_dentry *cur, *child = NULL, *root = c->root;
+	struct component cp;
+	uint32_t mode;
+	bool missed;
+	int err = 0;
+
+	cur = dc_get((nd->cur.p[0] == '/' || !base) ? root : base);
+	while (next_component(nd, &cp)) {
+		err = need_dir(LOAD(cur->mode));
+		if (err)
+			break;
+		if (is_dot(&cp))
+			continue;
+		if (is_dotdot(&cp)) {
+			if (cur != root) {
+				child = get_parent(c, cur);
+				dc_put(c, cur);
+				cur = child;
+			}
+			continue;
+		}
+		if (cp.len > DC_NAME_MAX) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		missed = nd->missed;
+		err = step_ref(nd, cur, &cp, &child);
+		if (err)
+			break;
+		mode = LOAD(child->mode);
+		if (mode == 0) {
+			nd->neg_hit = nd->missed == missed;
+			dc_put(c, child);
+			err = -ENOENT;
+			break;
+		}
+		if (dc__is_lnk(mode) && follow(nd, &cp)) {
+			const char *t;
+			size_t tlen;
+
+			err = nd->nlinks >= DC_MAXSYMLINKS ? -ELOOP :
+			      copy_link(nd, child, &t, &tlen);
+			dc_put(c, child);
+			if (!err)
+				err = push_link(nd, t, tlen);
+			if (err < 0)
+				break;
+			if (err == 1) {
+				dc_put(c, cur);
+				cur = dc_get(root);
+			}
+			err = 0;
+			continue;
+		}
+		dc_put(c, cur);
+		cur = child;
+	}
+	if (!err && nd->must_dir)
+		err = need_dir(LOAD(cur->mode));
+	if (err) {
+		dc_put(c, cur);
+		return err;
+	}
+	*res = cur;
+	return 0;
+}
+
+/* ---- the public calls ---------------------------------------------------- */
+
+static int check_path(const char *path, size_t *lenp)
+{
+	size_t len = strnlen(path, DC_PATH_MAX);
+
+	if (len == DC_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (len == 0)
+		return -ENOENT;
+	*lenp = len;
+	return 0;
+}
+
+static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err)
+{
+	if (err == 0 && !nd->missed)
+		dc__stat_inc(c, ST_HITS);
+	else if (err == -ENOENT && nd->neg_hit)
+		dc__stat_inc(c, ST_NEG_HITS);
+}
+
+/* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced. */
+static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
+		     size_t len, unsigned flags, struct dc_stat *st,
+		     struct dc_dentry **res)
+{
+	struct nameidata nd;
+	struct dc_dentry *d = NULL;
+	uint32_t seq;
+	int err;
+
+	dc__stat_inc(c, ST_LOOKUPS);
+	if (c->mode == DC_MODE_RCU) {
+		nd_init(&nd, c, path, len, flags);
+		rcu_lock();
+		err = walk_rcu(&nd, base, &d, &seq);
+		if (err == 0) {
+			if (st) {
+				st->ino = LOAD(d->ino);
+				st->cookie = LOAD(d->cookie);
+				st->mode = LOAD(d->mode);
+				st->gen = LOAD(d->gen);
+			} else if (!dc__get_not_dead(d)) {
+				err = -ECHILD;
+			}
+			/* the copy (or the pin) is of the state we walked to? */
+			if (!err && seq_retry(&d->seq, seq)) {
+				if (!st)
+					dc_put(c, d);
+				err = -ECHILD;
+			}
+		}
+		rcu_unlock();
+		if (err != -ECHILD) {
+			count_answer(c, &nd, err);
+			if (!err && res)
+				*res = d;
+			return err;
+		}
+		dc__stat_inc(c, ST_RESTARTS);
+	}
+	nd_init(&nd, c, path, len, flags);
+	err = walk_ref(&nd, base, &d);
+	nd_release(&nd);
+	count_answer(c, &nd, err);
+	if (err)
+		return err;
+	if (st) {
+		err = dc_dentry_stat(d, st);
+		dc_put(c, d);
+		return err;
+	}
+	*res = d;
+	return 0;
+}
+
+DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
+		      const char *path, unsigned flags, struct dc_stat *st)
+{
+	size_t len;
+	int err;
+
+	if (!c || !path || !st || (flags & ~DC_NOFOLLOW))
+		return -EINVAL;
+	err = check_path(path, &len);
+	if (err)
+		return err;
+	dc__thread_enter();
+	return walk_path(c, base, path, len, flags, st, NULL);
+}
+
+DC_API int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
+		   unsigned flags, struct dc_dentry **out)
+{
+	size_t len;
+	int err;
+
+	if (!c || !path || !out || (flags & ~DC_NOFOLLOW))
+		return -EINVAL;
+	err = check_path(path, &len);
+	if (err)
+		return err;
+	dc__thread_enter();
+	return walk_path(c, base, path, len, flags, NULL, out);
+}
+
+DC_API int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+		     size_t len, struct dc_dentry **out)
+{
+	if (!c || !dir || !name || !out)
+		return -EINVAL;
+	if (len == 0 || memchr(name, '/', len) || memchr(name, '\0', len))
+		return -EINVAL;
+	if (len > DC_NAME_MAX)
+		return -ENAMETOOLONG;
+	dc__thread_enter();
+	return walk_path(c, dir, name, len, DC_NOFOLLOW, NULL, out);
+}
+
+DC_API struct dc_dentry *dc_root(struct dc_cache *c)
+{
+	return c ? dc_get(c->root) : NULL;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * harness.h - the tests' tiny harness.  Each test program counts its
+ * checks, prints every failure with file:line, ends with one line
+ * "NAME: N checks, M failed", and exits 1 if any failed.
+ */
+#ifndef DC_HARNESS_H
+#define DC_HARNESS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned long h_checks, h_failed;
+
+#define CHECK(cond) do {						\
+	h_checks++;							\
+	if (!(cond)) {							\
+		h_failed++;						\
+		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
+			__FILE__, __LINE__, #cond);			\
+	}								\
+} while (0)
+
+/* Compare two integers and show both on failure. */
+#define CHECK_EQ(a, b) do {						\
+	long long h_a = (long long)(a), h_b = (long long)(b);		\
+	h_checks++;							\
+	if (h_a != h_b) {						\
+		h_failed++;						\
+		fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s "	\
+			"(%lld != %lld)\n", __FILE__, __LINE__, #a, #b,	\
+			h_a, h_b);					\
+	}								\
+} while (0)
+
+static inline int h_done(const char *name)
+{
+	printf("%s: %lu checks, %lu failed\n", name, h_checks, h_failed);
+	return h_failed ? 1 : 0;
+}
+
+static inline double h_seconds(void)
+{
+	const char *s = getenv("DC_TEST_SECONDS");
+	double v = s ? atof(s) : 2.0;
+
+	return v > 0 ? v : 2.0;
+}
+
+#endif

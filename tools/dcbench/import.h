@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * import.h - turn an strace log into a dcbench trace.
+ *
+ * The log is what `strace -f -y -qq -e trace=%file,%process,chdir,fchdir`
+ * writes: one line per system call, prefixed with the pid.  The importer
+ * reads it streaming (plain or xz), follows each process's working
+ * directory, makes every path absolute and writes a trace (trace.h).
+ */
+#ifndef DCBENCH_IMPORT_H
+#define DCBENCH_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trace.h"
+
+#define DCT_TOP_UNKNOWN	8	/* unknown syscall names kept in the summary */
+
+struct dct_import_summary {
+	uint64_t lines;			/* lines read, all kinds */
+	uint64_t bytes;			/* bytes of log text (decompressed) */
+	uint64_t processes;
+	uint64_t ops;			/* ops written, all kinds */
+	uint64_t ops_by_kind[DCT_NKINDS];
+	uint64_t path_ops;		/* ops that take a path */
+	uint64_t path_ops_failed;	/* ... with an error outcome */
+	uint64_t path_ops_enoent;	/* ... with ENOENT */
+	uint64_t distinct_paths;	/* string-table entries */
+	uint64_t malformed;		/* lines we could not parse */
+	uint64_t malformed_first_line;	/* line number of the first, 0 if none */
+	uint64_t unknown_calls;		/* calls we know nothing about */
+	uint64_t ignored_calls;		/* known calls without a path lookup */
+	uint64_t signals;		/* "--- SIGxxx ---" lines */
+	uint64_t skipped_fd_calls;	/* "" / NULL path: acts on a descriptor */
+	uint64_t unresolved;		/* relative paths with no known directory */
+	uint64_t too_long;		/* paths over DCT_PATH_MAX once absolute */
+	uint64_t restarted;		/* ERESTART*: the call is made again */
+	uint64_t unfinished_at_eof;	/* <unfinished ...> never resumed */
+	uint64_t cwd_corrections;	/* AT_FDCWD<dir> differed from our cwd */
+	uint64_t orphans;		/* processes with no clone seen, bar the first */
+	uint64_t wait_unmatched;	/* wait4 returned a pid that is no child */
+	struct {
+		char name[24];
+		uint64_t count;
+	} unknown[DCT_TOP_UNKNOWN];	/* the most frequent unknown calls */
+};
+
+/*
+ * Import log (plain or .xz, told apart by magic bytes) into out_trace.
+ * progress, if not NULL, gets a line now and then.  Returns 0 or -1 with a
+ * message in err; malformed lines are counted in *sum, never fatal.
+ */
+int dct_import(const char *log, const char *out_trace,
+	       struct dct_import_summary *sum, FILE *progress,
+	       char *err, size_t errlen);
+
+void dct_import_summary_print(FILE *f, const struct dct_import_summary *sum);
+
+/*
+ * The same, one line at a time, into memory: for tests and the fuzzer.
+ * line needs no NUL and must not contain the newline.
+ */
+struct dct_importer;
+struct dct_importer *dct_importer_new(void);
+void dct_importer_line(struct dct_importer *im, const char *line, size_t len);
+int dct_importer_finish(struct dct_importer *im, struct dct_trace **out,
+			struct dct_import_summary *sum, char *err, size_t errlen);
+void dct_importer_free(struct dct_importer *im);
+
+/* ---- the line parser, exposed for the fuzzer ---- */
+
+enum dct_line_type {
+	DCT_LINE_BLANK,
+	DCT_LINE_CALL,		/* pid name(args) = ret */
+	DCT_LINE_UNFINISHED,	/* pid name(args <unfinished ...> */
+	DCT_LINE_RESUMED,	/* pid <... name resumed>rest */
+	DCT_LINE_SIGNAL,	/* pid --- SIGxxx ... --- */
+	DCT_LINE_EXIT,		/* pid +++ exited with N +++ / killed by */
+	DCT_LINE_MALFORMED,
+};
+
+/* Spans point into the parsed line. */
+struct dct_line {
+	enum dct_line_type type;
+	uint32_t pid;
+	const char *name;	/* the call's name */
+	size_t name_len;
+	const char *text;	/* CALL: "(args) = ret"; UNFINISHED: "(args";
+				   RESUMED: what follows "resumed>" */
+	size_t text_len;
+};
+
+int dct_parse_line(const char *line, size_t len, struct dct_line *out);
+
+#define DCT_MAX_ARGS	8	/* later arguments are not needed */
+
+struct dct_span {
+	const char *p;
+	size_t len;
+};
+
+enum dct_ret { DCT_RET_NUM, DCT_RET_ERR, DCT_RET_UNKNOWN };
+
+struct dct_call {
+	unsigned nargs;		/* at most DCT_MAX_ARGS */
+	struct dct_span args[DCT_MAX_ARGS];
+	enum dct_ret ret;
+	long long value;	/* DCT_RET_NUM */
+	struct dct_span errname;/* DCT_RET_ERR, and "= ? ERESTARTSYS" */
+};
+
+/* Split "(args) = ret" into arguments and result; 0 or -1 if malformed. */
+int dct_parse_call(const char *text, size_t len, struct dct_call *out);
+
+/*
+ * Decode a quoted strace string argument ("a\"b\303") into buf; returns
+ * its length, or -1 when it is not a complete string or does not fit.
+ */
+long dct_decode_string(struct dct_span arg, char *buf, size_t cap);
+
+#endif /* DCBENCH_IMPORT_H */
