@@ -151,9 +151,11 @@ int dc_rmdir(struct dc_cache *c, struct dc_dentry *dir, const char *name);
 #define DC_RENAME_NOREPLACE	0x1
 #define DC_RENAME_EXCHANGE	0x2
 /*
- * -EINVAL: a directory moved into its own subtree, or both flags.
- * -EEXIST: NOREPLACE over a cached positive target (the cache then forgets
- *  both names, since it contradicts the caller).
+ * A rename (plain or NOREPLACE) moves the source's entry and its cached
+ * subtree; EXCHANGE forgets both names.  -EINVAL: a directory moved into
+ * its own subtree, or both flags.  Between its backend operation and this
+ * call the caller must not let another update touch the same names (a
+ * FUSE server gets that from the kernel's directory locks).
  */
 int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *oname,
 	      struct dc_dentry *ndir, const char *nname, unsigned flags);

@@ -22,6 +22,28 @@
 
 #define SLAB_CHUNK	(64 * 1024)
 
+/*
+ * Under AddressSanitizer a freed object is poisoned until it is handed out
+ * again, so a use after free (a reader outliving the grace period, a
+ * count dropped twice) is caught even though the memory stays in the slab.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define DC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DC_ASAN 1
+#endif
+#endif
+#ifdef DC_ASAN
+void __asan_poison_memory_region(void const volatile *addr, size_t size);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#define poison(p, n)	__asan_poison_memory_region((p), (n))
+#define unpoison(p, n)	__asan_unpoison_memory_region((p), (n))
+#else
+#define poison(p, n)	((void)(p), (void)(n))
+#define unpoison(p, n)	((void)(p), (void)(n))
+#endif
+
 struct slab_chunk {
 	struct slab_chunk *next;
 };
@@ -149,6 +171,7 @@ void *dc__slab_alloc(struct dc_cache *c)
 	pthread_mutex_lock(&s->lock);
 	if (s->free) {
 		obj = s->free;
+		unpoison(obj, s->objsize);
 		s->free = *(void **)obj;
 	} else if (s->bump + s->objsize <= s->bump_end || slab_grow(c, s) == 0) {
 		obj = s->bump;
@@ -169,6 +192,8 @@ void dc__slab_free(struct dc_cache *c, void *obj)
 	pthread_mutex_lock(&s->lock);
 	*(void **)obj = s->free;
 	s->free = obj;
+	/* the free-list link stays readable; the rest is off limits */
+	poison((char *)obj + sizeof(void *), s->objsize - sizeof(void *));
 	pthread_mutex_unlock(&s->lock);
 	__atomic_sub_fetch(&live_entries, 1, __ATOMIC_RELAXED);
 }
@@ -187,6 +212,7 @@ void dc__slab_destroy(struct dc_cache *c)
 		return;
 	for (ch = s->chunks; ch; ch = next) {
 		next = ch->next;
+		unpoison(ch, SLAB_CHUNK);
 		dc__free(c, ch, SLAB_CHUNK);
 	}
 	pthread_mutex_destroy(&s->lock);

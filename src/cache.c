@@ -224,7 +224,7 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 {
 	struct dc_name *n = d->name;
 
-	if (d->flags & (DC_F_DEAD | DC_F_PENDING) || d->count < 0 || !d->parent)
+	if (d->flags & DC_F_DEAD || d->count < 0 || !d->parent)
 		return -1;
 	if (d->seq & 1 || dc__hash_name(n->s, n->len) != d->hash)
 		return -1;
@@ -247,8 +247,16 @@ DC_API int dc_debug_check(struct dc_cache *c)
 	dc__write_lock(c);
 	pthread_mutex_lock(&c->lru_lock);
 	for (i = 0; i < c->nbuckets && !err; i++)
-		for (d = c->buckets[i]; d && !err; d = d->hnext, hashed++)
+		for (d = c->buckets[i]; d && !err; d = d->hnext, hashed++) {
+			struct dc_dentry *e;
+
 			err = check_entry(c, d, i);
+			/* one hashed entry per (parent, name) */
+			for (e = d->hnext; e && !err; e = e->hnext)
+				if (e->parent == d->parent && e->hash == d->hash &&
+				    dc__name_eq(e->name, d->name->s, d->name->len))
+					err = -2;
+		}
 	for (d = c->lru_pos.head; d; d = d->lru_next)
 		listed++, neg += d->mode == 0 && !(d->flags & (DC_F_PENDING | DC_F_FAILED));
 	for (d = c->lru_neg.head; d; d = d->lru_next)

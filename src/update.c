@@ -66,27 +66,43 @@ static void forget(struct dc_cache *c, struct dc_dentry *d)
 		dc__unhash(c, d);
 }
 
+/* A hashed directory entry for inode ino, by a scan of the whole table. */
+static struct dc_dentry *find_dir_by_ino(struct dc_cache *c, uint64_t ino)
+{
+	struct dc_dentry *d;
+	uint64_t i;
+
+	for (i = 0; i < c->nbuckets; i++)
+		for (d = c->buckets[i]; d; d = d->hnext)
+			if (d->ino == ino && dc__is_dir(d->mode) &&
+			    !(d->flags & (DC_F_DEAD | DC_F_PENDING)))
+				return d;
+	return NULL;
+}
+
 /*
  * The hashed entry that stands for directory dir now.  A caller may hold a
  * directory entry the cache has since dropped (forgotten, then looked up
- * again: a new entry for the same directory); its updates must reach the
- * new one.  NULL when the cache holds no live entry for that directory.
- * Write lock held, so parents and chains are stable.
+ * again: a new entry for the same directory, perhaps under another name);
+ * its updates must reach the new one.  First by name, which is cheap and
+ * almost always right; failing that by inode number over the whole table,
+ * which is slow but only happens after an exchange or an invalidation.
+ * NULL when the cache holds no live entry for that directory.  Write lock
+ * held, so parents and chains are stable.
  */
 static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 {
-	struct dc_dentry *p, *e;
+	struct dc_dentry *p, *e = NULL;
 
 	if (!(dir->flags & DC_F_DEAD) || !dir->parent)
 		return dir;
 	p = live_dir(c, dir->parent);
-	if (!p)
-		return NULL;
-	e = dc__find_locked(c, p, dir->name->s, dir->name->len, dir->hash);
-	if (!e || (e->flags & DC_F_PENDING) || !dc__is_dir(e->mode) ||
-	    e->ino != dir->ino)
-		return NULL;
-	return e;
+	if (p)
+		e = dc__find_locked(c, p, dir->name->s, dir->name->len, dir->hash);
+	if (e && !(e->flags & DC_F_PENDING) && dc__is_dir(e->mode) &&
+	    e->ino == dir->ino)
+		return e;
+	return find_dir_by_ino(c, dir->ino);
 }
 
 /* Hash a new entry (NULL: out of memory, the name simply stays uncached). */
@@ -266,49 +282,39 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 		dc__xname_free_rcu(c, xname_of(old));
 }
 
-static int exchange(struct dc_cache *c, struct dc_dentry *odir, struct dc_dentry *s,
-		    const struct dname *on, struct dc_dentry *ndir,
-		    struct dc_dentry *t, const struct dname *nn,
-		    struct dc_xname *xs, struct dc_xname *xt)
+/*
+ * RENAME_EXCHANGE: forget both names.  Swapping the two entries would be
+ * wrong whenever a miss between the backend's exchange and this call
+ * already cached one side's new state (the two then hold one inode), and
+ * nothing tells the two cases apart, so the cache drops both; the next
+ * lookups ask the backend.  Exchange is rare enough for that to be cheap.
+ */
+static int exchange(struct dc_cache *c, struct dc_dentry *s, struct dc_dentry *t)
 {
-	if (!s || !t || !s->mode || !t->mode || !xs || !xt) {
-		forget(c, s);
-		forget(c, t);
-		return (s && t && s->mode && t->mode) ? -ENOMEM : 0;
-	}
-	if ((dc__is_dir(s->mode) && is_under(ndir, s)) ||
-	    (dc__is_dir(t->mode) && is_under(odir, t)))
-		return -EINVAL;
-	seq_write_begin(&c->rename_seq);
-	move_entry(c, s, ndir, xs, nn->hash);
-	move_entry(c, t, odir, xt, on->hash);
-	seq_write_end(&c->rename_seq);
-	return 1;
+	forget(c, s);
+	forget(c, t);
+	return 0;
 }
 
+/*
+ * A plain (or NOREPLACE) rename moves the source's entry, with its cached
+ * subtree, to the new name.  A miss between the backend's rename and this
+ * call may already have cached the new name (it is dropped: the moved
+ * entry is the same inode) or a negative old name (then the source is not
+ * positive here, and both names are forgotten instead).
+ */
 static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 			struct dc_dentry *s, const struct dname *on,
 			struct dc_dentry *ndir, struct dc_dentry *t,
-			const struct dname *nn, unsigned flags, struct dc_xname *xs)
+			const struct dname *nn, struct dc_xname *xs)
 {
-	if (!s || !s->mode) {
-		/* the cache did not know the source: forget both names */
+	if (!s || !s->mode || !xs) {
 		forget(c, s);
 		forget(c, t);
-		return 0;
+		return !s || !s->mode || xs ? 0 : -ENOMEM;
 	}
 	if (dc__is_dir(s->mode) && is_under(ndir, s))
 		return -EINVAL;
-	if ((flags & DC_RENAME_NOREPLACE) && t && t->mode) {
-		forget(c, s);
-		forget(c, t);
-		return -EEXIST;
-	}
-	if (!xs) {
-		forget(c, s);
-		forget(c, t);
-		return -ENOMEM;
-	}
 	forget(c, t);
 	seq_write_begin(&c->rename_seq);
 	move_entry(c, s, ndir, xs, nn->hash);
@@ -321,7 +327,7 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *oname,
 		     struct dc_dentry *ndir, const char *nname, unsigned flags)
 {
-	struct dc_xname *xs, *xt = NULL;
+	struct dc_xname *xs = NULL;
 	struct dc_dentry *s, *t;
 	struct dname on, nn;
 	int err;
@@ -336,10 +342,9 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 		return err;
 	if (odir == ndir && on.len == nn.len && !memcmp(oname, nname, on.len))
 		return 0;
-	/* published names are never rewritten: each moved entry gets a new one */
-	xs = dc__xname_new(c, nname, nn.len);
-	if (flags & DC_RENAME_EXCHANGE)
-		xt = dc__xname_new(c, oname, on.len);
+	/* published names are never rewritten: the moved entry gets a new one */
+	if (!(flags & DC_RENAME_EXCHANGE))
+		xs = dc__xname_new(c, nname, nn.len);
 
 	dc__write_lock(c);
 	odir = live_dir(c, odir);
@@ -355,19 +360,18 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 		forget(c, s);
 		forget(c, t);
 		err = 0;
-	} else if (flags & DC_RENAME_EXCHANGE)
-		err = exchange(c, odir, s, &on, ndir, t, &nn, xs, xt);
-	else
-		err = plain_rename(c, odir, s, &on, ndir, t, &nn, flags, xs);
+	} else if (flags & DC_RENAME_EXCHANGE) {
+		err = exchange(c, s, t);
+	} else {
+		err = plain_rename(c, odir, s, &on, ndir, t, &nn, xs);
+	}
 	dc__write_unlock(c);
-	if (err == 1) {		/* the names were used */
-		xs = xt = NULL;
+	if (err == 1) {		/* the name was used */
+		xs = NULL;
 		err = 0;
 	}
 	if (xs)
 		dc__free(c, xs, xname_size(xs->n.len));
-	if (xt)
-		dc__free(c, xt, xname_size(xt->n.len));
 	dc__maybe_shrink(c);
 	return err;
 }

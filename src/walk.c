@@ -267,6 +267,9 @@ static int backend_lookup(struct dc_cache *c, struct dc_dentry *dir,
 	char *buf;
 	int err;
 
+	int tries = 0;
+
+again:
 	dc__stat_inc(c, ST_MISSES);
 	*target = NULL;
 	memset(out, 0, sizeof(*out));
@@ -285,6 +288,9 @@ static int backend_lookup(struct dc_cache *c, struct dc_dentry *dir,
 	dc__free(c, buf, DC_PATH_MAX);
 	if (err && c->be.ops->release)
 		c->be.ops->release(c->be.ctx, out);
+	/* the link went away between lookup and readlink: look again */
+	if ((err == -ENOENT || err == -ESTALE) && ++tries < 3)
+		goto again;
 	return err;
 }
 
@@ -363,6 +369,7 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 	struct dc_dentry *d;
 	struct dc_inode in;
 	uintptr_t gen;
+	uint32_t fl;
 	int err;
 
 again:
@@ -380,12 +387,15 @@ again:
 			return 0;
 		}
 		wait_settled(c, d);
-		if (LOAD(d->flags) & (DC_F_DEAD | DC_F_FAILED)) {
-			err = (LOAD(d->flags) & DC_F_STALE) ? 0 : -(int)LOAD(d->ino);
+		fl = LOAD(d->flags);
+		if ((fl & (DC_F_FAILED | DC_F_STALE)) == DC_F_FAILED) {
+			err = -(int)LOAD(d->ino);	/* the owner's error */
 			dc_put(c, d);
-			if (!err)
-				goto again;
 			return err;
+		}
+		if (fl & DC_F_DEAD) {	/* overtaken by an update: ask again */
+			dc_put(c, d);
+			goto again;
 		}
 		*out = d;
 		return 0;

@@ -23,6 +23,7 @@
  * known from its first annotation.  Relative paths seen then are kept,
  * relative to the unknown directory, and fixed up when it becomes known.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -786,6 +787,13 @@ static struct proc *live_proc(struct dct_importer *im, uint32_t pid)
 	return p && p->state == LIVE ? p : new_proc(im, pid);
 }
 
+static void count_malformed(struct dct_importer *im)
+{
+	if (!im->sum.malformed_first_line)
+		im->sum.malformed_first_line = im->lineno;
+	im->sum.malformed++;
+}
+
 /* Append an op; its index, or -1 (out of memory, or after the EXIT). */
 static long long add_op(struct dct_importer *im, struct proc *p, unsigned kind,
 			unsigned flags, int err, uint64_t line)
@@ -793,7 +801,7 @@ static long long add_op(struct dct_importer *im, struct proc *p, unsigned kind,
 	struct dct_op *o;
 
 	if (p->has_exit) {
-		im->sum.malformed++;
+		count_malformed(im);	/* a call after the process's end */
 		return -1;
 	}
 	if (!grow((void **)&p->ops, &p->cap, p->nops + 1, sizeof(*p->ops))) {
@@ -878,8 +886,12 @@ static bool set_str(struct dct_importer *im, char **dst, const char *s)
 /* The directory the process stood in at fork is now known. */
 static void learn_base(struct dct_importer *im, struct proc *p, const char *base)
 {
-	if (p->cwd == NULL && intern_abs(im, base, p->cwd_rel, strlen(p->cwd_rel)) != DCT_NONE)
-		set_str(im, &p->cwd, im->pbuf);
+	if (p->cwd == NULL) {
+		if (join_path(im->pbuf, base, p->cwd_rel, strlen(p->cwd_rel)) >= 0)
+			set_str(im, &p->cwd, im->pbuf);
+		else
+			im->sum.too_long++;
+	}
 	resolve_pending(im, p, base);
 	p->base_from_parent = false;
 }
@@ -892,17 +904,19 @@ static void learn_base(struct dct_importer *im, struct proc *p, const char *base
 static const char *derive_base(struct dct_importer *im, const struct proc *p,
 			       const char *abs)
 {
-	size_t n = strlen(abs), r = strlen(p->cwd_rel);
+	size_t n = strlen(abs), r = strlen(p->cwd_rel), b;
 
 	if (r == 0)
 		return abs;
+	/* abs must be base + "/" + cwd_rel */
 	if (has_word((struct dct_span){ p->cwd_rel, r }, "..") || r >= n ||
 	    memcmp(abs + n - r, p->cwd_rel, r) != 0 || abs[n - r - 1] != '/')
 		return NULL;
-	memcpy(im->sbuf, abs, n - r - 1);
-	im->sbuf[n - r - 1 ? n - r - 1 : 1] = '\0';
-	if (n - r - 1 == 0)
-		im->sbuf[0] = '/';
+	b = n - r - 1;
+	if (b == 0)
+		return "/";
+	memcpy(im->sbuf, abs, b);
+	im->sbuf[b] = '\0';
 	return im->sbuf;
 }
 
@@ -1117,13 +1131,6 @@ static void count_unknown(struct dct_importer *im, const char *name, size_t len)
 		im->nunknown++;
 	}
 	im->unknown[i].count++;
-}
-
-static void count_malformed(struct dct_importer *im)
-{
-	if (!im->sum.malformed_first_line)
-		im->sum.malformed_first_line = im->lineno;
-	im->sum.malformed++;
 }
 
 /* 0, a positive errno, DCT_ERR_UNKNOWN; or -2 for a call to be restarted. */
@@ -1735,13 +1742,21 @@ static void overlong_line(struct dct_importer *im)
 /* Finishing: from per-process state to a trace                        */
 /* ------------------------------------------------------------------ */
 
+#ifndef NDEBUG
+/* bsearch needs systab in strcmp order; an edit out of order would lose calls. */
+static bool systab_sorted(void)
+{
+	for (size_t i = 1; i < sizeof(systab) / sizeof(systab[0]); i++)
+		if (strcmp(systab[i - 1].name, systab[i].name) >= 0)
+			return false;
+	return true;
+}
+#endif
+
 struct dct_importer *dct_importer_new(void)
 {
-	struct dct_importer *im = calloc(1, sizeof(*im));
-
-	if (im)
-		im->errname[0] = '\0';
-	return im;
+	assert(systab_sorted());
+	return calloc(1, sizeof(struct dct_importer));
 }
 
 void dct_importer_free(struct dct_importer *im)
@@ -2023,6 +2038,8 @@ static void feed_lines(struct dct_importer *im, char *buf, size_t *len, bool *sk
 	while ((nl = memchr(s, '\n', (size_t)(e - s)))) {
 		if (*skipping)
 			*skipping = false;	/* the end of an overlong line */
+		else if ((size_t)(nl - s) > LINE_MAX_BYTES)
+			overlong_line(im);	/* the same limit, however it was read */
 		else
 			dct_importer_line(im, s, (size_t)(nl - s));
 		s = nl + 1;
@@ -2127,7 +2144,7 @@ void dct_import_summary_print(FILE *f, const struct dct_import_summary *s)
 	fprintf(f, "%s\n", s->unknown[0].count ? ")" : "");
 	fprintf(f, "ignored:      %" PRIu64 " calls without a path lookup\n",
 		s->ignored_calls);
-	fprintf(f, "skipped:      %" PRIu64 " calls on a descriptor (\"\" or NULL path)\n",
+	fprintf(f, "skipped:      %" PRIu64 " calls with an empty or NULL path (no lookup)\n",
 		s->skipped_fd_calls);
 	fprintf(f, "unresolved:   %" PRIu64 " relative paths, directory unknown;"
 		" %" PRIu64 " too long\n", s->unresolved, s->too_long);
@@ -2137,4 +2154,18 @@ void dct_import_summary_print(FILE *f, const struct dct_import_summary *s)
 	fprintf(f, "cwd:          %" PRIu64 " corrections from AT_FDCWD annotations\n",
 		s->cwd_corrections);
 	fprintf(f, "signals:      %" PRIu64 " lines\n", s->signals);
+}
+
+void dct_import_summary_brief(FILE *f, const struct dct_import_summary *s)
+{
+	fprintf(f, "# procs=%" PRIu64 " ops=%" PRIu64 " paths=%" PRIu64
+		" malformed=%" PRIu64 " unknown=%" PRIu64 " ignored=%" PRIu64
+		" skipped=%" PRIu64 " unresolved=%" PRIu64 " too_long=%" PRIu64
+		" restarted=%" PRIu64 " unfinished=%" PRIu64 " orphans=%" PRIu64
+		" unmatched_waits=%" PRIu64 " cwd_corrections=%" PRIu64
+		" signals=%" PRIu64 "\n", s->processes, s->ops, s->distinct_paths,
+		s->malformed, s->unknown_calls, s->ignored_calls,
+		s->skipped_fd_calls, s->unresolved, s->too_long, s->restarted,
+		s->unfinished_at_eof, s->orphans, s->wait_unmatched,
+		s->cwd_corrections, s->signals);
 }

@@ -33,7 +33,7 @@ struct dct_import_summary {
 	uint64_t unknown_calls;		/* calls we know nothing about */
 	uint64_t ignored_calls;		/* known calls without a path lookup */
 	uint64_t signals;		/* "--- SIGxxx ---" lines */
-	uint64_t skipped_fd_calls;	/* "" / NULL path: acts on a descriptor */
+	uint64_t skipped_fd_calls;	/* "" or NULL path: no lookup was made */
 	uint64_t unresolved;		/* relative paths with no known directory */
 	uint64_t too_long;		/* paths over DCT_PATH_MAX once absolute */
 	uint64_t restarted;		/* ERESTART*: the call is made again */
@@ -57,6 +57,8 @@ int dct_import(const char *log, const char *out_trace,
 	       char *err, size_t errlen);
 
 void dct_import_summary_print(FILE *f, const struct dct_import_summary *sum);
+/* The anomaly counters on one "# ..." line, for tests to compare. */
+void dct_import_summary_brief(FILE *f, const struct dct_import_summary *sum);
 
 /*
  * The same, one line at a time, into memory: for tests and the fuzzer.

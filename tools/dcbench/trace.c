@@ -45,6 +45,7 @@ static const char *const kind_names[DCT_NKINDS] = {
 };
 
 #define F_PATH1	(DCT_F_SLASH | DCT_F_NOFOLLOW)
+#define DCT_ERRNO_MAX	4095	/* the kernel's MAX_ERRNO */
 
 /* Flags each kind may carry; anything else is corruption. */
 static const uint8_t kind_flags[DCT_NKINDS] = {
@@ -265,7 +266,7 @@ static int check_op(const struct dct_trace *t, const uint8_t *normal,
 		     i, o->flags, kind_names[o->kind]);
 		return -1;
 	}
-	if (o->err < DCT_ERR_UNKNOWN) {
+	if (o->err < DCT_ERR_UNKNOWN || o->err > DCT_ERRNO_MAX) {
 		fail(err, errlen, "op %" PRIu64 ": bad error %d", i, o->err);
 		return -1;
 	}
@@ -329,8 +330,8 @@ static int check_proc(const struct dct_trace *t, uint32_t i, uint64_t *next,
 	}
 	*next += p->nops;
 	if ((p->parent >= 0) != (p->fork_op != DCT_NO_OP)) {
-		fail(err, errlen, "process %" PRIu32 ": has a parent but no fork op,"
-		     " or the reverse", i);
+		fail(err, errlen, "process %" PRIu32 ": fork_op must be set exactly"
+		     " when there is a parent", i);
 		return -1;
 	}
 	if (p->wait_op != DCT_NO_OP && p->wait_op <= p->fork_op) {
