@@ -37,7 +37,7 @@ URCU_CFLAGS := $(shell pkg-config --cflags liburcu-memb 2>/dev/null)
 URCU_LIBS   := $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
 
 CFLAGS   ?= $(OPT) -g
-CFLAGS   += -std=c11 -Wall -Wextra -Wno-missing-field-initializers $(SANFLAGS) $(CFLAGS_EXTRA)
+CFLAGS   += -std=c11 -Wall -Wextra -Wno-missing-field-initializers $(SANFLAGS) $(CFLAGS_EXTRA) $(WERROR)
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(URCU_CFLAGS)
 LDFLAGS  += $(SANFLAGS)
 LIBS     := $(URCU_LIBS) -lpthread
@@ -86,9 +86,9 @@ $(BUILD)/dcbench: $(DCBENCH_SRCS) tools/dcbench/*.h $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS) -llzma -lm
 
-$(BUILD)/tests/test_import: tests/test_import.c $(filter-out tools/dcbench/main.c tools/dcbench/replay.c tools/dcbench/compare.c,$(DCBENCH_SRCS))
+$(BUILD)/tests/test_import: tests/test_import.c tools/dcbench/import.c tools/dcbench/trace.c tools/dcbench/*.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $^ -o $@ $(LDFLAGS) -llzma
+	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ $(LDFLAGS) -llzma
 
 $(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libdcache.a
 	@mkdir -p $(@D)

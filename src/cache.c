@@ -181,7 +181,7 @@ static int build_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 
 	buf[--pos] = '\0';
 	for (; d != c->root; d = LOAD(d->parent)) {
-		if (LOAD(d->flags) & DC_F_DEAD)
+		if (dflags(d) & DC_F_DEAD)
 			return -ENOENT;
 		n = LOAD_ACQ(d->name);
 		if (n->len + 1 > pos)
@@ -224,16 +224,16 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 {
 	struct dc_name *n = d->name;
 
-	if (d->flags & DC_F_DEAD || d->count < 0 || !d->parent)
+	if (dflags(d) & DC_F_DEAD || LOAD(d->count) < 0 || !d->parent)
 		return -1;
 	if (d->seq & 1 || dc__hash_name(n->s, n->len) != d->hash)
 		return -1;
 	if (dc__bucket(c, d->parent, d->hash) != &c->buckets[bucket])
 		return -1;
-	if (!dc__is_dir(d->parent->mode) && !(d->parent->flags & DC_F_DEAD))
+	if (!dc__is_dir(d->parent->mode) && !(dflags(d->parent) & DC_F_DEAD))
 		return -1;
 	/* a hashed child holds a count on its parent */
-	return d->parent->count > 0 ? 0 : -1;
+	return LOAD(d->parent->count) > 0 ? 0 : -1;
 }
 
 DC_API int dc_debug_check(struct dc_cache *c)
@@ -258,9 +258,9 @@ DC_API int dc_debug_check(struct dc_cache *c)
 					err = -2;
 		}
 	for (d = c->lru_pos.head; d; d = d->lru_next)
-		listed++, neg += d->mode == 0 && !(d->flags & (DC_F_PENDING | DC_F_FAILED));
+		listed++, neg += d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
 	for (d = c->lru_neg.head; d; d = d->lru_next)
-		listed++, neg += d->mode == 0 && !(d->flags & (DC_F_PENDING | DC_F_FAILED));
+		listed++, neg += d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
 	if (listed + 1 != c->nr_entries || neg != c->nr_negative || hashed > listed)
 		err = -1;
 	pthread_mutex_unlock(&c->lru_lock);

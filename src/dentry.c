@@ -80,7 +80,7 @@ static bool name_is_inline(const struct dc_dentry *d, const struct dc_name *n)
 /* Negative entries are counted against max_negative once settled. */
 static bool counted_negative(const struct dc_dentry *d)
 {
-	return d->mode == 0 && !(d->flags & (DC_F_PENDING | DC_F_FAILED));
+	return d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
 }
 
 
@@ -243,14 +243,12 @@ DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 /* Take d out of its chain for good.  Readers on it see DEAD or a new seq. */
 void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
 {
-	uint32_t fl = d->flags;
+	uint32_t fl = dflags(d);
 
 	if (fl & DC_F_DEAD)
 		return;
 	seq_write_begin(&d->seq);
-	if (fl & DC_F_PENDING)
-		fl |= DC_F_STALE;
-	STORE(d->flags, fl | DC_F_DEAD);
+	dflags_set(d, fl & DC_F_PENDING ? DC_F_DEAD | DC_F_STALE : DC_F_DEAD);
 	dc__hash_remove(c, d);
 	seq_write_end(&d->seq);
 }

@@ -98,7 +98,7 @@ struct dc_dentry *dc__find_rcu(struct dc_cache *c, struct dc_dentry *dir,
 		if (LOAD(d->hash) != hash || LOAD(d->parent) != dir)
 			continue;
 		seq = seq_begin(&d->seq);
-		if (LOAD(d->flags) & (DC_F_DEAD | DC_F_PENDING))
+		if (dflags(d) & (DC_F_DEAD | DC_F_PENDING))
 			continue;
 		if (!dc__name_eq(LOAD_ACQ(d->name), s, len))
 			continue;
@@ -120,7 +120,7 @@ struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 
 	for (d = LOAD(*dc__bucket(c, dir, hash)); d; d = LOAD(d->hnext))
 		if (d->hash == hash && d->parent == dir &&
-		    !(LOAD(d->flags) & DC_F_DEAD) && dc__name_eq(d->name, s, len))
+		    !(dflags(d) & DC_F_DEAD) && dc__name_eq(d->name, s, len))
 			return d;
 	return NULL;
 }

@@ -112,6 +112,28 @@ enum {
 
 #define DC_COUNT_DEAD	(INT32_MIN / 2)
 
+/*
+ * Flags are changed by writers (under the write lock) and by lock-free
+ * lookups (REFERENCED), so every change is an atomic read-modify-write:
+ * a writer's plain store could undo a reader's bit, or the reverse.
+ */
+static inline uint32_t dflags(const struct dc_dentry *d)
+{
+	return __atomic_load_n(&d->flags, __ATOMIC_RELAXED);
+}
+
+static inline void dflags_set(struct dc_dentry *d, uint32_t f)
+{
+	__atomic_or_fetch(&d->flags, f, __ATOMIC_RELAXED);
+}
+
+/* release: what the writer did before clearing (PENDING) is seen by those
+ * who see the bit clear with an acquire load */
+static inline void dflags_clear(struct dc_dentry *d, uint32_t f)
+{
+	__atomic_and_fetch(&d->flags, ~f, __ATOMIC_RELEASE);
+}
+
 struct dc_lru {
 	struct dc_dentry *head, *tail;
 };
@@ -210,6 +232,11 @@ static inline void seq_write_end(uint32_t *seq)
 	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
 }
 
+#ifdef DC_TSAN
+/* One address for the readers' releases and the reclaimers' acquires. */
+extern char dc__rcu_token;
+#endif
+
 static inline void rcu_lock(void)
 {
 	rcu_read_lock();
@@ -220,7 +247,7 @@ static inline void rcu_unlock(void)
 #ifdef DC_TSAN
 	/* Pairs with the acquire in the RCU free callbacks: everything this
 	 * read section did happens before the memory is reused. */
-	__tsan_release(&rcu_lock);
+	__tsan_release(&dc__rcu_token);
 #endif
 	rcu_read_unlock();
 }
@@ -245,7 +272,7 @@ static inline void rcu_after_grace(struct rcu_head *head)
 #ifdef DC_TSAN
 	if (head)
 		__tsan_acquire(head);
-	__tsan_acquire(&rcu_lock);
+	__tsan_acquire(&dc__rcu_token);
 #else
 	(void)head;
 #endif

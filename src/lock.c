@@ -17,6 +17,10 @@
 
 #include "internal.h"
 
+#ifdef DC_TSAN
+char dc__rcu_token;	/* see rcu_unlock() and rcu_after_grace() */
+#endif
+
 /* ---- RCU registration -------------------------------------------------- */
 
 static pthread_key_t reg_key;

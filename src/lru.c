@@ -47,13 +47,11 @@ static struct dc_dentry *list_pop(struct dc_lru *l)
 
 static void lru_put(struct dc_cache *c, struct dc_dentry *d)
 {
-	uint32_t fl = LOAD(d->flags);
-
 	if (LOAD(d->mode) == 0) {
-		STORE(d->flags, fl | DC_F_ONNEG);
+		dflags_set(d, DC_F_ONNEG);
 		list_push(&c->lru_neg, d);
 	} else {
-		STORE(d->flags, fl & ~DC_F_ONNEG);
+		dflags_clear(d, DC_F_ONNEG);
 		list_push(&c->lru_pos, d);
 	}
 }
@@ -69,8 +67,8 @@ void dc__lru_add(struct dc_cache *c, struct dc_dentry *d)
 void dc__lru_touch(struct dc_dentry *d)
 {
 	/* test first: a hot entry's line stays shared between CPUs */
-	if (!(LOAD(d->flags) & DC_F_REFERENCED))
-		__atomic_or_fetch(&d->flags, DC_F_REFERENCED, __ATOMIC_RELAXED);
+	if (!(dflags(d) & DC_F_REFERENCED))
+		dflags_set(d, DC_F_REFERENCED);
 }
 
 /* Claim d for freeing if nobody holds it: count 0 -> DEAD. */
@@ -85,7 +83,7 @@ static bool claim(struct dc_dentry *d)
 
 static bool is_negative(const struct dc_dentry *d)
 {
-	return d->mode == 0 && !(d->flags & (DC_F_PENDING | DC_F_FAILED));
+	return d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
 }
 
 /*
@@ -101,9 +99,9 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 	uint32_t fl;
 
 	while (budget-- && over(c, arg) && (d = list_pop(l))) {
-		fl = LOAD(d->flags);
+		fl = dflags(d);
 		if (!(fl & DC_F_DEAD) && (fl & DC_F_REFERENCED)) {
-			__atomic_and_fetch(&d->flags, ~DC_F_REFERENCED, __ATOMIC_RELAXED);
+			dflags_clear(d, DC_F_REFERENCED);
 			lru_put(c, d);
 			continue;
 		}

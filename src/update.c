@@ -53,7 +53,7 @@ static struct dc_dentry *find_settled(struct dc_cache *c, struct dc_dentry *dir,
 {
 	struct dc_dentry *d = dc__find_locked(c, dir, n->s, n->len, n->hash);
 
-	if (d && (d->flags & DC_F_PENDING)) {
+	if (d && (dflags(d) & DC_F_PENDING)) {
 		dc__unhash(c, d);
 		d = NULL;
 	}
@@ -75,7 +75,7 @@ static struct dc_dentry *find_dir_by_ino(struct dc_cache *c, uint64_t ino)
 	for (i = 0; i < c->nbuckets; i++)
 		for (d = c->buckets[i]; d; d = d->hnext)
 			if (d->ino == ino && dc__is_dir(d->mode) &&
-			    !(d->flags & (DC_F_DEAD | DC_F_PENDING)))
+			    !(dflags(d) & (DC_F_DEAD | DC_F_PENDING)))
 				return d;
 	return NULL;
 }
@@ -94,12 +94,12 @@ static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 {
 	struct dc_dentry *p, *e = NULL;
 
-	if (!(dir->flags & DC_F_DEAD) || !dir->parent)
+	if (!(dflags(dir) & DC_F_DEAD) || !dir->parent)
 		return dir;
 	p = live_dir(c, dir->parent);
 	if (p)
 		e = dc__find_locked(c, p, dir->name->s, dir->name->len, dir->hash);
-	if (e && !(e->flags & DC_F_PENDING) && dc__is_dir(e->mode) &&
+	if (e && !(dflags(e) & DC_F_PENDING) && dc__is_dir(e->mode) &&
 	    e->ino == dir->ino)
 		return e;
 	return find_dir_by_ino(c, dir->ino);

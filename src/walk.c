@@ -192,7 +192,7 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 			err = -ENAMETOOLONG;
 			goto fail_validate;
 		}
-		if (LOAD(cur->flags) & DC_F_DEAD)
+		if (dflags(cur) & DC_F_DEAD)
 			return -ECHILD;
 		child = dc__find_rcu(c, cur, cp.name, cp.len, cp.hash, &cseq);
 		if (!child)
@@ -244,7 +244,7 @@ fail_validate:
 static void wait_settled(struct dc_cache *c, struct dc_dentry *d)
 {
 	pthread_mutex_lock(&c->pend_lock);
-	while (LOAD(d->flags) & DC_F_PENDING)
+	while (dflags(d) & DC_F_PENDING)
 		pthread_cond_wait(&c->pend_cv, &c->pend_lock);
 	pthread_mutex_unlock(&c->pend_lock);
 }
@@ -301,14 +301,14 @@ static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
 	if (err && err != -ENOENT) {
 		dc__unhash(c, p);
 		STORE(p->ino, (uint64_t)-err);
-		/* release: the error before the flag waiters test */
-		STORE_REL(p->flags, (LOAD(p->flags) & ~DC_F_PENDING) | DC_F_FAILED);
+		dflags_set(p, DC_F_FAILED);
+		dflags_clear(p, DC_F_PENDING);	/* release: after the error */
 		return;
 	}
 	if (err == 0)
 		dc__set_inode(c, p, in, target);
 	/* release: the answer's fields before the flag that says "settled" */
-	STORE_REL(p->flags, LOAD(p->flags) & ~DC_F_PENDING);
+	dflags_clear(p, DC_F_PENDING);
 	if (err)
 		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 }
@@ -374,7 +374,7 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 
 again:
 	dc__write_lock(c);
-	if (dir->flags & DC_F_DEAD) {
+	if (dflags(dir) & DC_F_DEAD) {
 		dc__write_unlock(c);
 		return lookup_uncached(c, dir, name, len, hash, out);
 	}
@@ -382,12 +382,12 @@ again:
 	if (d) {
 		__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
 		dc__write_unlock(c);
-		if (!(LOAD(d->flags) & DC_F_PENDING)) {
+		if (!(dflags(d) & DC_F_PENDING)) {
 			*out = d;
 			return 0;
 		}
 		wait_settled(c, d);
-		fl = LOAD(d->flags);
+		fl = dflags(d);
 		if ((fl & (DC_F_FAILED | DC_F_STALE)) == DC_F_FAILED) {
 			err = -(int)LOAD(d->ino);	/* the owner's error */
 			dc_put(c, d);
@@ -440,7 +440,7 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 	dc__read_lock(c);
 	if (c->mode != DC_MODE_RCU) {
 		d = dc__find_locked(c, dir, cp->name, cp->len, cp->hash);
-		if (d && (LOAD(d->flags) & DC_F_PENDING))
+		if (d && (dflags(d) & DC_F_PENDING))
 			d = NULL;
 		if (d)	/* the shrinker needs the write lock: d is not dying */
 			__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
@@ -548,7 +548,7 @@ static int step_ref(struct nameidata *nd, struct dc_dentry *dir,
 
 	/* an unhashed directory's cached children may be stale: the slow
 	 * path asks the backend for them (lookup_uncached) */
-	if (!(LOAD(dir->flags) & DC_F_DEAD))
+	if (!(dflags(dir) & DC_F_DEAD))
 		d = lookup_cached(nd->c, dir, cp);
 	if (d) {
 		dc__lru_touch(d);

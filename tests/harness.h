@@ -13,10 +13,13 @@
 
 static unsigned long h_checks, h_failed;
 
+/* atomic: stress tests check from many threads */
+#define H_INC(x)	__atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED)
+
 #define CHECK(cond) do {						\
-	h_checks++;							\
+	H_INC(h_checks);						\
 	if (!(cond)) {							\
-		h_failed++;						\
+		H_INC(h_failed);					\
 		fprintf(stderr, "%s:%d: CHECK failed: %s\n",		\
 			__FILE__, __LINE__, #cond);			\
 	}								\
@@ -25,9 +28,9 @@ static unsigned long h_checks, h_failed;
 /* Compare two integers and show both on failure. */
 #define CHECK_EQ(a, b) do {						\
 	long long h_a = (long long)(a), h_b = (long long)(b);		\
-	h_checks++;							\
+	H_INC(h_checks);						\
 	if (h_a != h_b) {						\
-		h_failed++;						\
+		H_INC(h_failed);					\
 		fprintf(stderr, "%s:%d: CHECK_EQ failed: %s == %s "	\
 			"(%lld != %lld)\n", __FILE__, __LINE__, #a, #b,	\
 			h_a, h_b);					\

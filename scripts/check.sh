@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# make check: build and run every test, three times over --
+#   plain (-O2), ASan+UBSan, TSan -- plus a warning-free build with clang.
+# Stress tests run DC_TEST_SECONDS seconds per mode (default 2).
+# Ends with "N passed, N failed"; exits 1 if anything failed.
+set -u
+cd "$(dirname "$0")/.."
+export DC_TEST_SECONDS="${DC_TEST_SECONDS:-2}"
+export DC_TEST_DATA="$PWD/tests/data"
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 second_deadlock_stack=1"
+jobs=$(nproc 2>/dev/null || echo 2)
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+passed=0 failed=0 skipped=0
+
+# run NAME CMD...: one test; its output is shown only when it fails.
+run() {
+	local name=$1 log
+	shift
+	log="$logs/$(echo "$name" | tr -c 'A-Za-z0-9_-' _).log"
+	local t0=$SECONDS
+	if "$@" >"$log" 2>&1; then
+		passed=$((passed + 1))
+		echo "ok - $name ($((SECONDS - t0))s): $(grep -E 'checks|passed|violations' "$log" | tail -1)"
+	elif [ $? -eq 77 ]; then
+		skipped=$((skipped + 1))
+		echo "skip - $name: $(tail -1 "$log")"
+	else
+		failed=$((failed + 1))
+		echo "not ok - $name"
+		tail -40 "$log" | sed 's/^/    /'
+	fi
+}
+
+for san in "" asan tsan; do
+	label=${san:-plain}
+	build=build${san:+-$san}
+	run "build $label" make -s -j"$jobs" SAN="$san" WERROR=-Werror all || continue
+	for t in "$build"/tests/test_*; do
+		[ -x "$t" ] || continue
+		run "$label $(basename "$t")" "$t"
+	done
+done
+# the resolver against the kernel's own path resolution (openat2)
+run "plain test_dcpath.sh" tests/test_dcpath.sh build
+# clang: the same sources, no warnings
+if command -v clang >/dev/null; then
+	run "build clang" make -s -j"$jobs" CC=clang BUILD=build-clang WERROR=-Werror all
+fi
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

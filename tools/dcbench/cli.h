@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cli.h - what dcbench's commands share (main.c): option parsing helpers
+ * and the exit codes.  Every command prints human text to stderr, and with
+ * --json exactly one JSON document to stdout.
+ */
+#ifndef DCBENCH_CLI_H
+#define DCBENCH_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define EXIT_OK		0
+#define EXIT_FAIL	1	/* the command ran and failed (or found mismatches) */
+#define EXIT_USAGE	2	/* bad command line */
+
+/* "dcbench CMD: message" and a hint at --help on stderr; returns EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Option scanning: *i indexes argv.  If argv[*i] is --NAME or --NAME=VALUE,
+ * returns true; for an option with a value, *val gets it (the next argument
+ * when not given with '='; *i is advanced past it).  A missing value is a
+ * usage error: *bad is set to EXIT_USAGE and a message printed.
+ */
+bool cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
+	     bool has_value, const char **val, int *bad);
+
+/* A number in [lo, hi]; 0, or EXIT_USAGE with a message. */
+int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
+	     unsigned hi, unsigned *out);
+/* A comma-separated list of such numbers, at most max; 0 or EXIT_USAGE. */
+int cli_uint_list(const char *cmd, const char *opt, const char *s, unsigned lo,
+		  unsigned hi, unsigned *out, unsigned max, unsigned *n);
+
+/* Should progress be shown (stderr is a terminal)? */
+bool cli_progress(void);
+/* Online processors (sysconf), at least 1. */
+unsigned cli_cores(void);
+
+int cmd_import(int argc, char **argv);
+int cmd_capture(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+
+#endif /* DCBENCH_CLI_H */

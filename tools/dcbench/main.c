@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * main.c - dcbench's command line: import, capture, replay, compare.
+ * docs/dcbench.md is the manual.  Exit status: 0 success, 1 failure (or
+ * mismatches found), 2 usage error.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "import.h"
+#include "json.h"
+#include "trace.h"
+
+static const char usage_text[] =
+"usage: dcbench COMMAND [OPTIONS]\n"
+"\n"
+"  import STRACE_LOG[.xz] -o TRACE [--json]\n"
+"        turn an strace log into a trace\n"
+"  capture -o TRACE [--json] [--keep-log FILE] -- COMMAND [ARGS...]\n"
+"        run COMMAND under strace and import what it did\n"
+"  replay TRACE [--threads N] [--copies K] [--mode rcu|global|rwlock|null]\n"
+"               [--runs R] [--warmup] [--json]\n"
+"        replay the trace through libdcache, check every answer, time it\n"
+"  compare TRACE [--threads LIST] [--copies K] [--runs R] [--modes LIST]\n"
+"                [--warmup] [--plot FILE.svg|.png] [--json]\n"
+"        replay in every mode (and null), interleaved, and compare them\n"
+"\n"
+"'dcbench COMMAND --help' for a command's options; docs/dcbench.md for more.\n"
+"Exit status: 0 success, 1 failure or mismatches, 2 usage error.\n";
+
+static const char import_help[] =
+"usage: dcbench import STRACE_LOG[.xz] -o TRACE [--json]\n"
+"\n"
+"Reads a log written by strace -f -y -qq -e trace=%file,%process,chdir,fchdir\n"
+"(plain or xz) and writes the binary trace (docs/trace-format.md).\n"
+"The summary goes to stderr; --json writes it as one JSON document to stdout.\n";
+
+static const char capture_help[] =
+"usage: dcbench capture -o TRACE [--json] [--keep-log FILE] -- COMMAND [ARGS...]\n"
+"\n"
+"Runs COMMAND under strace -f -y -qq -e trace=%file,%process,chdir,fchdir\n"
+"and imports the log into TRACE.  --keep-log keeps the strace log in FILE.\n"
+"If COMMAND fails, the trace is still written and dcbench exits with 1.\n"
+"Needs strace (Debian package: strace).\n";
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "dcbench%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'dcbench %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
+bool cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
+	     bool has_value, const char **val, int *bad)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(a, "--", 2) || strncmp(a + 2, name, n))
+		return false;
+	if (a[2 + n] == '\0') {
+		if (!has_value)
+			return true;
+		if (*i + 1 >= argc) {
+			*bad = cli_usage(cmd, "--%s needs a value", name);
+			return true;
+		}
+		*val = argv[++*i];
+		return true;
+	}
+	if (a[2 + n] != '=')
+		return false;
+	if (!has_value) {
+		*bad = cli_usage(cmd, "--%s takes no value", name);
+		return true;
+	}
+	*val = a + 3 + n;
+	return true;
+}
+
+int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
+	     unsigned hi, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
+		return cli_usage(cmd, "%s wants a number from %u to %u, not '%s'",
+				 opt, lo, hi, s);
+	*out = (unsigned)v;
+	return 0;
+}
+
+int cli_uint_list(const char *cmd, const char *opt, const char *s, unsigned lo,
+		  unsigned hi, unsigned *out, unsigned max, unsigned *n)
+{
+	char buf[32];
+
+	*n = 0;
+	for (const char *p = s;;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (*n == max)
+			return cli_usage(cmd, "%s: at most %u values", opt, max);
+		if (len >= sizeof(buf))
+			return cli_usage(cmd, "%s: '%.*s' is not a number", opt,
+					 (int)len, p);
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		if (cli_uint(cmd, opt, buf, lo, hi, &out[*n]))
+			return EXIT_USAGE;
+		(*n)++;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+}
+
+bool cli_progress(void)
+{
+	return isatty(STDERR_FILENO) == 1;
+}
+
+unsigned cli_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 0 ? (unsigned)n : 1;
+}
+
+/* ---- import ------------------------------------------------------------------- */
+
+static void summary_json(struct json *j, const struct dct_import_summary *s)
+{
+	json_kuint(j, "lines", s->lines);
+	json_kuint(j, "bytes", s->bytes);
+	json_kuint(j, "processes", s->processes);
+	json_kuint(j, "ops", s->ops);
+	json_key(j, "ops_by_kind");
+	json_obj_begin(j);
+	for (unsigned k = 0; k < DCT_NKINDS; k++)
+		json_kuint(j, dct_kind_name(k), s->ops_by_kind[k]);
+	json_obj_end(j);
+	json_kuint(j, "path_ops", s->path_ops);
+	json_kuint(j, "path_ops_failed", s->path_ops_failed);
+	json_kuint(j, "path_ops_enoent", s->path_ops_enoent);
+	json_kuint(j, "distinct_paths", s->distinct_paths);
+	json_kuint(j, "malformed", s->malformed);
+	if (s->malformed)
+		json_kuint(j, "malformed_first_line", s->malformed_first_line);
+	else
+		json_knull(j, "malformed_first_line");
+	json_kuint(j, "unknown_calls", s->unknown_calls);
+	json_kuint(j, "ignored_calls", s->ignored_calls);
+	json_kuint(j, "signals", s->signals);
+	json_kuint(j, "skipped_fd_calls", s->skipped_fd_calls);
+	json_kuint(j, "unresolved", s->unresolved);
+	json_kuint(j, "too_long", s->too_long);
+	json_kuint(j, "restarted", s->restarted);
+	json_kuint(j, "unfinished_at_eof", s->unfinished_at_eof);
+	json_kuint(j, "cwd_corrections", s->cwd_corrections);
+	json_kuint(j, "orphans", s->orphans);
+	json_kuint(j, "wait_unmatched", s->wait_unmatched);
+	json_key(j, "unknown");
+	json_arr_begin(j);
+	for (int i = 0; i < DCT_TOP_UNKNOWN && s->unknown[i].count; i++) {
+		json_obj_begin(j);
+		json_kstr(j, "name", s->unknown[i].name);
+		json_kuint(j, "count", s->unknown[i].count);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* Import log into trace; prints the summary.  An exit status. */
+static int do_import(const char *cmd, const char *log, const char *trace, bool json,
+		     int command_status)
+{
+	struct dct_import_summary sum;
+	char err[512];
+
+	memset(&sum, 0, sizeof(sum));
+	if (dct_import(log, trace, &sum, cli_progress() ? stderr : NULL,
+		       err, sizeof(err))) {
+		fprintf(stderr, "dcbench %s: %s\n", cmd, err);
+		return EXIT_FAIL;
+	}
+	fprintf(stderr, "trace:        %s\n", trace);
+	dct_import_summary_print(stderr, &sum);
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout);
+		json_obj_begin(&j);
+		json_kint(&j, "schema_version", JSON_SCHEMA_VERSION);
+		json_kstr(&j, "command", cmd);
+		json_kstr(&j, "log", log);
+		json_kstr(&j, "trace", trace);
+		if (command_status >= 0)
+			json_kint(&j, "command_status", command_status);
+		json_key(&j, "summary");
+		json_obj_begin(&j);
+		summary_json(&j, &sum);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		if (json_finish(&j)) {
+			fprintf(stderr, "dcbench %s: cannot write to stdout\n", cmd);
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	const char *cmd = "import", *log = NULL, *out = NULL;
+	bool json = false;
+	int bad = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			fputs(import_help, stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "-o") || cli_opt(cmd, argc, argv, &i, "output", true, &v, &bad)) {
+			if (bad)
+				return bad;
+			if (!v) {
+				if (i + 1 >= argc)
+					return cli_usage(cmd, "-o needs a file name");
+				v = argv[++i];
+			}
+			out = v;
+		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			json = true;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return cli_usage(cmd, "unknown option '%s'", argv[i]);
+		} else if (log) {
+			return cli_usage(cmd, "one log at a time ('%s' and '%s')", log, argv[i]);
+		} else {
+			log = argv[i];
+		}
+	}
+	if (!log)
+		return cli_usage(cmd, "which strace log?");
+	if (!out)
+		return cli_usage(cmd, "where to? (-o TRACE)");
+	return do_import(cmd, log, out, json, -1);
+}
+
+/* ---- capture ------------------------------------------------------------------ */
+
+/* Is prog an executable in $PATH? */
+static bool in_path(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path;;) {
+		const char *e = strchr(p, ':');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+
+		if (len == 0)
+			snprintf(buf, sizeof(buf), "./%s", prog);
+		else
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, p, prog);
+		if (access(buf, X_OK) == 0)
+			return true;
+		if (!e)
+			return false;
+		p = e + 1;
+	}
+}
+
+int cmd_capture(int argc, char **argv)
+{
+	const char *cmd = "capture", *out = NULL, *keep = NULL;
+	char tmplog[] = "/tmp/dcbench-capture.XXXXXX";
+	struct sigaction ign, oint, oquit;
+	bool json = false;
+	int bad = 0, first = -1, fd, status, rc;
+	pid_t pid;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (!strcmp(argv[i], "--")) {
+			first = i + 1;
+			break;
+		}
+		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			fputs(capture_help, stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "-o") || cli_opt(cmd, argc, argv, &i, "output", true, &v, &bad)) {
+			if (bad)
+				return bad;
+			if (!v) {
+				if (i + 1 >= argc)
+					return cli_usage(cmd, "-o needs a file name");
+				v = argv[++i];
+			}
+			out = v;
+		} else if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {
+			if (bad)
+				return bad;
+			keep = v;
+		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			json = true;
+		} else if (argv[i][0] == '-') {
+			return cli_usage(cmd, "unknown option '%s'", argv[i]);
+		} else {
+			return cli_usage(cmd, "put the command after '--' (got '%s')", argv[i]);
+		}
+	}
+	if (!out)
+		return cli_usage(cmd, "where to? (-o TRACE)");
+	if (first < 0 || first >= argc)
+		return cli_usage(cmd, "which command? (-- COMMAND [ARGS...])");
+	if (!in_path("strace")) {
+		fprintf(stderr, "dcbench capture: strace is not installed (not found in "
+			"$PATH); install it: apt-get install strace (Debian package "
+			"'strace')\n");
+		return EXIT_FAIL;
+	}
+	if (keep) {
+		fd = open(keep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "dcbench capture: %s: %s\n", keep, strerror(errno));
+			return EXIT_FAIL;
+		}
+	} else {
+		fd = mkstemp(tmplog);
+		if (fd < 0) {
+			fprintf(stderr, "dcbench capture: cannot make a temporary file: %s\n",
+				strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	close(fd);
+	{
+		const char *log = keep ? keep : tmplog;
+		int n = argc - first;
+		char **av = calloc((size_t)n + 10, sizeof(*av));
+		int k = 0;
+
+		if (!av) {
+			fprintf(stderr, "dcbench capture: out of memory\n");
+			if (!keep)
+				unlink(tmplog);
+			return EXIT_FAIL;
+		}
+		av[k++] = "strace";
+		av[k++] = "-f";
+		av[k++] = "-y";
+		av[k++] = "-qq";
+		av[k++] = "-e";
+		av[k++] = "trace=%file,%process,chdir,fchdir";
+		av[k++] = "-o";
+		av[k++] = (char *)log;
+		av[k++] = "--";
+		for (int i = first; i < argc; i++)
+			av[k++] = argv[i];
+		av[k] = NULL;
+
+		/* like system(): the command gets ^C, we wait for it */
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGINT, &ign, &oint);
+		sigaction(SIGQUIT, &ign, &oquit);
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			sigaction(SIGINT, &oint, NULL);
+			sigaction(SIGQUIT, &oquit, NULL);
+			execvp("strace", av);
+			fprintf(stderr, "dcbench capture: cannot run strace: %s\n",
+				strerror(errno));
+			_exit(127);
+		}
+		free(av);
+		if (pid < 0) {
+			fprintf(stderr, "dcbench capture: fork: %s\n", strerror(errno));
+			status = -1;
+		} else {
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+		}
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		if (pid < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+			if (!keep)
+				unlink(tmplog);
+			return EXIT_FAIL;
+		}
+		if (WIFEXITED(status))
+			status = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			status = 128 + WTERMSIG(status);
+		rc = do_import(cmd, log, out, json, status);
+		if (!keep)
+			unlink(tmplog);
+		if (rc)
+			return rc;
+		if (status) {
+			fprintf(stderr, "dcbench capture: warning: the command exited with "
+				"status %d; the trace was written anyway\n", status);
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
+}
+
+/* ---- dispatch ----------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {
+		{ "import", cmd_import },
+		{ "capture", cmd_capture },
+		{ "replay", cmd_replay },
+		{ "compare", cmd_compare },
+	};
+
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		fputs(usage_text, stdout);
+		return EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "dcbench: unknown command '%s'\n\n%s", argv[1], usage_text);
+	return EXIT_USAGE;
+}
