@@ -223,7 +223,8 @@ struct pinfo {
 #define PU_SLASH	0x02	/* ... with a trailing slash */
 #define PU_PARENT	0x04	/* ... by an op that needs its parent and name */
 #define PU_TEXT		0x08	/* a symlink's target text */
-#define PU_BAD		0x10	/* too long, or a component is: no inference */
+#define PU_BAD		0x10	/* too long: no inference */
+#define PU_LONGNAME	0x20	/* a component is too long; node: the walk before it */
 
 /* Per-op flags (opf) */
 #define OF_DEPS		0x01	/* has dependencies */
@@ -425,7 +426,7 @@ static int parse_path(struct rp_prep *p, uint32_t id)
 				cur = p->nodes[cur].parent;
 			}
 		} else if (len > DC_NAME_MAX) {
-			pi->use |= PU_BAD;
+			pi->use |= PU_LONGNAME;
 			break;
 		} else if (!(len == 1 && q[0] == '.')) {
 			cur = node_get(p, cur, q, len);
@@ -930,6 +931,15 @@ static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 	if (p->pi[id].use & PU_BAD)
 		return 0;
 	n = p->pi[id].node;
+	if (p->pi[id].use & PU_LONGNAME) {
+		/* the walk got as far as the long name: a directory */
+		if (e == ENAMETOOLONG) {
+			exist_walk(p, id);
+			if (n != 0)
+				exist1(p, n, P_DIR | P_LNK, N_LINKDIR);
+		}
+		return 0;
+	}
 	if (o->kind == DCT_LSTAT || o->kind == DCT_READLINK)
 		follow = false;
 	if (fl & DCT_F_SLASH) {
@@ -982,7 +992,7 @@ static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 
 		if (o->kind == DCT_RENAME || o->kind == DCT_LINK)
 			ti = id2;
-		if (p->pi[ti].use & PU_BAD)
+		if (p->pi[ti].use & (PU_BAD | PU_LONGNAME))
 			return 0;
 		exist_path(p, ti, P_ANY, 0);
 		if (o->kind == DCT_MKDIR && p->pi[ti].node != 0)
@@ -1060,7 +1070,7 @@ static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 		*wr |= OF_WR1;
 		return 0;
 	case DCT_RENAME: case DCT_LINK:
-		if (p->pi[id2].use & PU_BAD)
+		if (p->pi[id2].use & (PU_BAD | PU_LONGNAME))
 			return 0;
 		n2 = p->pi[id2].node;
 		if (n == 0 || n2 == 0 || n == n2)
@@ -1659,7 +1669,9 @@ static int build_copies(struct rp_prep *p, unsigned k, char *err, size_t errlen)
 				continue;
 			if (c > 0) {
 				if (pi->use & PU_PATH)
-					s = copy_path(p, t->paths[id], pi->node, c, &tl);
+					s = copy_path(p, t->paths[id],
+						      (pi->use & PU_LONGNAME) ? NONE : pi->node,
+						      c, &tl);
 				else if (t->paths[id][0] == '/')
 					s = copy_path(p, t->paths[id], NONE, c, &tl);
 				if (!s && !tl) {
