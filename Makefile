@@ -52,7 +52,9 @@ TESTS     := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 DCBENCH_SRCS := $(wildcard tools/dcbench/*.c)
 DCBENCH_SRCS := $(filter-out tools/dcbench/import_main_test.c,$(DCBENCH_SRCS))
 
-all: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcpath $(TESTS) \
+CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_import
+
+all: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcpath $(TESTS) $(CORPUS_TESTS) \
      $(BUILD)/dcache.pc $(if $(wildcard tools/dcbench/main.c),$(BUILD)/dcbench)
 
 $(BUILD)/obj/%.o: src/%.c src/internal.h include/dcache.h
@@ -94,6 +96,33 @@ $(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libdcache.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
+# Fuzz corpora replayed as plain regression tests (no libFuzzer needed).
+$(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c $(BUILD)/libdcache.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DCORPUS_DIR='"tests/fuzz/corpus_walk"' $(CFLAGS) $(filter %.c,$^) \
+	    -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
+
+$(BUILD)/tests/test_corpus_import: tests/fuzz/fuzz_import.c tests/fuzz/run_corpus.c tools/dcbench/import.c tools/dcbench/trace.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itools/dcbench -DCORPUS_DIR='"tests/fuzz/corpus_import"' $(CFLAGS) \
+	    $^ -o $@ $(LDFLAGS) -llzma
+
+# ---- fuzzing (clang, libFuzzer): FUZZ_SECONDS per target ----------------------
+
+FUZZ_SECONDS ?= 60
+FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
+
+fuzz: deps
+	@mkdir -p build-fuzz/corpus_walk build-fuzz/corpus_import
+	clang -std=c11 $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_walk.c $(LIB_SRCS) \
+	    -o build-fuzz/fuzz_walk $(LIBS)
+	clang -std=c11 $(CPPFLAGS) -Itools/dcbench $(FUZZ_FLAGS) tests/fuzz/fuzz_import.c \
+	    tools/dcbench/import.c tools/dcbench/trace.c -o build-fuzz/fuzz_import -llzma
+	cd build-fuzz && ./fuzz_walk -max_total_time=$(FUZZ_SECONDS) -dict=../tests/fuzz/walk.dict \
+	    corpus_walk ../tests/fuzz/corpus_walk
+	cd build-fuzz && ./fuzz_import -max_total_time=$(FUZZ_SECONDS) \
+	    corpus_import ../tests/fuzz/corpus_import
+
 # ---- the README's commands -------------------------------------------------
 
 deps:
@@ -116,6 +145,6 @@ install: all
 	install -m 755 $(BUILD)/dcpath $(DESTDIR)$(PREFIX)/bin/
 
 clean:
-	rm -rf build build-asan build-tsan
+	rm -rf build build-asan build-tsan build-clang build-fuzz
 
-.PHONY: all deps check run install clean
+.PHONY: all deps check run install clean fuzz

@@ -173,7 +173,7 @@ void *dc__slab_alloc(struct dc_cache *c)
 		obj = s->free;
 		unpoison(obj, s->objsize);
 		s->free = *(void **)obj;
-	} else if (s->bump + s->objsize <= s->bump_end || slab_grow(c, s) == 0) {
+	} else if ((size_t)(s->bump_end - s->bump) >= s->objsize || slab_grow(c, s) == 0) {
 		obj = s->bump;
 		s->bump += s->objsize;
 	}

@@ -884,11 +884,15 @@ static int move_subtree(struct rp_prep *p, uint32_t from, uint32_t to, unsigned 
 	if (depth > DC_PATH_MAX / 2)
 		return 0;
 	for (uint32_t c = p->nodes[from].child; c != NONE; c = p->nodes[c].sibling) {
+		char name[DC_NAME_MAX + 1];
+		size_t len = p->nodes[c].len;
 		uint32_t d;
 
-		if (p->nodes[c].cur != S_EXISTS)
+		if (p->nodes[c].cur != S_EXISTS || len > DC_NAME_MAX)
 			continue;
-		d = node_get(p, to, p->names + p->nodes[c].name, p->nodes[c].len);
+		/* a copy: node_get may move the names it points into */
+		memcpy(name, p->names + p->nodes[c].name, len);
+		d = node_get(p, to, name, len);
 		if (d == NONE)
 			return -1;
 		if (p->nodes[d].cur == S_UNKNOWN)
@@ -946,6 +950,8 @@ static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 		fwant = P_DIR | P_LNK;
 		flink = N_LINKDIR;
 	}
+	if (o->kind == DCT_SYMLINK && p->t->paths[id2][0] == '\0')
+		return 0;	/* an empty target: ENOENT before any lookup */
 	if (e == ENOENT) {
 		switch (o->kind) {
 		case DCT_RENAME: case DCT_LINK:
@@ -979,7 +985,11 @@ static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 			    o->kind == DCT_RMDIR ||
 			    (o->kind == DCT_OPEN && (fl & DCT_F_DIRECTORY));
 
-		if (self) {
+		if (o->kind == DCT_RENAME || o->kind == DCT_LINK) {
+			/* a slash on either name of a non-directory source */
+			if (o->kind == DCT_RENAME && (fl & (DCT_F_SLASH | DCT_F_SLASH2)))
+				exist_path(p, id, P_REG | P_LNK, 0);
+		} else if (self) {
 			exist_path(p, id, P_REG | P_LNK, N_LINKFILE);
 		} else if (n != 0 && p->nodes[n].parent != 0 && p->pi[id].ndreq == 0) {
 			exist_above(p, p->nodes[n].parent);
@@ -990,8 +1000,13 @@ static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 	if (e == EEXIST) {
 		uint32_t ti = id;
 
-		if (o->kind == DCT_RENAME || o->kind == DCT_LINK)
+		if (o->kind == DCT_RENAME || o->kind == DCT_LINK) {
+			/* the old name is looked up first: it exists */
 			ti = id2;
+			if (p->pi[ti].use & (PU_BAD | PU_LONGNAME))
+				return 0;
+			exist_path(p, id, P_ANY, 0);
+		}
 		if (p->pi[ti].use & (PU_BAD | PU_LONGNAME))
 			return 0;
 		exist_path(p, ti, P_ANY, 0);
@@ -1090,6 +1105,11 @@ static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 			*wr |= OF_WR1 | OF_WR2;
 			return 0;
 		}
+		for (uint32_t a = n2; a != 0; a = p->nodes[a].parent)
+			if (a == n) {
+				p->conflicts++;	/* into itself: cannot have succeeded */
+				return 0;
+			}
 		{
 			unsigned type = cur_type(&p->nodes[n]);
 
@@ -1800,13 +1820,53 @@ void rp_free(struct rp_prep *p)
 
 /* ---- the namespace, built before each run ------------------------------------------ */
 
+/*
+ * Add initial name ni of copy k in directory dir.  Returns the inode that
+ * names below it go into, 0 when it could not be added (a contradiction
+ * the inference already counted: a name below a file, say; the name and
+ * what is below it are left out), or a negative errno when out of memory.
+ */
+static int64_t add_initial(struct rp_prep *p, struct dc_memfs *fs, uint32_t ni,
+			   unsigned k, uint64_t dir)
+{
+	const struct node *n = &p->nodes[ni];
+	char name[DC_NAME_MAX + 16];
+	struct dc_inode in;
+	int r;
+
+	copy_name(p, ni, k, name, sizeof(name));
+	if (n->itype == T_LNK) {
+		/* the link's target: a sibling of the type it is used as */
+		const char *tn = p->names + n->target;
+		bool self = !strcmp(tn, ".");
+
+		if (!self) {
+			r = dc_memfs_add(fs, dir, tn, (n->flags & N_LINKDIR) ?
+					 S_IFDIR | 0755 : S_IFREG | 0644, NULL, &in);
+			if (r == -ENOMEM)
+				return r;
+		}
+		r = dc_memfs_add(fs, dir, name, S_IFLNK | 0777, tn, &in);
+		if (r)
+			return r == -ENOMEM ? r : 0;
+		if (self)
+			return (int64_t)dir;
+		/* names below the link live in its target */
+		r = dc_memfs_lookup(fs, dir, tn, &in);
+		return r ? 0 : (int64_t)in.ino;
+	}
+	r = dc_memfs_add(fs, dir, name, n->itype == T_DIR ? S_IFDIR | 0755 :
+			 S_IFREG | 0644, NULL, &in);
+	if (r)
+		return r == -ENOMEM ? r : 0;
+	return (int64_t)in.ino;
+}
+
 static int build_namespace(struct rp_prep *p, struct dc_memfs *fs, unsigned copies,
 			   char *err, size_t errlen)
 {
 	size_t nn = p->nnodes;
 	uint64_t *ino = calloc(nn * copies, sizeof(*ino));
-	char name[DC_NAME_MAX + 16];
-	int rc = -1;
 
 	if (!ino) {
 		rp_fail(err, errlen, "out of memory");
@@ -1823,55 +1883,21 @@ static int build_namespace(struct rp_prep *p, struct dc_memfs *fs, unsigned copi
 			continue;
 		for (unsigned k = 0; k < (priv ? copies : 1); k++) {
 			uint64_t dir = ino[(ppriv ? (size_t)k * nn : 0) + n->parent];
-			struct dc_inode in;
-			uint32_t mode;
-			const char *target = NULL;
-			int r;
+			int64_t r;
 
 			if (!dir)
-				continue;	/* its directory was not made */
-			copy_name(p, (uint32_t)ni, k, name, sizeof(name));
-			if (n->itype == T_LNK) {
-				/* the link's target: a sibling of the type it is used as */
-				const char *tn = p->names + n->target;
-
-				if (strcmp(tn, ".")) {
-					mode = (n->flags & N_LINKDIR) ? S_IFDIR | 0755 : S_IFREG | 0644;
-					r = dc_memfs_add(fs, dir, tn, mode, NULL, &in);
-					if (r && r != -EEXIST)
-						goto fail_r;
-				}
-				target = tn;
-				mode = S_IFLNK | 0777;
-				r = dc_memfs_add(fs, dir, name, mode, target, &in);
-				if (r)
-					goto fail_r;
-				/* names below it live in the target */
-				if (strcmp(tn, ".")) {
-					r = dc_memfs_lookup(fs, dir, tn, &in);
-					if (r)
-						goto fail_r;
-				} else {
-					in.ino = dir;
-				}
-				ino[(priv ? (size_t)k * nn : 0) + ni] = in.ino;
-				continue;
+				continue;	/* its directory was left out */
+			r = add_initial(p, fs, (uint32_t)ni, k, dir);
+			if (r < 0) {
+				rp_fail(err, errlen, "building the namespace: out of memory");
+				free(ino);
+				return -1;
 			}
-			mode = n->itype == T_DIR ? S_IFDIR | 0755 : S_IFREG | 0644;
-			r = dc_memfs_add(fs, dir, name, mode, NULL, &in);
-			if (r) {
-fail_r:
-				rp_fail(err, errlen, "building the namespace: %s: %s",
-				     name, strerror(-r));
-				goto out;
-			}
-			ino[(priv ? (size_t)k * nn : 0) + ni] = in.ino;
+			ino[(priv ? (size_t)k * nn : 0) + ni] = (uint64_t)r;
 		}
 	}
-	rc = 0;
-out:
 	free(ino);
-	return rc;
+	return 0;
 }
 
 /* ---- the replay --------------------------------------------------------------------- */
@@ -2302,6 +2328,9 @@ static int do_rename(struct worker *w, const struct rproc *r, const struct dct_o
 		fl |= DC_RENAME_EXCHANGE;
 	if (!ex1)
 		got = ENOENT;
+	else if (!S_ISDIR(s1.mode) && ((o->flags & DCT_F_SLASH) ||
+		 (!(fl & DC_RENAME_EXCHANGE) && (o->flags & DCT_F_SLASH2))))
+		got = ENOTDIR;		/* "file/" names a directory */
 	else if ((fl & DC_RENAME_NOREPLACE) && ex2)
 		got = EEXIST;
 	else if ((fl & DC_RENAME_EXCHANGE) && !ex2)
@@ -2313,6 +2342,10 @@ static int do_rename(struct worker *w, const struct rproc *r, const struct dct_o
 	}
 	dc_put(c, od);
 	dc_put(c, nd);
+	/* an error the names do not decide (EINVAL, EXDEV, EBUSY, ...): which
+	 * of the two it was about is not recorded */
+	if (o->err > 0 && !err_determined(o->kind, o->err))
+		return GOT_SKIP;
 	return got;
 }
 
@@ -2348,6 +2381,8 @@ static int do_link(struct worker *w, const struct rproc *r, const struct dct_op 
 			dc_link(c, nd, e2->name, &in);
 	}
 	dc_put(c, nd);
+	if (o->err > 0 && !err_determined(o->kind, o->err))
+		return GOT_SKIP;	/* as for rename */
 	return got;
 }
 
@@ -2394,6 +2429,9 @@ static int exec_op(struct worker *w, const struct rproc *r, const struct dct_op 
 		return got ? got : S_ISDIR(st.mode) ? 0 : ENOTDIR;
 	case DCT_MKDIR: case DCT_MKNOD: case DCT_SYMLINK: case DCT_UNLINK:
 	case DCT_RMDIR:
+		if (o->kind == DCT_SYMLINK &&
+		    w->x->p->cp[r->copy][o->path2].s[0] == '\0')
+			return ENOENT;	/* an empty target: before any lookup */
 		if (e->name)
 			return do_name_op(w, r, o);
 		/* "/" or a name ending in "..": nothing to make or remove */

@@ -31,7 +31,7 @@ const char *rp_mode_name(int mode);		/* "rcu", ..., "null" */
 int rp_mode_parse(const char *name);		/* a mode, or -1 */
 
 #define RP_MAX_THREADS	1024
-#define RP_MAX_COPIES	1024
+#define RP_MAX_COPIES	256
 
 /* What preparation found; the counts are for one copy. */
 struct rp_info {
