@@ -35,6 +35,7 @@ endif
 
 URCU_CFLAGS := $(shell pkg-config --cflags liburcu-memb 2>/dev/null)
 URCU_LIBS   := $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
+CDS_LIBS    := $(shell pkg-config --libs liburcu-cds 2>/dev/null || echo -lurcu-cds)
 
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-missing-field-initializers $(SANFLAGS) $(CFLAGS_EXTRA) $(WERROR)
@@ -86,7 +87,7 @@ $(BUILD)/dcpath: tools/dcpath/dcpath.c $(BUILD)/libdcache.a
 
 $(BUILD)/dcbench: $(DCBENCH_SRCS) tools/dcbench/*.h $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
-	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS) -llzma -lm
+	    $(LDFLAGS) $(BUILD)/libdcache.a $(CDS_LIBS) $(LIBS) -llzma -lm
 
 $(BUILD)/tests/test_import: tests/test_import.c tools/dcbench/import.c tools/dcbench/trace.c tools/dcbench/*.h
 	@mkdir -p $(@D)
@@ -95,6 +96,11 @@ $(BUILD)/tests/test_import: tests/test_import.c tools/dcbench/import.c tools/dcb
 $(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libdcache.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
+
+$(BUILD)/tests/test_torture: tests/test_torture.c tools/dcbench/torture.c tools/dcbench/torture.h tests/harness.h $(BUILD)/libdcache.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ \
+	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
 # Fuzz corpora replayed as plain regression tests (no libFuzzer needed).
 $(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c $(BUILD)/libdcache.a

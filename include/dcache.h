@@ -152,7 +152,8 @@ int dc_rmdir(struct dc_cache *c, struct dc_dentry *dir, const char *name);
 #define DC_RENAME_EXCHANGE	0x2
 /*
  * A rename (plain or NOREPLACE) moves the source's entry and its cached
- * subtree; EXCHANGE forgets both names.  -EINVAL: a directory moved into
+ * subtree (when source and target are one inode, as rename(2) it changes
+ * nothing); EXCHANGE forgets both names.  -EINVAL: a directory moved into
  * its own subtree, or both flags.  Between its backend operation and this
  * call the caller must not let another update touch the same names (a
  * FUSE server gets that from the kernel's directory locks).
@@ -232,6 +233,8 @@ void dc_debug_fail_alloc(long every, uint64_t seed);
 uint64_t dc_debug_failed_allocs(void);
 /* Entries allocated and not yet freed, all caches of the process. */
 uint64_t dc_debug_live_entries(void);
+/* Bytes allocated by libdcache and not yet freed, all caches. */
+uint64_t dc_debug_live_bytes(void);
 /* Check the cache's invariants (quiescent callers only); 0 or -EUCLEAN. */
 int dc_debug_check(struct dc_cache *c);
 

@@ -60,6 +60,7 @@ struct dc_slab {
 
 static long fail_every;			/* see dc_debug_fail_alloc */
 static uint64_t live_entries;		/* slab objects handed out, all caches */
+static uint64_t live_bytes;		/* dc__malloc'd and not freed, all caches */
 static uint64_t fail_counter, fail_rng, fail_count;
 
 DC_API void dc_debug_fail_alloc(long every, uint64_t seed)
@@ -109,8 +110,11 @@ void *dc__malloc(struct dc_cache *c, size_t size)
 	if (should_fail())
 		return NULL;
 	p = malloc(size);
-	if (p && c)
+	if (!p)
+		return NULL;
+	if (c)
 		__atomic_add_fetch(&c->bytes, size, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&live_bytes, size, __ATOMIC_RELAXED);
 	return p;
 }
 
@@ -129,6 +133,7 @@ void dc__free(struct dc_cache *c, void *p, size_t size)
 		return;
 	if (c)
 		__atomic_sub_fetch(&c->bytes, size, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&live_bytes, size, __ATOMIC_RELAXED);
 	free(p);
 }
 
@@ -201,6 +206,11 @@ void dc__slab_free(struct dc_cache *c, void *obj)
 DC_API uint64_t dc_debug_live_entries(void)
 {
 	return LOAD(live_entries);
+}
+
+DC_API uint64_t dc_debug_live_bytes(void)
+{
+	return LOAD(live_bytes);
 }
 
 void dc__slab_destroy(struct dc_cache *c)

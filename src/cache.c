@@ -94,7 +94,7 @@ static void cache_free(struct dc_cache *c)
 	dc__stat_free(c);
 	dc__slab_destroy(c);
 	locks_destroy(c);
-	free(c);
+	dc__free(NULL, c, sizeof(*c));
 }
 
 DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
@@ -109,7 +109,7 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 		goto fail_backend;
 	}
 	dc__thread_enter();
-	c = dc__calloc(NULL, sizeof(*c));
+	c = dc__calloc(NULL, sizeof(*c));	/* counted in live bytes, not c->bytes */
 	if (!c)
 		goto fail_backend;
 	c->mode = opt->mode;

@@ -315,12 +315,27 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 	}
 	if (dc__is_dir(s->mode) && is_under(ndir, s))
 		return -EINVAL;
+	/*
+	 * The target already holds the source's inode: either two names of
+	 * one inode, which rename(2) leaves both in place, or a miss since the
+	 * backend's rename cached the new name.  The target is right either
+	 * way; the old name may or may not exist, so forget it.
+	 */
+	if (t && t->mode && t->ino == s->ino) {
+		forget(c, s);
+		return 0;
+	}
 	forget(c, t);
 	seq_write_begin(&c->rename_seq);
 	move_entry(c, s, ndir, xs, nn->hash);
 	seq_write_end(&c->rename_seq);
-	/* the old name is now known not to exist */
-	install(c, dc__alloc(c, odir, on->s, on->len, on->hash, 0, NULL, NULL));
+	/*
+	 * The old name is gone -- unless the target, which the cache did not
+	 * know, was another name of the same inode, and rename(2) did nothing.
+	 * So only a known target lets us cache the old name as negative.
+	 */
+	if (t)
+		install(c, dc__alloc(c, odir, on->s, on->len, on->hash, 0, NULL, NULL));
 	return 1;
 }
 

@@ -1,0 +1,679 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * torture.c - `dcbench torture`: lookups racing every kind of update.
+ *
+ * The namespace: directories /d0../d3, each with 6 stable files (never
+ * touched: a lookup of one must always succeed, whatever moves around it)
+ * and 6 volatile slots, and one directory holding a stable file "inner"
+ * that writer 0 moves between /m and /d0/mm (a directory with contents
+ * moving into another directory).  Writers own disjoint slots and change
+ * them with every update call; readers resolve slot paths (dc_resolve),
+ * walk them (dc_walk, a reference), look single names up (dc_lookup on a
+ * held directory) and check stable names.
+ *
+ * The oracle.  Every slot has a version, odd while its writer changes it,
+ * and a ring of the values (inode number, or -ENOENT) it held at each even
+ * version.  A writer opens the transition before the backend changes and
+ * closes it after the cache was told.  A reader notes the version before
+ * and after its lookup; the answer must be one the slot held at some even
+ * version in between, so a name that existed throughout is never
+ * reported missing and no answer mixes two states.  A writer must also
+ * see exactly what it made, right after making it.
+ *
+ * At the end: every reference returned (a shrink to nothing leaves only
+ * the root), the cache consistent (dc_debug_check), every entry and every
+ * byte freed after dc_cache_destroy.  Thread interleavings are not
+ * reproducible; the seed reproduces each thread's choices.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "torture.h"
+
+#define NDIRS		4
+#define NSTABLE		6
+#define NVOL		6
+#define NVSLOTS		(NDIRS * NVOL)
+#define NSLOTS		(NVSLOTS + 2)		/* + the moving directory */
+#define RING		256
+
+static const char *const op_names[TOP_NR] = {
+	"resolve", "walk", "lookup", "stable", "create", "mkdir", "symlink",
+	"link", "unlink", "rmdir", "rename", "noreplace", "exchange", "movedir",
+	"inval-name", "inval-dir", "shrink",
+};
+
+const char *torture_op_name(enum torture_op op)
+{
+	return (unsigned)op < TOP_NR ? op_names[op] : "?";
+}
+
+enum kind { K_NONE, K_FILE, K_DIR, K_LINK, K_HARD };
+
+struct slot {
+	uint64_t ver;			/* odd while changing */
+	int64_t hist[RING];		/* value at each even version */
+	uint64_t dir;			/* memfs ino of its directory */
+	struct dc_dentry **dirp;	/* the cache handle of its directory */
+	char name[16];
+	char path[32];			/* what readers resolve */
+	enum kind kind;			/* writer's own bookkeeping */
+};
+
+struct torture {
+	const struct torture_opts *o;
+	struct dc_memfs *fs;
+	struct dc_cache *c;
+	struct dc_dentry *root, *dirs[NDIRS];
+	uint64_t stable[NDIRS][NSTABLE];
+	uint64_t inner;
+	struct slot slots[NSLOTS];
+	int nwriters;
+	int stop;
+	pthread_mutex_t log_lock;
+	uint64_t ops[TOP_NR], checks, skipped, violations;
+};
+
+struct worker {
+	struct torture *t;
+	int id;
+	uint64_t seed;
+	uint64_t ops[TOP_NR];
+};
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+static void violation(struct torture *t, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void violation(struct torture *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	__atomic_add_fetch(&t->violations, 1, __ATOMIC_RELAXED);
+	if (!t->o->log)
+		return;
+	pthread_mutex_lock(&t->log_lock);
+	fprintf(t->o->log, "violation (seed %llu, mode %s): ",
+		(unsigned long long)t->o->seed, dc_mode_name(t->o->mode));
+	va_start(ap, fmt);
+	vfprintf(t->o->log, fmt, ap);
+	va_end(ap);
+	fputc('\n', t->o->log);
+	pthread_mutex_unlock(&t->log_lock);
+}
+
+/* An update call must work: the backend change already succeeded. */
+static void must(struct torture *t, int err, const char *what)
+{
+	if (err)
+		violation(t, "%s returned %d", what, err);
+}
+
+/* ---- slot history ---------------------------------------------------------- */
+
+static void slot_begin(struct slot *s, int64_t newval)
+{
+	uint64_t v = s->ver;
+
+	__atomic_store_n(&s->hist[(v + 2) % RING], newval, __ATOMIC_RELAXED);
+	/* release: the new value is in the ring before anyone sees v+1 */
+	__atomic_store_n(&s->ver, v + 1, __ATOMIC_RELEASE);
+}
+
+/* The new value, when it is known only after the backend made it. */
+static void slot_value(struct slot *s, int64_t newval)
+{
+	__atomic_store_n(&s->hist[(s->ver + 1) % RING], newval, __ATOMIC_RELAXED);
+}
+
+static void slot_end(struct slot *s)
+{
+	__atomic_store_n(&s->ver, s->ver + 1, __ATOMIC_RELEASE);
+}
+
+static int64_t slot_now(const struct slot *s)
+{
+	return s->hist[s->ver % RING];
+}
+
+/* Did s hold got at some even version in [before, after]? */
+static bool slot_allows(struct slot *s, uint64_t before, uint64_t after,
+			int64_t got, int64_t inner)
+{
+	uint64_t v;
+
+	for (v = before & ~1ull; v <= ((after + 1) & ~1ull); v += 2) {
+		int64_t want = __atomic_load_n(&s->hist[v % RING], __ATOMIC_RELAXED);
+
+		if (inner && want > 0)
+			want = inner;
+		if (got == want)
+			return true;
+	}
+	return false;
+}
+
+/* ---- writers ------------------------------------------------------------ */
+
+static struct dc_dentry *slot_dir(struct slot *s)
+{
+	return *s->dirp;
+}
+
+static void w_create(struct torture *t, struct worker *w, struct slot *s, unsigned k)
+{
+	static const enum torture_op ops[4] = { TOP_CREATE, TOP_MKDIR, TOP_SYMLINK, TOP_LINK };
+	struct dc_inode in;
+	uint64_t src = t->stable[1][2];
+	int err;
+
+	slot_begin(s, k == 2 ? (int64_t)t->stable[0][1] : k == 3 ? (int64_t)src : 0);
+	switch (k) {
+	case 0:
+		err = dc_memfs_add(t->fs, s->dir, s->name, S_IFREG | 0644, NULL, &in);
+		break;
+	case 1:
+		err = dc_memfs_add(t->fs, s->dir, s->name, S_IFDIR | 0755, NULL, &in);
+		break;
+	case 2:
+		err = dc_memfs_add(t->fs, s->dir, s->name, S_IFLNK | 0777, "/d0/s1", &in);
+		break;
+	default:
+		err = dc_memfs_link(t->fs, src, s->dir, s->name, &in);
+		break;
+	}
+	must(t, err, "memfs add");
+	if (k < 2)
+		slot_value(s, (int64_t)in.ino);
+	switch (k) {
+	case 0: err = dc_create(t->c, slot_dir(s), s->name, &in); break;
+	case 1: err = dc_mkdir(t->c, slot_dir(s), s->name, &in); break;
+	case 2: err = dc_symlink(t->c, slot_dir(s), s->name, &in, "/d0/s1"); break;
+	default: err = dc_link(t->c, slot_dir(s), s->name, &in); break;
+	}
+	must(t, err, op_names[ops[k]]);
+	slot_end(s);
+	s->kind = k == 0 ? K_FILE : k == 1 ? K_DIR : k == 2 ? K_LINK : K_HARD;
+	w->ops[ops[k]]++;
+}
+
+static void w_remove(struct torture *t, struct worker *w, struct slot *s)
+{
+	bool dir = s->kind == K_DIR;
+
+	slot_begin(s, -ENOENT);
+	must(t, dc_memfs_remove(t->fs, s->dir, s->name, dir), "memfs remove");
+	must(t, dir ? dc_rmdir(t->c, slot_dir(s), s->name) :
+		      dc_unlink(t->c, slot_dir(s), s->name), dir ? "rmdir" : "unlink");
+	slot_end(s);
+	s->kind = K_NONE;
+	w->ops[dir ? TOP_RMDIR : TOP_UNLINK]++;
+}
+
+static void w_rename(struct torture *t, struct worker *w, struct slot *a,
+		     struct slot *b, unsigned flags)
+{
+	int64_t va = slot_now(a), vb = slot_now(b);
+	enum kind ka = a->kind;
+	/* two names of one inode: rename(2) does nothing at all */
+	bool same = a->kind == K_HARD && b->kind == K_HARD;
+
+	slot_begin(a, same ? va : flags & DC_RENAME_EXCHANGE ? vb : -ENOENT);
+	slot_begin(b, same ? vb : va);
+	must(t, dc_memfs_rename(t->fs, a->dir, a->name, b->dir, b->name, flags),
+	     "memfs rename");
+	must(t, dc_rename(t->c, slot_dir(a), a->name, slot_dir(b), b->name, flags),
+	     "rename");
+	slot_end(a);
+	slot_end(b);
+	if (!same) {
+		a->kind = flags & DC_RENAME_EXCHANGE ? b->kind : K_NONE;
+		b->kind = ka;
+	}
+	w->ops[flags & DC_RENAME_EXCHANGE ? TOP_EXCHANGE :
+	       flags & DC_RENAME_NOREPLACE ? TOP_NOREPLACE : TOP_RENAME]++;
+}
+
+/* Writer 0 moves the directory with "inner" between /m and /d0/mm. */
+static void w_movedir(struct torture *t, struct worker *w)
+{
+	struct slot *a = &t->slots[NVSLOTS], *b = &t->slots[NVSLOTS + 1];
+
+	if (a->kind == K_NONE) {
+		struct slot *x = a;
+
+		a = b;
+		b = x;
+	}
+	w_rename(t, w, a, b, 0);
+	w->ops[TOP_RENAME]--;
+	w->ops[TOP_MOVEDIR]++;
+}
+
+/* After its own change a writer sees exactly what it made. */
+static void check_own(struct torture *t, struct slot *s)
+{
+	struct dc_stat st;
+	int err;
+	int64_t got;
+
+	if (s >= &t->slots[NVSLOTS])
+		return;
+	err = dc_resolve(t->c, NULL, s->path, 0, &st);
+	got = err ? err : (int64_t)st.ino;
+	if (got != slot_now(s))
+		violation(t, "writer sees %s -> %lld, made %lld", s->path,
+			  (long long)got, (long long)slot_now(s));
+}
+
+static void writer_step(struct torture *t, struct worker *w, struct slot **mine,
+			int n)
+{
+	uint64_t r = rnd(&w->seed);
+	struct slot *a = mine[r % n], *b = mine[(r >> 8) % n];
+	unsigned op = (unsigned)(r >> 16) % 20;
+
+	if (op < 7) {
+		if (a->kind)
+			w_remove(t, w, a);
+		else
+			w_create(t, w, a, (unsigned)(r >> 24) % 4);
+	} else if (op < 11) {
+		/* onto an empty name (NOREPLACE), or over a non-directory */
+		if (a != b && a->kind && b->kind != K_DIR &&
+		    !(a->kind == K_DIR && b->kind))
+			w_rename(t, w, a, b, b->kind ? 0 : DC_RENAME_NOREPLACE);
+	} else if (op < 13) {
+		if (a != b && a->kind && b->kind)
+			w_rename(t, w, a, b, DC_RENAME_EXCHANGE);
+	} else if (op < 15) {
+		if (w->id == 0)
+			w_movedir(t, w);
+	} else if (op < 17) {
+		/* forgetting is always allowed; answers must stay right */
+		must(t, dc_invalidate_name(t->c, slot_dir(a), a->name), "invalidate_name");
+		w->ops[TOP_INVAL_NAME]++;
+	} else if (op < 18) {
+		must(t, dc_invalidate(t->c, t->dirs[(r >> 24) % NDIRS]), "invalidate");
+		w->ops[TOP_INVAL_DIR]++;
+	} else {
+		dc_shrink(t->c, (r >> 24) % 8);
+		w->ops[TOP_SHRINK]++;
+	}
+	check_own(t, a);
+	if (b != a)
+		check_own(t, b);
+}
+
+static void *writer(void *arg)
+{
+	struct worker *w = arg;
+	struct torture *t = w->t;
+	struct slot *mine[NVSLOTS];
+	int n = 0, i;
+
+	for (i = 0; i < NVSLOTS; i++)
+		if (i % t->nwriters == w->id)
+			mine[n++] = &t->slots[i];
+	while (!__atomic_load_n(&t->stop, __ATOMIC_RELAXED))
+		writer_step(t, w, mine, n);
+	return NULL;
+}
+
+/* ---- readers ------------------------------------------------------------ */
+
+/* Resolve s's path one of three ways; the answer as an ino or -errno. */
+static int64_t read_slot(struct torture *t, struct worker *w, struct slot *s,
+			 const char *path, uint64_t r)
+{
+	struct dc_dentry *d = NULL;
+	struct dc_stat st;
+	int err;
+
+	switch (r % 3) {
+	case 0:
+		err = dc_resolve(t->c, NULL, path, 0, &st);
+		w->ops[TOP_RESOLVE]++;
+		break;
+	case 1:
+		err = dc_walk(t->c, NULL, path, 0, &d);
+		w->ops[TOP_WALK]++;
+		break;
+	default:	/* one name in the held directory handle */
+		if (s >= &t->slots[NVSLOTS]) {
+			err = dc_walk(t->c, NULL, path, 0, &d);
+			w->ops[TOP_WALK]++;
+			break;
+		}
+		err = dc_lookup(t->c, slot_dir(s), s->name, strlen(s->name), &d);
+		w->ops[TOP_LOOKUP]++;
+		if (!err) {	/* a symlink slot: follow it as the path would */
+			dc_dentry_stat(d, &st);
+			if (S_ISLNK(st.mode)) {
+				dc_put(t->c, d);
+				err = dc_walk(t->c, NULL, path, 0, &d);
+			}
+		}
+		break;
+	}
+	if (!err && d) {
+		err = dc_dentry_stat(d, &st);
+		dc_put(t->c, d);
+	}
+	return err ? err : (int64_t)st.ino;
+}
+
+static void check_slot(struct torture *t, struct worker *w, struct slot *s)
+{
+	uint64_t before, after, now, r = rnd(&w->seed);
+	int64_t inner = s >= &t->slots[NVSLOTS] ? (int64_t)t->inner : 0;
+	char path[48];
+	int64_t got;
+
+	snprintf(path, sizeof(path), inner ? "%s/inner" : "%s", s->path);
+	before = __atomic_load_n(&s->ver, __ATOMIC_ACQUIRE);
+	got = read_slot(t, w, s, path, r);
+	after = __atomic_load_n(&s->ver, __ATOMIC_ACQUIRE);
+	if (after - before > RING - 8)
+		goto skip;
+	if (!slot_allows(s, before, after, got, inner) && (after & 1)) {
+		/* a create's ino is stored just after the backend made it, so
+		 * a lookup may see it first: wait for the change to end */
+		while ((now = __atomic_load_n(&s->ver, __ATOMIC_ACQUIRE)) == after)
+			sched_yield();
+		if (now - before > RING - 8)
+			goto skip;
+	}
+	if (!slot_allows(s, before, after, got, inner)) {
+		/* only trust the verdict if the ring did not move on meanwhile */
+		if (__atomic_load_n(&s->ver, __ATOMIC_ACQUIRE) - before > RING - 8)
+			goto skip;
+		violation(t, "%s -> %lld, not held at any version in %llu..%llu",
+			  path, (long long)got, (unsigned long long)before,
+			  (unsigned long long)after);
+	}
+	__atomic_add_fetch(&t->checks, 1, __ATOMIC_RELAXED);
+	return;
+skip:
+	__atomic_add_fetch(&t->skipped, 1, __ATOMIC_RELAXED);
+}
+
+static void check_stable(struct torture *t, struct worker *w, uint64_t r)
+{
+	unsigned d = (unsigned)(r >> 8) % NDIRS, f = (unsigned)(r >> 16) % NSTABLE;
+	struct dc_stat st;
+	char path[32];
+	int err;
+
+	snprintf(path, sizeof(path), "/d%u/s%u", d, f);
+	err = dc_resolve(t->c, NULL, path, 0, &st);
+	w->ops[TOP_STABLE]++;
+	__atomic_add_fetch(&t->checks, 1, __ATOMIC_RELAXED);
+	if (err || st.ino != t->stable[d][f])
+		violation(t, "stable %s -> %lld (want %llu)", path,
+			  err ? (long long)err : (long long)st.ino,
+			  (unsigned long long)t->stable[d][f]);
+}
+
+static void *reader(void *arg)
+{
+	struct worker *w = arg;
+	struct torture *t = w->t;
+
+	while (!__atomic_load_n(&t->stop, __ATOMIC_RELAXED)) {
+		uint64_t r = rnd(&w->seed);
+
+		if (r % 4 == 0)
+			check_stable(t, w, r);
+		else
+			check_slot(t, w, &t->slots[(r >> 8) % NSLOTS]);
+	}
+	return NULL;
+}
+
+/* ---- set-up and the run -------------------------------------------------- */
+
+static int build(struct torture *t)
+{
+	struct dc_inode in;
+	char name[16];
+	int d, i, err = dc_memfs_new(&t->fs);
+	uint64_t m;
+
+	for (d = 0; d < NDIRS && !err; d++) {
+		snprintf(name, sizeof(name), "d%d", d);
+		err = dc_memfs_add(t->fs, DC_MEMFS_ROOT, name, S_IFDIR | 0755, NULL, &in);
+		for (i = 0; i < NSTABLE && !err; i++) {
+			uint64_t dino = in.ino;
+			struct dc_inode f;
+
+			snprintf(name, sizeof(name), "s%d", i);
+			err = dc_memfs_add(t->fs, dino, name, S_IFREG | 0644, NULL, &f);
+			t->stable[d][i] = f.ino;
+			in.ino = dino;
+		}
+		for (i = 0; i < NVOL; i++) {
+			struct slot *s = &t->slots[d * NVOL + i];
+
+			s->dir = in.ino;
+			s->dirp = &t->dirs[d];
+			snprintf(s->name, sizeof(s->name), "v%d", i);
+			snprintf(s->path, sizeof(s->path), "/d%d/v%d", d, i);
+			s->hist[0] = -ENOENT;
+		}
+	}
+	if (!err)
+		err = dc_memfs_add(t->fs, DC_MEMFS_ROOT, "m", S_IFDIR | 0755, NULL, &in);
+	m = in.ino;
+	if (!err)
+		err = dc_memfs_add(t->fs, m, "inner", S_IFREG | 0644, NULL, &in);
+	t->inner = in.ino;
+	/* the moving directory's two places: > 0 in the history means "there" */
+	t->slots[NVSLOTS] = (struct slot){ .dir = DC_MEMFS_ROOT, .dirp = &t->root,
+		.name = "m", .path = "/m", .kind = K_DIR, .hist = { 1 } };
+	t->slots[NVSLOTS + 1] = (struct slot){ .dir = t->slots[0].dir,
+		.dirp = &t->dirs[0], .name = "mm", .path = "/d0/mm",
+		.hist = { -ENOENT } };
+	return err;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Every reference returned, the cache consistent, then everything freed. */
+static void check_end(struct torture *t, uint64_t entries0, uint64_t bytes0)
+{
+	struct dc_stats st;
+	int i;
+
+	if (dc_debug_check(t->c))
+		violation(t, "dc_debug_check failed at the end");
+	for (i = 0; i < NDIRS; i++)
+		dc_put(t->c, t->dirs[i]);
+	dc_put(t->c, t->root);
+	while (dc_shrink(t->c, 0) > 0)
+		;
+	dc_get_stats(t->c, &st);
+	if (st.entries != 1)
+		violation(t, "%llu entries left after shrinking to nothing "
+			  "(a reference not returned?)", (unsigned long long)st.entries);
+	dc_cache_destroy(t->c);
+	if (dc_debug_live_entries() != entries0)
+		violation(t, "%lld entries not freed",
+			  (long long)(dc_debug_live_entries() - entries0));
+	if (dc_debug_live_bytes() != bytes0)
+		violation(t, "%lld bytes not freed",
+			  (long long)(dc_debug_live_bytes() - bytes0));
+}
+
+int torture_run(const struct torture_opts *o, struct torture_result *r)
+{
+	struct dc_options co = { .mode = o->mode, .max_entries = o->max_entries,
+				 .max_negative = o->max_negative };
+	uint64_t entries0 = dc_debug_live_entries(), bytes0 = dc_debug_live_bytes();
+	int n = o->threads > 1 ? o->threads : 2, i, k;
+	struct torture *t = calloc(1, sizeof(*t));
+	struct worker *w = calloc((size_t)n, sizeof(*w));
+	pthread_t *th = calloc((size_t)n, sizeof(*th));
+	struct dc_stats st;
+	char name[16];
+	double t0;
+
+	if (!t || !w || !th) {
+		free(t), free(w), free(th);
+		return -1;
+	}
+	t->o = o;
+	t->nwriters = n / 3 > 0 ? n / 3 : 1;
+	pthread_mutex_init(&t->log_lock, NULL);
+	if (build(t)) {
+		violation(t, "cannot build the namespace");
+		goto out;
+	}
+	co.backend = dc_memfs_backend(t->fs);
+	if (dc_cache_create(&co, &t->c)) {
+		violation(t, "cannot create the cache");
+		goto out;
+	}
+	t->root = dc_root(t->c);
+	for (i = 0; i < NDIRS; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		must(t, dc_walk(t->c, NULL, name, 0, &t->dirs[i]), "walk to a directory");
+	}
+	t0 = now_s();
+	for (i = 0; i < n; i++) {
+		w[i] = (struct worker){ .t = t, .id = i,
+			.seed = (o->seed + 1) * 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) | 1 };
+		pthread_create(&th[i], NULL, i < t->nwriters ? writer : reader, &w[i]);
+	}
+	usleep((useconds_t)(o->seconds * 1e6));
+	__atomic_store_n(&t->stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	r->seconds = now_s() - t0;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < TOP_NR; k++)
+			t->ops[k] += w[i].ops[k];
+	dc_get_stats(t->c, &st);
+	r->evictions = st.evictions;
+	r->restarts = st.restarts;
+	check_end(t, entries0, bytes0);
+out:
+	memcpy(r->ops, t->ops, sizeof(r->ops));
+	r->checks = t->checks;
+	r->skipped = t->skipped;
+	r->violations = t->violations;
+	if (t->fs)
+		dc_memfs_free(t->fs);
+	pthread_mutex_destroy(&t->log_lock);
+	free(t), free(w), free(th);
+	return r->violations ? -1 : 0;
+}
+
+/* ---- the command ------------------------------------------------------------- */
+
+static void print_result(FILE *f, const struct torture_opts *o,
+			 const struct torture_result *r)
+{
+	uint64_t total = 0;
+	int k;
+
+	for (k = 0; k < TOP_NR; k++)
+		total += r->ops[k];
+	fprintf(f, "torture mode %s: %.1f s, %d threads, seed %llu: %llu operations "
+		"(%.0f/s), %llu answers checked, %llu skipped, %llu evictions, "
+		"%llu rcu-walk restarts, %llu violations\n", dc_mode_name(o->mode),
+		r->seconds, o->threads, (unsigned long long)o->seed,
+		(unsigned long long)total, total / r->seconds,
+		(unsigned long long)r->checks, (unsigned long long)r->skipped,
+		(unsigned long long)r->evictions, (unsigned long long)r->restarts,
+		(unsigned long long)r->violations);
+	for (k = 0; k < TOP_NR; k++)
+		fprintf(f, "  %-10s %12llu  %10.0f/s\n", op_names[k],
+			(unsigned long long)r->ops[k], r->ops[k] / r->seconds);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: dcbench torture [--seconds S] [--threads N] "
+		   "[--mode rcu|global|rwlock|all] [--seed X] [--max-entries N]\n");
+}
+
+int dcb_torture_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seconds", required_argument, NULL, 's' },
+		{ "threads", required_argument, NULL, 't' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "seed", required_argument, NULL, 'x' },
+		{ "max-entries", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct torture_opts o = { .seconds = 10, .threads = 6, .max_entries = 48,
+				  .max_negative = 12, .log = stderr };
+	const char *mode = "all";
+	int opt, failed = 0;
+	char *end;
+
+	o.seed = (uint64_t)time(NULL);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's': o.seconds = strtod(optarg, &end); break;
+		case 't': o.threads = (int)strtol(optarg, &end, 10); break;
+		case 'm': mode = optarg; end = optarg + strlen(optarg); break;
+		case 'x': o.seed = strtoull(optarg, &end, 10); break;
+		case 'e': o.max_entries = strtoull(optarg, &end, 10);
+			  o.max_negative = o.max_entries / 4; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+		if (*end || (opt == 's' && o.seconds <= 0) ||
+		    (opt == 't' && (o.threads < 2 || o.threads > 256)) ||
+		    (opt == 'e' && o.max_entries < 8)) {
+			fprintf(stderr, "dcbench torture: bad value '%s'\n", optarg);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	for (int m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++) {
+		struct torture_result r;
+
+		if (strcmp(mode, "all") && strcmp(mode, dc_mode_name((enum dc_mode)m)))
+			continue;
+		o.mode = (enum dc_mode)m;
+		memset(&r, 0, sizeof(r));
+		failed |= torture_run(&o, &r) != 0;
+		print_result(stdout, &o, &r);
+		fflush(stdout);
+	}
+	if (strcmp(mode, "all") && dc_mode_parse(mode, &o.mode)) {
+		fprintf(stderr, "dcbench torture: unknown mode '%s'\n", mode);
+		return 2;
+	}
+	return failed ? 1 : 0;
+}

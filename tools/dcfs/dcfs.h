@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * dcfs.h - a FUSE passthrough file system whose names live in libdcache.
+ *
+ * Two tables, two jobs:
+ *
+ *   names  (parent, name) -> entry       libdcache (rcu, global or rwlock),
+ *                                        with a backend over SOURCE_DIR
+ *   nodes  (st_dev, st_ino) -> node      this file system: what FUSE calls
+ *                                        an inode (a nodeid is a node's
+ *                                        address), hard links share one
+ *
+ * A positive cache entry's cookie is a node, and every entry holding a
+ * cookie holds one reference on it (the backend's release() drops it).
+ * See node.c for the life of a node and for every lock.
+ */
+#ifndef DCFS_H
+#define DCFS_H
+
+#define FUSE_USE_VERSION 312
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "dcache.h"
+
+/*
+ * A node.  Fields and their rules:
+ *
+ *   hnext, dev, ino, type   the node table; key fields are written once,
+ *                           hnext under the stripe lock of its bucket
+ *   refs      atomic; one per cache entry whose cookie is this node, plus
+ *             one while nlookup > 0.  Zero is final: the node is being
+ *             freed, and node_find() will not hand it out ("get unless
+ *             zero" under the stripe lock).
+ *   nlookup   atomic; the kernel's lookup count.  It crosses zero (0->1 in
+ *             node_activate, 1->0 in node_forget) only under lock, so the
+ *             state that goes with "the kernel knows this node" (fd for a
+ *             non-directory, dentry for a directory) changes only there.
+ *             Moves that stay above zero are lock-free CASes.
+ *   fd        O_PATH|O_NOFOLLOW descriptor.  Directories and symlinks keep
+ *             one for the node's whole life (the cache looks names up in
+ *             directories and reads links at any time); other files hold
+ *             one only while nlookup > 0, so names that are merely cached
+ *             pin no descriptor and no deleted file.
+ *   dentry    directories only: a held cache entry to look names up in,
+ *             held while nlookup > 0.  Written under lock; read lock-free
+ *             by requests on this node (the kernel keeps nlookup > 0 for
+ *             as long as it has requests on the node).  A replaced entry
+ *             is retired, not released, until nlookup reaches zero:
+ *             a concurrent request may still be using it.
+ */
+struct dnode {
+	struct dnode *hnext;
+	uint64_t dev, ino;
+	uint32_t type;			/* S_IFMT bits; never changes */
+	int fd;
+	int64_t refs;
+	uint64_t nlookup;
+	struct dc_dentry *dentry;
+	struct retired *retired;	/* old dentries, under lock */
+	pthread_mutex_t lock;
+};
+
+struct retired {
+	struct dc_dentry *d;
+	struct retired *next;
+};
+
+struct dcfs {
+	struct dc_cache *cache;
+	enum dc_mode mode;
+	struct dnode *root;
+	int root_fd;			/* SOURCE_DIR, O_PATH */
+	double entry_timeout, attr_timeout;
+	bool as_caller;			/* root: create as the calling user */
+	bool debug;
+	struct fuse_session *se;
+};
+
+extern struct dcfs dcfs;
+
+/* Counters for --stats: relaxed atomics, written only on rare events. */
+struct dcfs_counters {
+	int64_t nodes_total;	/* node structures allocated */
+	int64_t nodes_active;	/* nlookup > 0 (the kernel knows them) */
+	int64_t node_fds;	/* descriptors held by nodes */
+	int64_t open_files;	/* file and directory handles */
+	uint64_t emfile;	/* operations that failed for want of a descriptor */
+	uint64_t stale;		/* cached names found stale and forgotten */
+};
+extern struct dcfs_counters dcfs_ctr;
+
+#define CTR_ADD(f, v)	__atomic_add_fetch(&dcfs_ctr.f, (v), __ATOMIC_RELAXED)
+#define CTR_GET(f)	__atomic_load_n(&dcfs_ctr.f, __ATOMIC_RELAXED)
+
+/* ---- node.c ---------------------------------------------------------- */
+int nodes_init(uint64_t nbuckets);
+void nodes_fini(void);
+/* The backend libdcache calls on a miss (ctx unused: one file system). */
+extern const struct dc_backend_ops dcfs_backend_ops;
+/* The root node (nlookup 1 for good), before the cache exists. */
+int node_make_root(int root_fd, struct dnode **out);
+/* After the cache exists: the root node's directory entry. */
+void node_set_root_dentry(struct dnode *root, struct dc_dentry *d);
+
+/*
+ * Find or make the node for what fd (an O_PATH descriptor) opened, whose
+ * attributes are st; one reference for the caller.  The node takes fd
+ * when it keeps one (a new directory or symlink), else *fdp is left for
+ * the caller, who may pass it on to node_activate (it is an fd of the
+ * right inode).  *fdp is set to -1 when taken.
+ */
+int node_get(const struct stat *st, int *fdp, struct dnode **out);
+void node_ref(struct dnode *n);
+void node_put(struct dnode *n);
+
+/*
+ * Count one kernel lookup of n, reached as name in directory dir (whose
+ * entry for it is d, held by the caller).  On its first lookup a file
+ * node needs a descriptor: *fdp if it is one (taken, set to -1), else
+ * opened from dir and name and checked to be the same inode (-ESTALE if
+ * the name now names something else).  A directory node takes a
+ * reference on d; if it held another, dead entry it moves to d.
+ */
+int node_activate(struct dnode *n, struct dnode *dir, const char *name,
+		  struct dc_dentry *d, int *fdp);
+/* After an exchange: a directory node the kernel knows moves to d. */
+void node_refresh(struct dnode *n, struct dc_dentry *d);
+/* The kernel forgot count lookups of n. */
+void node_forget(struct dnode *n, uint64_t count);
+/* At unmount: drop what the kernel never forgot; 0 or nodes leaked. */
+void nodes_drop_kernel_refs(void);
+int64_t nodes_count(void);
+
+/* The descriptor a backend lookup opened, kept for the next activation. */
+void stash_set(struct dnode *n, int fd);
+int *stash_fd_for(struct dnode *n);
+void stash_clear(void);
+
+static inline struct dnode *ino_node(fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? dcfs.root : (struct dnode *)(uintptr_t)ino;
+}
+
+static inline fuse_ino_t node_ino(struct dnode *n)
+{
+	return n == dcfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+}
+
+static inline bool keeps_fd(uint32_t type)
+{
+	return S_ISDIR(type) || S_ISLNK(type);
+}
+
+/* The node's descriptor: only while the caller knows nlookup > 0. */
+static inline int node_fd(struct dnode *n)
+{
+	return __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
+}
+
+static inline struct dc_dentry *node_dentry(struct dnode *n)
+{
+	return __atomic_load_n(&n->dentry, __ATOMIC_ACQUIRE);
+}
+
+/* ---- ops.c ----------------------------------------------------------- */
+extern const struct fuse_lowlevel_ops dcfs_ops;
+
+#endif /* DCFS_H */

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * node.c - dcfs's nodes: the table keyed by (st_dev, st_ino), their life
+ * cycle, and the libdcache backend over SOURCE_DIR whose cookies they are.
+ *
+ * Life of a node
+ * --------------
+ * A node is born in node_get(), called by the backend's lookup (a cache
+ * miss) or after dcfs itself created a name, with refs = 1: the reference
+ * of the cache entry about to hold it as its cookie.  It then lives while
+ * anything refers to it:
+ *
+ *   refs = (cache entries whose cookie it is)
+ *        + (1 while nlookup > 0: the kernel's share)
+ *        + (short-lived references: the per-thread descriptor stash)
+ *
+ * and is freed by the node_put() that takes refs to zero.  Zero is final.
+ *
+ * The lookup/forget race (what libfuse 3.18 fixed in passthrough_hp)
+ * -------------------------------------------------------------------
+ * A FUSE lookup must never hand out a node that is being freed.  Here a
+ * lookup reaches a node in one of two ways, and both hold a reference
+ * before they touch nlookup:
+ *   - through a cache entry it holds (dc_lookup returns a referenced
+ *     entry; the entry's reference on the node cannot go while it is
+ *     held: libdcache neither evicts a held entry nor changes a held
+ *     entry's inode in place);
+ *   - through the node table (node_get), which takes a reference only
+ *     "unless zero", under the lock of the node's stripe, so a node whose
+ *     last reference is gone is invisible even though it is still in the
+ *     chain (the freeing thread unlinks it under the same lock).
+ * FORGET only lowers nlookup; when nlookup reaches zero it gives back the
+ * kernel's share of refs, after the node's state was torn down under its
+ * lock.  A lookup that raced with it either incremented a non-zero count
+ * (then the forget did not reach zero) or finds zero under the node's lock
+ * and builds the state again.  So a node is never freed while a lookup
+ * holds it, and never counted by the kernel while it has no descriptor.
+ *
+ * Locks (none is held while another of dcfs's is taken, except where said):
+ *   stripe lock  (tab.locks[bucket % NSTRIPES]) - the chains of its buckets;
+ *                taken in node_get and when a node is unlinked for freeing.
+ *                Nothing else is called under it.
+ *   node lock    (n->lock) - nlookup crossing zero, fd of a non-directory,
+ *                dentry and retired of a directory.  Under it dcfs calls
+ *                openat/fstat and dc_get (no lock of libdcache).
+ *   libdcache    calls release() (node_put) with its write lock held; a
+ *                node_put may take a stripe lock: the order is always
+ *                cache lock -> stripe lock, never the reverse.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dcfs.h"
+
+#define NSTRIPES	256
+
+static struct {
+	struct dnode **buckets;
+	uint64_t mask;
+	pthread_mutex_t locks[NSTRIPES];
+} tab;
+
+struct dcfs_counters dcfs_ctr;
+
+static uint64_t key_hash(uint64_t dev, uint64_t ino)
+{
+	uint64_t x = ino * 0x9E3779B97F4A7C15ull ^ (dev + 0x632BE59BD9B4E019ull);
+
+	x ^= x >> 31;
+	x *= 0xBF58476D1CE4E5B9ull;
+	x ^= x >> 29;
+	return x;
+}
+
+int nodes_init(uint64_t nbuckets)
+{
+	uint64_t n = 1024;
+	int i;
+
+	while (n < nbuckets && n < (1ull << 24))
+		n <<= 1;
+	tab.buckets = calloc(n, sizeof(*tab.buckets));
+	if (!tab.buckets)
+		return -ENOMEM;
+	tab.mask = n - 1;
+	for (i = 0; i < NSTRIPES; i++)
+		pthread_mutex_init(&tab.locks[i], NULL);
+	return 0;
+}
+
+void nodes_fini(void)
+{
+	int i;
+
+	for (i = 0; i < NSTRIPES; i++)
+		pthread_mutex_destroy(&tab.locks[i]);
+	free(tab.buckets);
+	tab.buckets = NULL;
+}
+
+int64_t nodes_count(void)
+{
+	return CTR_GET(nodes_total);
+}
+
+static pthread_mutex_t *stripe_of(uint64_t bucket)
+{
+	return &tab.locks[bucket % NSTRIPES];
+}
+
+/* refs + 1 unless refs is zero (the node is being freed). */
+static bool get_unless_zero(struct dnode *n)
+{
+	int64_t v = __atomic_load_n(&n->refs, __ATOMIC_RELAXED);
+
+	do {
+		if (v <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&n->refs, &v, v + 1, true,
+					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
+	return true;
+}
+
+static void node_free(struct dnode *n)
+{
+	uint64_t b = key_hash(n->dev, n->ino) & tab.mask;
+	pthread_mutex_t *l = stripe_of(b);
+	struct dnode **pp;
+
+	pthread_mutex_lock(l);
+	for (pp = &tab.buckets[b]; *pp; pp = &(*pp)->hnext)
+		if (*pp == n) {
+			*pp = n->hnext;
+			break;
+		}
+	pthread_mutex_unlock(l);
+	if (n->fd >= 0) {
+		close(n->fd);
+		CTR_ADD(node_fds, -1);
+	}
+	pthread_mutex_destroy(&n->lock);
+	free(n);
+	CTR_ADD(nodes_total, -1);
+}
+
+void node_ref(struct dnode *n)
+{
+	/* only by a holder: refs > 0 */
+	__atomic_add_fetch(&n->refs, 1, __ATOMIC_RELAXED);
+}
+
+void node_put(struct dnode *n)
+{
+	/* acq_rel: our uses of n happen before the freeing thread's */
+	if (n && __atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		node_free(n);
+}
+
+static struct dnode *node_alloc(const struct stat *st)
+{
+	struct dnode *n = calloc(1, sizeof(*n));
+
+	if (!n)
+		return NULL;
+	n->dev = st->st_dev;
+	n->ino = st->st_ino;
+	n->type = st->st_mode & S_IFMT;
+	n->fd = -1;
+	n->refs = 1;
+	pthread_mutex_init(&n->lock, NULL);
+	return n;
+}
+
+int node_get(const struct stat *st, int *fdp, struct dnode **out)
+{
+	uint64_t b = key_hash(st->st_dev, st->st_ino) & tab.mask;
+	pthread_mutex_t *l = stripe_of(b);
+	struct dnode *n, *fresh;
+	uint32_t type = st->st_mode & S_IFMT;
+
+	/* allocate outside the lock; rarely wasted */
+	fresh = node_alloc(st);
+	pthread_mutex_lock(l);
+	for (n = tab.buckets[b]; n; n = n->hnext)
+		if (n->ino == (uint64_t)st->st_ino && n->dev == (uint64_t)st->st_dev &&
+		    n->type == type && get_unless_zero(n))
+			break;
+	if (!n && fresh) {
+		n = fresh;
+		fresh = NULL;
+		if (keeps_fd(type)) {
+			n->fd = *fdp;
+			*fdp = -1;
+			CTR_ADD(node_fds, 1);
+		}
+		n->hnext = tab.buckets[b];
+		tab.buckets[b] = n;
+		CTR_ADD(nodes_total, 1);
+	}
+	pthread_mutex_unlock(l);
+	if (fresh) {
+		pthread_mutex_destroy(&fresh->lock);
+		free(fresh);
+	}
+	if (!n)
+		return -ENOMEM;
+	*out = n;
+	return 0;
+}
+
+int node_make_root(int root_fd, struct dnode **out)
+{
+	struct stat st;
+	struct dnode *n;
+
+	if (fstat(root_fd, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	n = node_alloc(&st);
+	if (!n)
+		return -ENOMEM;
+	n->fd = root_fd;	/* the node owns it from now */
+	n->nlookup = 1;		/* the kernel knows the root from the start */
+	n->refs = 1;		/* ... and that is this share */
+	pthread_mutex_lock(stripe_of(key_hash(n->dev, n->ino) & tab.mask));
+	n->hnext = tab.buckets[key_hash(n->dev, n->ino) & tab.mask];
+	tab.buckets[key_hash(n->dev, n->ino) & tab.mask] = n;
+	pthread_mutex_unlock(stripe_of(key_hash(n->dev, n->ino) & tab.mask));
+	CTR_ADD(nodes_total, 1);
+	CTR_ADD(nodes_active, 1);
+	CTR_ADD(node_fds, 1);
+	*out = n;
+	return 0;
+}
+
+void node_set_root_dentry(struct dnode *root, struct dc_dentry *d)
+{
+	__atomic_store_n(&root->dentry, d, __ATOMIC_RELEASE);
+}
+
+/* Is d (or a directory above it) dropped from the cache? */
+static bool dentry_dead(struct dc_dentry *d)
+{
+	char buf[DC_PATH_MAX];
+
+	return dc_dentry_path(dcfs.cache, d, buf, sizeof(buf)) == -ENOENT;
+}
+
+/*
+ * A directory node met through entry d while it holds another: if its own
+ * was dropped from the cache (an exchange forgot it, say) and d is live,
+ * move to d.  The old entry is retired, not released: requests on this
+ * node may be using it right now without a reference of their own.
+ * Node lock held.
+ */
+static void maybe_refresh(struct dnode *n, struct dc_dentry *d)
+{
+	struct dc_dentry *old = n->dentry;
+	struct retired *r;
+
+	if (!old) {
+		__atomic_store_n(&n->dentry, dc_get(d), __ATOMIC_RELEASE);
+		return;
+	}
+	if (old == d || !dentry_dead(old) || dentry_dead(d))
+		return;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return;		/* keep the dead one: correct, only uncached */
+	r->d = old;
+	r->next = n->retired;
+	n->retired = r;
+	__atomic_store_n(&n->dentry, dc_get(d), __ATOMIC_RELEASE);
+}
+
+int node_activate(struct dnode *n, struct dnode *dir, const char *name,
+		  struct dc_dentry *d, int *fdp)
+{
+	uint64_t v = __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED);
+	struct stat st;
+	int fd, err = 0;
+
+	/* the common case: the kernel already knows n; stay above zero */
+	while (v > 0)
+		if (__atomic_compare_exchange_n(&n->nlookup, &v, v + 1, true,
+						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+			if (S_ISDIR(n->type) && d && d != node_dentry(n)) {
+				pthread_mutex_lock(&n->lock);
+				maybe_refresh(n, d);
+				pthread_mutex_unlock(&n->lock);
+			}
+			return 0;
+		}
+
+	pthread_mutex_lock(&n->lock);
+	if (__atomic_load_n(&n->nlookup, __ATOMIC_RELAXED) == 0) {
+		if (!keeps_fd(n->type)) {
+			if (fdp && *fdp >= 0) {
+				fd = *fdp;	/* opened on this very inode */
+				*fdp = -1;
+			} else {
+				fd = openat(node_fd(dir), name,
+					    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+				if (fd < 0) {
+					err = errno == ENOENT ? -ESTALE : -errno;
+					goto out;
+				}
+				/* the name may have been replaced behind our back */
+				if (fstat(fd, &st) < 0 || (uint64_t)st.st_ino != n->ino ||
+				    (uint64_t)st.st_dev != n->dev ||
+				    (st.st_mode & S_IFMT) != n->type) {
+					close(fd);
+					err = -ESTALE;
+					goto out;
+				}
+			}
+			__atomic_store_n(&n->fd, fd, __ATOMIC_RELEASE);
+			CTR_ADD(node_fds, 1);
+		}
+		if (S_ISDIR(n->type) && d)
+			maybe_refresh(n, d);
+		node_ref(n);		/* the kernel's share */
+		CTR_ADD(nodes_active, 1);
+	} else if (S_ISDIR(n->type) && d && d != n->dentry) {
+		maybe_refresh(n, d);
+	}
+	__atomic_add_fetch(&n->nlookup, 1, __ATOMIC_RELEASE);
+out:
+	pthread_mutex_unlock(&n->lock);
+	return err;
+}
+
+void node_refresh(struct dnode *n, struct dc_dentry *d)
+{
+	if (!S_ISDIR(n->type) || !d)
+		return;
+	pthread_mutex_lock(&n->lock);
+	if (__atomic_load_n(&n->nlookup, __ATOMIC_RELAXED) > 0 && n->dentry != d)
+		maybe_refresh(n, d);
+	pthread_mutex_unlock(&n->lock);
+}
+
+void node_forget(struct dnode *n, uint64_t count)
+{
+	uint64_t v = __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED);
+	struct dc_dentry *dentry = NULL;
+	struct retired *ret = NULL, *r;
+	int fd = -1;
+
+	if (count == 0)
+		return;
+	while (v > count)
+		if (__atomic_compare_exchange_n(&n->nlookup, &v, v - count, true,
+						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+			return;
+
+	pthread_mutex_lock(&n->lock);
+	v = __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED);
+	if (v < count) {
+		/* the kernel never forgets more than it was told; a bug */
+		fprintf(stderr, "dcfs: forget %llu of node %p with nlookup %llu\n",
+			(unsigned long long)count, (void *)n, (unsigned long long)v);
+		count = v;
+	}
+	if (count == 0) {
+		pthread_mutex_unlock(&n->lock);
+		return;
+	}
+	__atomic_store_n(&n->nlookup, v - count, __ATOMIC_RELEASE);
+	if (v - count == 0) {
+		if (!keeps_fd(n->type)) {
+			fd = n->fd;
+			__atomic_store_n(&n->fd, -1, __ATOMIC_RELEASE);
+		}
+		dentry = n->dentry;
+		__atomic_store_n(&n->dentry, NULL, __ATOMIC_RELEASE);
+		ret = n->retired;
+		n->retired = NULL;
+	}
+	pthread_mutex_unlock(&n->lock);
+	if (v - count)
+		return;
+	if (fd >= 0) {
+		close(fd);
+		CTR_ADD(node_fds, -1);
+	}
+	if (dentry)
+		dc_put(dcfs.cache, dentry);
+	while ((r = ret)) {
+		ret = r->next;
+		dc_put(dcfs.cache, r->d);
+		free(r);
+	}
+	CTR_ADD(nodes_active, -1);
+	node_put(n);			/* the kernel's share */
+}
+
+/*
+ * At unmount the kernel may not have sent every FORGET: drop what it still
+ * holds, so the cache can be destroyed (no entry may be held then) and
+ * every node freed.  Single-threaded by now (the session loop is over).
+ */
+void nodes_drop_kernel_refs(void)
+{
+	struct dnode **list = NULL, *n;
+	size_t cnt = 0, cap = 0, i;
+	uint64_t b;
+
+	/* the stripe locks still matter: libdcache's callback thread may be
+	 * releasing entries (and freeing nodes) */
+	for (b = 0; b <= tab.mask; b++) {
+		pthread_mutex_lock(stripe_of(b));
+		for (n = tab.buckets[b]; n; n = n->hnext) {
+			if (!__atomic_load_n(&n->nlookup, __ATOMIC_RELAXED))
+				continue;
+			if (cnt == cap) {
+				struct dnode **nl;
+
+				cap = cap ? cap * 2 : 256;
+				nl = realloc(list, cap * sizeof(*list));
+				if (!nl)
+					break;
+				list = nl;
+			}
+			if (get_unless_zero(n))
+				list[cnt++] = n;
+		}
+		pthread_mutex_unlock(stripe_of(b));
+	}
+	for (i = 0; i < cnt; i++) {
+		n = list[i];
+		node_forget(n, __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED));
+		node_put(n);
+	}
+	free(list);
+}
+
+/* ---- the per-thread descriptor stash ---------------------------------- */
+
+/*
+ * A backend lookup opens an O_PATH descriptor on the name to learn what it
+ * is.  A directory or symlink node keeps it; for any other file it is
+ * exactly the descriptor node_activate() is about to open again, so the
+ * lookup leaves it here, with a reference on the node, for the thread's
+ * next activation of that node.  ops.c empties the stash after each use.
+ */
+static __thread struct dnode *stash_node;
+static __thread int stash_fd = -1;
+
+void stash_clear(void)
+{
+	if (stash_node) {
+		close(stash_fd);
+		node_put(stash_node);
+		stash_node = NULL;
+		stash_fd = -1;
+	}
+}
+
+void stash_set(struct dnode *n, int fd)
+{
+	stash_clear();
+	node_ref(n);
+	stash_node = n;
+	stash_fd = fd;
+}
+
+/* The stashed descriptor if it is n's, to pass to node_activate. */
+int *stash_fd_for(struct dnode *n)
+{
+	return stash_node == n ? &stash_fd : NULL;
+}
+
+/* ---- the backend ------------------------------------------------------ */
+
+static void fill_inode(struct dc_inode *out, const struct stat *st,
+		       struct dnode *n)
+{
+	out->ino = st->st_ino;
+	out->cookie = (uint64_t)(uintptr_t)n;
+	out->mode = st->st_mode;
+	out->gen = 0;
+}
+
+static int be_root(void *ctx, struct dc_inode *out)
+{
+	struct dnode *r = dcfs.root;
+	struct stat st;
+
+	(void)ctx;
+	if (fstat(r->fd, &st) < 0)
+		return -errno;
+	node_ref(r);		/* the root entry's reference */
+	fill_inode(out, &st, r);
+	return 0;
+}
+
+/*
+ * One name in a directory node, as root (dcfs switches credentials only
+ * around the system calls that create).  O_PATH|O_NOFOLLOW: a symlink is
+ * returned as itself, and nothing is opened for reading.
+ */
+static int be_lookup(void *ctx, const struct dc_inode *dir, const char *name,
+		     size_t len, struct dc_inode *out)
+{
+	struct dnode *dn = (struct dnode *)(uintptr_t)dir->cookie, *n;
+	char buf[DC_NAME_MAX + 1];
+	struct stat st;
+	int fd, err;
+
+	(void)ctx;
+	if (len > DC_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (!S_ISDIR(dir->mode) || !dn)
+		return -ENOTDIR;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	fd = openat(dn->fd, buf, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			CTR_ADD(emfile, 1);
+		return -errno;
+	}
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = node_get(&st, &fd, &n);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (fd >= 0)
+		stash_set(n, fd);
+	fill_inode(out, &st, n);
+	return 0;
+}
+
+static int be_getattr(void *ctx, struct dc_inode *inode)
+{
+	struct dnode *n = (struct dnode *)(uintptr_t)inode->cookie;
+	struct stat st;
+	int fd;
+
+	(void)ctx;
+	fd = n ? node_fd(n) : -1;
+	if (fd < 0)
+		return -ESTALE;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	fill_inode(inode, &st, n);
+	return 0;
+}
+
+static int be_readlink(void *ctx, const struct dc_inode *link, char *buf,
+		       size_t size)
+{
+	struct dnode *n = (struct dnode *)(uintptr_t)link->cookie;
+	ssize_t len;
+
+	(void)ctx;
+	if (!n || !S_ISLNK(n->type) || size == 0)
+		return -EINVAL;
+	len = readlinkat(n->fd, "", buf, size);
+	if (len < 0)
+		return -errno;
+	if ((size_t)len >= size || len > INT_MAX)
+		return -ENAMETOOLONG;
+	buf[len] = '\0';
+	return (int)len;
+}
+
+static void be_release(void *ctx, const struct dc_inode *inode)
+{
+	(void)ctx;
+	node_put((struct dnode *)(uintptr_t)inode->cookie);
+}
+
+static void be_destroy(void *ctx)
+{
+	(void)ctx;
+}
+
+const struct dc_backend_ops dcfs_backend_ops = {
+	.root		= be_root,
+	.lookup		= be_lookup,
+	.getattr	= be_getattr,
+	.readlink	= be_readlink,
+	.release	= be_release,
+	.destroy	= be_destroy,
+};

@@ -1,0 +1,1050 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * ops.c - the FUSE low-level operations of dcfs, passed through to
+ * SOURCE_DIR.
+ *
+ * Every name operation works relative to the directory node's O_PATH
+ * descriptor, one component at a time, never through a path.  What needs
+ * a real open of a node's inode goes through /proc/self/fd/N (an O_PATH
+ * descriptor cannot be read, written, chmod'ed or have its xattrs read).
+ *
+ * Permissions are the kernel's: dcfs mounts with default_permissions, so
+ * the kernel checks every access against the attributes dcfs reports,
+ * which are the source's own.  dcfs then acts as root, except that it
+ * creates files, directories, nodes and symlinks with the caller's file
+ * system uid and gid (per thread: setfsuid/setfsgid), so owners and
+ * set-group-id inheritance come out as they would natively.  When such a
+ * creation is refused (EACCES/EPERM) it is retried once with the caller's
+ * supplementary groups installed on the thread (a raw setgroups system
+ * call, which unlike glibc's changes this thread only).
+ *
+ * The update contract of libdcache: change the source first, then tell the
+ * cache (dc_create, dc_mkdir, dc_symlink, dc_link, dc_unlink, dc_rmdir,
+ * dc_rename).  The kernel holds the directories' locks across each such
+ * request, so no other update touches those names in between.
+ *
+ * Rule for handlers: everything that uses a node or a directory's entry is
+ * done before the reply.  After a reply the kernel may forget the node at
+ * once, and another thread may free it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "dcfs.h"
+
+#define SMALL_READ	(32 * 1024)	/* below this, copy; above, splice */
+
+struct procpath {
+	char s[48];
+};
+
+static const char *proc_path(struct procpath *p, int fd)
+{
+	snprintf(p->s, sizeof(p->s), "/proc/self/fd/%d", fd);
+	return p->s;
+}
+
+static bool out_of_fds(int err)
+{
+	return err == EMFILE || err == ENFILE;
+}
+
+static void reply_errno(fuse_req_t req, int err)
+{
+	if (out_of_fds(err))
+		CTR_ADD(emfile, 1);
+	fuse_reply_err(req, err);
+}
+
+/* ---- the caller's credentials ----------------------------------------- */
+
+struct caller {
+	bool fs;	/* fsuid/fsgid switched */
+	bool groups;	/* supplementary groups installed */
+};
+
+static bool caller_groups(fuse_req_t req, struct caller *cr)
+{
+	gid_t small[64], *list = small;
+	int n;
+
+	if (!cr->fs || cr->groups)
+		return false;
+	n = fuse_req_getgroups(req, 64, list);
+	if (n > 64) {
+		list = malloc((size_t)n * sizeof(*list));
+		if (!list)
+			return false;
+		n = fuse_req_getgroups(req, n, list);
+	}
+	if (n > 0 && syscall(SYS_setgroups, (size_t)n, list) == 0)
+		cr->groups = true;
+	if (list != small)
+		free(list);
+	return cr->groups;
+}
+
+static void caller_begin(fuse_req_t req, struct caller *cr, bool groups)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	cr->fs = cr->groups = false;
+	if (!dcfs.as_caller || (ctx->uid == 0 && ctx->gid == 0))
+		return;
+	setfsgid(ctx->gid);
+	setfsuid(ctx->uid);
+	cr->fs = true;
+	if (groups)
+		caller_groups(req, cr);
+}
+
+/* After a call made as the caller: try once more with the groups? */
+static bool caller_retry(fuse_req_t req, struct caller *cr, long res)
+{
+	int e = errno;
+	bool again = res < 0 && (e == EACCES || e == EPERM) &&
+		     caller_groups(req, cr);
+
+	errno = e;
+	return again;
+}
+
+static void caller_end(struct caller *cr)
+{
+	int e = errno;
+
+	if (cr->groups)
+		syscall(SYS_setgroups, (size_t)0, NULL);
+	if (cr->fs) {
+		setfsuid(0);
+		setfsgid(0);
+	}
+	errno = e;
+}
+
+/* ---- lookups ------------------------------------------------------------ */
+
+static void entry_init(struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->attr_timeout = dcfs.attr_timeout;
+	e->entry_timeout = dcfs.entry_timeout;
+}
+
+/*
+ * name in directory node dir, through the cache: on success one kernel
+ * lookup of the node is counted (the caller replies with it, or forgets
+ * it), e is filled and *out is the node.  Returns 0 or a positive errno;
+ * ENOENT is a negative answer.  A cached name found stale (its inode has
+ * no links left, or is no longer what the name holds: the source was
+ * changed behind dcfs's back) is forgotten and looked up again.
+ */
+static int do_lookup(struct dnode *dir, const char *name,
+		     struct fuse_entry_param *e, struct dnode **out)
+{
+	struct dc_dentry *dd = node_dentry(dir), *d;
+	size_t len = strlen(name);
+	struct dc_stat st;
+	struct dnode *n;
+	int err, tries = 0;
+
+	entry_init(e);
+	if (!dd)
+		return ENOTDIR;
+again:
+	err = dc_lookup(dcfs.cache, dd, name, len, &d);
+	if (err) {
+		stash_clear();
+		return -err;
+	}
+	err = dc_dentry_stat(d, &st);
+	if (err) {
+		dc_put(dcfs.cache, d);
+		stash_clear();
+		return -err;
+	}
+	n = (struct dnode *)(uintptr_t)st.cookie;
+	err = node_activate(n, dir, name, d, stash_fd_for(n));
+	dc_put(dcfs.cache, d);
+	stash_clear();
+	if (err == -ESTALE && tries++ < 3) {
+		CTR_ADD(stale, 1);
+		dc_invalidate_name(dcfs.cache, dd, name);
+		goto again;
+	}
+	if (err)
+		return -err;
+	if (fstat(node_fd(n), &e->attr) < 0) {
+		err = errno;
+		node_forget(n, 1);
+		return err;
+	}
+	if (e->attr.st_nlink == 0 && !S_ISDIR(n->type) && tries++ < 3) {
+		/* no name holds this inode any more, yet the cache did */
+		node_forget(n, 1);
+		CTR_ADD(stale, 1);
+		dc_invalidate_name(dcfs.cache, dd, name);
+		goto again;
+	}
+	e->ino = node_ino(n);
+	*out = n;
+	return 0;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	struct dnode *n;
+	int err = do_lookup(ino_node(parent), name, &e, &n);
+
+	if (err == ENOENT && dcfs.entry_timeout > 0) {
+		/* a negative entry the kernel may keep for entry_timeout */
+		entry_init(&e);
+		fuse_reply_entry(req, &e);
+	} else if (err) {
+		reply_errno(req, err);
+	} else if (fuse_reply_entry(req, &e) != 0) {
+		node_forget(n, 1);	/* the kernel never saw it */
+	}
+}
+
+static void forget_one(fuse_ino_t ino, uint64_t nlookup)
+{
+	if (ino != FUSE_ROOT_ID)	/* the root is ours for good */
+		node_forget(ino_node(ino), nlookup);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	forget_one(ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		forget_one(forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+/* ---- attributes --------------------------------------------------------- */
+
+/* The descriptor for I/O-like calls: the open file's, if it has one. */
+static int file_fd(struct dnode *n, struct fuse_file_info *fi)
+{
+	return fi && S_ISREG(n->type) ? (int)fi->fh : -1;
+}
+
+static void reply_attr(fuse_req_t req, struct dnode *n, int ffd)
+{
+	struct stat st;
+
+	if (fstat(ffd >= 0 ? ffd : node_fd(n), &st) < 0)
+		return reply_errno(req, errno);
+	fuse_reply_attr(req, &st, dcfs.attr_timeout);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dnode *n = ino_node(ino);
+
+	reply_attr(req, n, file_fd(n, fi));
+}
+
+static int set_times(struct dnode *n, int ffd, const struct stat *attr,
+		     int valid)
+{
+	struct timespec tv[2];
+	struct procpath pp;
+
+	tv[0].tv_sec = tv[1].tv_sec = 0;
+	tv[0].tv_nsec = tv[1].tv_nsec = UTIME_OMIT;
+	if (valid & FUSE_SET_ATTR_ATIME_NOW)
+		tv[0].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_ATIME)
+		tv[0] = attr->st_atim;
+	if (valid & FUSE_SET_ATTR_MTIME_NOW)
+		tv[1].tv_nsec = UTIME_NOW;
+	else if (valid & FUSE_SET_ATTR_MTIME)
+		tv[1] = attr->st_mtim;
+	if (ffd >= 0)
+		return futimens(ffd, tv);
+	if (utimensat(node_fd(n), "", tv, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != EINVAL || S_ISLNK(n->type))
+		return -1;
+	/* kernels before AT_EMPTY_PATH support in utimensat */
+	return utimensat(AT_FDCWD, proc_path(&pp, node_fd(n)), tv, 0);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int valid, struct fuse_file_info *fi)
+{
+	struct dnode *n = ino_node(ino);
+	int fd = node_fd(n), ffd = file_fd(n, fi);
+	struct procpath pp;
+	int res;
+
+	if (valid & FUSE_SET_ATTR_MODE) {
+		mode_t m = attr->st_mode & 07777;
+
+		res = ffd >= 0 ? fchmod(ffd, m) : chmod(proc_path(&pp, fd), m);
+		if (res < 0)
+			return reply_errno(req, errno);
+	}
+	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
+		gid_t gid = valid & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
+
+		if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			return reply_errno(req, errno);
+	}
+	if (valid & FUSE_SET_ATTR_SIZE) {
+		res = ffd >= 0 ? ftruncate(ffd, attr->st_size) :
+				 truncate(proc_path(&pp, fd), attr->st_size);
+		if (res < 0)
+			return reply_errno(req, errno);
+	}
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
+		if (set_times(n, ffd, attr, valid) < 0)
+			return reply_errno(req, errno);
+	}
+	reply_attr(req, n, ffd);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	char buf[PATH_MAX + 1];
+	ssize_t len = readlinkat(node_fd(ino_node(ino)), "", buf, sizeof(buf));
+
+	if (len < 0)
+		return reply_errno(req, errno);
+	if ((size_t)len >= sizeof(buf))
+		return reply_errno(req, ENAMETOOLONG);
+	buf[len] = '\0';
+	fuse_reply_readlink(req, buf);
+}
+
+/* ---- creating and removing names ------------------------------------------ */
+
+/*
+ * name was just created in dir (by us): tell the cache what it is now.  The
+ * node's reference goes to the cache; the descriptor opened to learn the
+ * inode is stashed for the lookup that follows.  If anything fails, the
+ * cache forgets the name instead (it may forget, it must not lie).
+ */
+static void announce(struct dnode *dir, const char *name, const char *link)
+{
+	struct dc_dentry *dd = node_dentry(dir);
+	struct dc_inode in;
+	struct dnode *n;
+	struct stat st;
+	int fd;
+
+	fd = openat(node_fd(dir), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || node_get(&st, &fd, &n) != 0) {
+		if (fd >= 0)
+			close(fd);
+		dc_invalidate_name(dcfs.cache, dd, name);
+		return;
+	}
+	if (fd >= 0)
+		stash_set(n, fd);	/* before the cache may drop n */
+	in.ino = st.st_ino;
+	in.cookie = (uint64_t)(uintptr_t)n;
+	in.mode = st.st_mode;
+	in.gen = 0;
+	if (S_ISDIR(st.st_mode))
+		dc_mkdir(dcfs.cache, dd, name, &in);
+	else if (S_ISLNK(st.st_mode) && link)
+		dc_symlink(dcfs.cache, dd, name, &in, link);
+	else
+		dc_create(dcfs.cache, dd, name, &in);
+}
+
+/* The creation worked but no node could be made: take it back. */
+static void rollback(struct dnode *dir, const char *name, bool isdir, int err)
+{
+	if (!out_of_fds(err) && err != ENOMEM)
+		return;
+	if (unlinkat(node_fd(dir), name, isdir ? AT_REMOVEDIR : 0) == 0) {
+		if (isdir)
+			dc_rmdir(dcfs.cache, node_dentry(dir), name);
+		else
+			dc_unlink(dcfs.cache, node_dentry(dir), name);
+	}
+}
+
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, dev_t rdev, const char *link)
+{
+	struct dnode *dir = ino_node(parent), *n;
+	struct fuse_entry_param e;
+	int dfd = node_fd(dir), res, err;
+	struct caller cr;
+
+	caller_begin(req, &cr, mode & S_ISGID);
+	do {
+		if (link)
+			res = symlinkat(link, dfd, name);
+		else if (S_ISDIR(mode))
+			res = mkdirat(dfd, name, mode & 07777);
+		else
+			res = mknodat(dfd, name, mode, rdev);
+	} while (caller_retry(req, &cr, res));
+	caller_end(&cr);
+	if (res < 0)
+		return reply_errno(req, errno);
+	announce(dir, name, link);
+	err = do_lookup(dir, name, &e, &n);
+	if (err) {
+		rollback(dir, name, S_ISDIR(mode), err);
+		return reply_errno(req, err);
+	}
+	if (fuse_reply_entry(req, &e) != 0)
+		node_forget(n, 1);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	make_node(req, parent, name, mode, rdev, NULL);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	make_node(req, parent, name, S_IFDIR | (mode & 07777), 0, NULL);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	make_node(req, parent, name, S_IFLNK | 0777, 0, link);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	struct dnode *n = ino_node(ino), *ndir = ino_node(newparent), *m;
+	struct fuse_entry_param e;
+	struct procpath pp;
+	struct dc_inode in;
+	struct stat st;
+	int res, err;
+
+	res = linkat(node_fd(n), "", node_fd(ndir), newname, AT_EMPTY_PATH);
+	if (res < 0 && errno == ENOENT && !S_ISLNK(n->type))
+		/* without CAP_DAC_READ_SEARCH AT_EMPTY_PATH is refused */
+		res = linkat(AT_FDCWD, proc_path(&pp, node_fd(n)), node_fd(ndir),
+			     newname, AT_SYMLINK_FOLLOW);
+	if (res < 0)
+		return reply_errno(req, errno);
+	if (fstat(node_fd(n), &st) == 0) {
+		in.ino = st.st_ino;
+		in.cookie = (uint64_t)(uintptr_t)n;
+		in.mode = st.st_mode;
+		in.gen = 0;
+		node_ref(n);		/* the new entry's */
+		dc_link(dcfs.cache, node_dentry(ndir), newname, &in);
+	} else {
+		dc_invalidate_name(dcfs.cache, node_dentry(ndir), newname);
+	}
+	err = do_lookup(ndir, newname, &e, &m);
+	if (err)
+		return reply_errno(req, err);
+	if (fuse_reply_entry(req, &e) != 0)
+		node_forget(m, 1);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct dnode *dir = ino_node(parent);
+
+	if (unlinkat(node_fd(dir), name, 0) < 0)
+		return reply_errno(req, errno);
+	dc_unlink(dcfs.cache, node_dentry(dir), name);
+	fuse_reply_err(req, 0);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct dnode *dir = ino_node(parent);
+
+	if (unlinkat(node_fd(dir), name, AT_REMOVEDIR) < 0)
+		return reply_errno(req, errno);
+	dc_rmdir(dcfs.cache, node_dentry(dir), name);
+	fuse_reply_err(req, 0);
+}
+
+/* After an exchange: directory nodes move to their new, live entries. */
+static void refresh(struct dnode *dir, const char *name)
+{
+	struct dc_dentry *d;
+	struct dc_stat st;
+
+	if (dc_lookup(dcfs.cache, node_dentry(dir), name, strlen(name), &d) == 0) {
+		if (dc_dentry_stat(d, &st) == 0 && S_ISDIR(st.mode))
+			node_refresh((struct dnode *)(uintptr_t)st.cookie, d);
+		dc_put(dcfs.cache, d);
+	}
+	stash_clear();
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	struct dnode *dir = ino_node(parent), *ndir = ino_node(newparent);
+	struct dc_dentry *dd = node_dentry(dir), *nd = node_dentry(ndir);
+	unsigned dcflags = 0;
+
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
+		return reply_errno(req, EINVAL);
+	if (renameat2(node_fd(dir), name, node_fd(ndir), newname, flags) < 0)
+		return reply_errno(req, errno);
+	if (flags & RENAME_NOREPLACE)
+		dcflags |= DC_RENAME_NOREPLACE;
+	if (flags & RENAME_EXCHANGE)
+		dcflags |= DC_RENAME_EXCHANGE;
+	if ((flags & RENAME_WHITEOUT) ||
+	    dc_rename(dcfs.cache, dd, name, nd, newname, dcflags) < 0) {
+		/* a whiteout, or the cache could not follow: forget both */
+		dc_invalidate_name(dcfs.cache, dd, name);
+		dc_invalidate_name(dcfs.cache, nd, newname);
+	}
+	if (flags & RENAME_EXCHANGE) {
+		refresh(dir, name);
+		refresh(ndir, newname);
+	}
+	fuse_reply_err(req, 0);
+}
+
+/* ---- files ----------------------------------------------------------------- */
+
+static void file_opened(struct fuse_file_info *fi, int fd)
+{
+	fi->fh = (uint64_t)fd;
+	/* every change goes through this mount, so the page cache stays
+	 * right across opens; AUTO_INVAL_DATA still drops it when the
+	 * attributes show another mtime or size */
+	fi->keep_cache = 1;
+	CTR_ADD(open_files, 1);
+}
+
+static void file_closed(int fd)
+{
+	close(fd);
+	CTR_ADD(open_files, -1);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	struct dnode *dir = ino_node(parent), *n;
+	struct fuse_entry_param e;
+	struct caller cr;
+	int fd, err;
+
+	caller_begin(req, &cr, mode & S_ISGID);
+	do
+		fd = openat(node_fd(dir), name,
+			    (fi->flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode);
+	while (caller_retry(req, &cr, fd));
+	caller_end(&cr);
+	if (fd < 0)
+		return reply_errno(req, errno);
+	announce(dir, name, NULL);
+	err = do_lookup(dir, name, &e, &n);
+	if (err) {
+		close(fd);
+		rollback(dir, name, false, err);
+		return reply_errno(req, err);
+	}
+	file_opened(fi, fd);
+	if (fuse_reply_create(req, &e, fi) != 0) {
+		node_forget(n, 1);
+		file_closed(fd);
+	}
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct procpath pp;
+	int fd;
+
+	fd = open(proc_path(&pp, node_fd(ino_node(ino))),
+		  (fi->flags | O_CLOEXEC) & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
+	if (fd < 0)
+		return reply_errno(req, errno);
+	file_opened(fi, fd);
+	if (fuse_reply_open(req, fi) != 0)
+		file_closed(fd);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+
+	(void)ino;
+	if (size <= SMALL_READ) {
+		/* a copy costs less than the three splices for small reads */
+		char buf[SMALL_READ];
+		ssize_t n = pread((int)fi->fh, buf, size, off);
+
+		if (n < 0)
+			return reply_errno(req, errno);
+		fuse_reply_buf(req, buf, (size_t)n);
+		return;
+	}
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = (int)fi->fh;
+	bv.buf[0].pos = off;
+	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	ssize_t n;
+
+	(void)ino;
+	n = pwrite((int)fi->fh, buf, size, off);
+	if (n < 0)
+		return reply_errno(req, errno);
+	fuse_reply_write(req, (size_t)n);
+}
+
+static void op_write_buf(fuse_req_t req, fuse_ino_t ino,
+			 struct fuse_bufvec *in, off_t off,
+			 struct fuse_file_info *fi)
+{
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	ssize_t n;
+
+	(void)ino;
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = (int)fi->fh;
+	out.buf[0].pos = off;
+	n = fuse_buf_copy(&out, in, 0);
+	if (n < 0)
+		return reply_errno(req, (int)-n);
+	fuse_reply_write(req, (size_t)n);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	int fd = dup((int)fi->fh);
+
+	(void)ino;
+	/* a close of a duplicate: what close(2) of the caller would report */
+	if (fd < 0)
+		return reply_errno(req, errno);
+	fuse_reply_err(req, close(fd) < 0 ? errno : 0);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	file_closed((int)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	int res;
+
+	(void)ino;
+	res = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
+	fuse_reply_err(req, res < 0 ? errno : 0);
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
+			 off_t offset, off_t length, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, fallocate((int)fi->fh, mode, offset, length) < 0 ?
+		       errno : 0);
+}
+
+static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			       struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+			       off_t off_out, struct fuse_file_info *fi_out,
+			       size_t len, int flags)
+{
+	ssize_t n;
+
+	(void)ino_in;
+	(void)ino_out;
+	n = copy_file_range((int)fi_in->fh, &off_in, (int)fi_out->fh, &off_out,
+			    len, (unsigned)flags);
+	if (n < 0)
+		return reply_errno(req, errno);
+	fuse_reply_write(req, (size_t)n);
+}
+
+static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	off_t res;
+
+	(void)ino;
+	res = lseek((int)fi->fh, off, whence);
+	if (res < 0)
+		return reply_errno(req, errno);
+	fuse_reply_lseek(req, res);
+}
+
+/* ---- directories ------------------------------------------------------------ */
+
+struct dirh {
+	DIR *dp;
+	struct dirent *entry;	/* read but not yet returned */
+	off_t offset;
+};
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dirh *h = calloc(1, sizeof(*h));
+	int fd;
+
+	if (!h)
+		return reply_errno(req, ENOMEM);
+	fd = openat(node_fd(ino_node(ino)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(h->dp = fdopendir(fd))) {
+		int err = errno;
+
+		if (fd >= 0)
+			close(fd);
+		free(h);
+		return reply_errno(req, err);
+	}
+	fi->fh = (uint64_t)(uintptr_t)h;
+	CTR_ADD(open_files, 1);
+	if (fuse_reply_open(req, fi) != 0) {
+		closedir(h->dp);
+		free(h);
+		CTR_ADD(open_files, -1);
+	}
+}
+
+static bool dot_or_dotdot(const char *s)
+{
+	return s[0] == '.' && (!s[1] || (s[1] == '.' && !s[2]));
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool plus)
+{
+	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
+	struct dnode *dir = ino_node(ino), **looked = NULL;
+	size_t rem = size, nlooked = 0, i;
+	char *buf = malloc(size), *p = buf;
+	int err = 0;
+
+	if (!buf)
+		return reply_errno(req, ENOMEM);
+	if (plus) {
+		/* the nodes counted in this reply, to undo if it is lost */
+		looked = malloc((size / 32 + 1) * sizeof(*looked));
+		if (!looked) {
+			free(buf);
+			return reply_errno(req, ENOMEM);
+		}
+	}
+	if (off != h->offset) {
+		seekdir(h->dp, off);
+		h->entry = NULL;
+		h->offset = off;
+	}
+	for (;;) {
+		struct fuse_entry_param e;
+		struct dnode *n = NULL;
+		const char *name;
+		size_t entsize;
+		off_t next;
+
+		if (!h->entry) {
+			errno = 0;
+			h->entry = readdir(h->dp);
+			if (!h->entry) {
+				err = errno;
+				break;
+			}
+		}
+		next = h->entry->d_off;
+		name = h->entry->d_name;
+		if (!plus) {
+			struct stat st = {
+				.st_ino = h->entry->d_ino,
+				.st_mode = (mode_t)h->entry->d_type << 12,
+			};
+
+			entsize = fuse_add_direntry(req, p, rem, name, &st, next);
+		} else if (dot_or_dotdot(name)) {
+			entry_init(&e);
+			e.attr.st_ino = h->entry->d_ino;
+			e.attr.st_mode = (mode_t)h->entry->d_type << 12;
+			entsize = fuse_add_direntry_plus(req, p, rem, name, &e, next);
+		} else {
+			err = do_lookup(dir, name, &e, &n);
+			if (err == ENOENT) {	/* gone since readdir saw it */
+				err = 0;
+				h->entry = NULL;
+				h->offset = next;
+				continue;
+			}
+			if (err)
+				break;
+			entsize = fuse_add_direntry_plus(req, p, rem, name, &e, next);
+		}
+		if (entsize > rem) {
+			if (n)
+				node_forget(n, 1);
+			break;
+		}
+		if (n)
+			looked[nlooked++] = n;
+		p += entsize;
+		rem -= entsize;
+		h->entry = NULL;
+		h->offset = next;
+	}
+	/* an error can only be told before anything was returned */
+	if (err && rem == size) {
+		reply_errno(req, err);
+	} else if (fuse_reply_buf(req, buf, size - rem) != 0) {
+		for (i = 0; i < nlooked; i++)
+			node_forget(looked[i], 1);
+	}
+	free(looked);
+	free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, off, fi, true);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	closedir(h->dp);
+	free(h);
+	CTR_ADD(open_files, -1);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			struct fuse_file_info *fi)
+{
+	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
+	int fd = dirfd(h->dp), res;
+
+	(void)ino;
+	res = datasync ? fdatasync(fd) : fsync(fd);
+	fuse_reply_err(req, res < 0 ? errno : 0);
+}
+
+/* ---- the rest ---------------------------------------------------------------- */
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	if (fstatvfs(node_fd(ino_node(ino)), &sv) < 0)
+		return reply_errno(req, errno);
+	fuse_reply_statfs(req, &sv);
+}
+
+/* Only without default_permissions does the kernel ask. */
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct procpath pp;
+	struct caller cr;
+	int res;
+
+	caller_begin(req, &cr, true);
+	res = faccessat(AT_FDCWD, proc_path(&pp, node_fd(ino_node(ino))), mask,
+			AT_EACCESS);
+	caller_end(&cr);
+	fuse_reply_err(req, res < 0 ? errno : 0);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	struct procpath pp;
+	const char *path = proc_path(&pp, node_fd(ino_node(ino)));
+
+	fuse_reply_err(req, setxattr(path, name, value, size, flags) < 0 ? errno : 0);
+}
+
+/* getxattr and listxattr: size 0 asks for the length only */
+static void reply_xattr(fuse_req_t req, ssize_t (*get)(const char *, const char *,
+						       char *, size_t),
+			fuse_ino_t ino, const char *name, size_t size)
+{
+	struct procpath pp;
+	const char *path = proc_path(&pp, node_fd(ino_node(ino)));
+	char *value = NULL;
+	ssize_t n;
+
+	if (size && !(value = malloc(size)))
+		return reply_errno(req, ENOMEM);
+	n = get(path, name, value, size);
+	if (n < 0)
+		reply_errno(req, errno);
+	else if (size)
+		fuse_reply_buf(req, value, (size_t)n);
+	else
+		fuse_reply_xattr(req, (size_t)n);
+	free(value);
+}
+
+static ssize_t get_xattr(const char *path, const char *name, char *v, size_t s)
+{
+	return getxattr(path, name, v, s);
+}
+
+static ssize_t list_xattr(const char *path, const char *name, char *v, size_t s)
+{
+	(void)name;
+	return listxattr(path, v, s);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	reply_xattr(req, get_xattr, ino, name, size);
+}
+
+/*
+ * The kernel lists trusted.* names only to a caller with CAP_SYS_ADMIN,
+ * and dcfs lists as root: for other callers, leave them out.  (FUSE does
+ * not tell us the caller's capabilities; uid 0 stands for them.)
+ */
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct procpath pp;
+	const char *path;
+	char *list = NULL, *p, *q;
+	ssize_t n = 0;
+
+	if (fuse_req_ctx(req)->uid == 0)
+		return reply_xattr(req, list_xattr, ino, NULL, size);
+	path = proc_path(&pp, node_fd(ino_node(ino)));
+	do {
+		free(list);
+		n = listxattr(path, NULL, 0);
+		if (n < 0)
+			return reply_errno(req, errno);
+		list = malloc((size_t)n + 1);
+		if (!list)
+			return reply_errno(req, ENOMEM);
+		n = listxattr(path, list, (size_t)n);
+	} while (n < 0 && errno == ERANGE);
+	if (n < 0) {
+		free(list);
+		return reply_errno(req, errno);
+	}
+	for (p = q = list; p < list + n; p += strlen(p) + 1)
+		if (strncmp(p, "trusted.", 8) != 0) {
+			memmove(q, p, strlen(p) + 1);
+			q += strlen(q) + 1;
+		}
+	n = q - list;
+	if (size == 0)
+		fuse_reply_xattr(req, (size_t)n);
+	else if ((size_t)n > size)
+		reply_errno(req, ERANGE);
+	else
+		fuse_reply_buf(req, list, (size_t)n);
+	free(list);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct procpath pp;
+	const char *path = proc_path(&pp, node_fd(ino_node(ino)));
+
+	fuse_reply_err(req, removexattr(path, name) < 0 ? errno : 0);
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* large reads splice from the file to the kernel (op_read) */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+	/* splicing every request in costs a system call per request: the
+	 * metadata operations dcfs is about matter more than big writes */
+	conn->want &= ~FUSE_CAP_SPLICE_READ;
+	/* a symlink's text never changes: let the kernel keep it */
+	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
+		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+}
+
+const struct fuse_lowlevel_ops dcfs_ops = {
+	.init		= op_init,
+	.lookup		= op_lookup,
+	.forget		= op_forget,
+	.forget_multi	= op_forget_multi,
+	.getattr	= op_getattr,
+	.setattr	= op_setattr,
+	.readlink	= op_readlink,
+	.mknod		= op_mknod,
+	.mkdir		= op_mkdir,
+	.unlink		= op_unlink,
+	.rmdir		= op_rmdir,
+	.symlink	= op_symlink,
+	.rename		= op_rename,
+	.link		= op_link,
+	.open		= op_open,
+	.create		= op_create,
+	.read		= op_read,
+	.write		= op_write,
+	.write_buf	= op_write_buf,
+	.flush		= op_flush,
+	.release	= op_release,
+	.fsync		= op_fsync,
+	.opendir	= op_opendir,
+	.readdir	= op_readdir,
+	.readdirplus	= op_readdirplus,
+	.releasedir	= op_releasedir,
+	.fsyncdir	= op_fsyncdir,
+	.statfs		= op_statfs,
+	.access		= op_access,
+	.fallocate	= op_fallocate,
+	.setxattr	= op_setxattr,
+	.getxattr	= op_getxattr,
+	.listxattr	= op_listxattr,
+	.removexattr	= op_removexattr,
+	.copy_file_range = op_copy_file_range,
+	.lseek		= op_lseek,
+};
