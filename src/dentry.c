@@ -160,6 +160,7 @@ struct free_batch {
 	struct rcu_head rcu;
 	struct dc_cache *c;
 	struct dc_dentry *list;		/* through lru_next */
+	uint64_t n;
 };
 
 static void free_list(struct dc_cache *c, struct dc_dentry *d)
@@ -180,24 +181,29 @@ static void free_batch_cb(struct rcu_head *head)
 	rcu_after_grace(head);
 	c = b->c;
 	free_list(c, b->list);
+	__atomic_sub_fetch(&c->nr_freeing, b->n, __ATOMIC_RELAXED);
 	dc__free(c, b, sizeof(*b));
 	dc__tsan_release(c);	/* dc_cache_destroy's rcu_barrier acquires */
 }
 
 /*
- * Free a list of evicted entries (linked through lru_next) once every
+ * Free a list of n evicted entries (linked through lru_next) once every
  * reader that might see them is done.  One call_rcu per batch, not per
- * entry, so the callback thread keeps up.  If even the batch header cannot
- * be allocated, wait for the grace period here instead: slower, never lost.
- * Must not be called inside a read-side section.
+ * entry, so the callback thread has little to do.  Freeing must keep up
+ * with evicting, or the memory the cap saves piles up in the callback
+ * queue: when more than an eighth of the cap is already waiting for a
+ * grace period, or the batch header cannot be allocated, the evicting
+ * thread waits for the grace period itself and frees directly.  Must not
+ * be called inside a read-side section.
  */
-void dc__free_batch(struct dc_cache *c, struct dc_dentry *list)
+void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n)
 {
-	struct free_batch *b;
+	struct free_batch *b = NULL;
 
 	if (!list)
 		return;
-	b = dc__malloc(c, sizeof(*b));
+	if (LOAD(c->nr_freeing) <= c->max_entries / 8)
+		b = dc__malloc(c, sizeof(*b));
 	if (!b) {
 		synchronize_rcu();
 		rcu_after_grace(NULL);
@@ -206,6 +212,8 @@ void dc__free_batch(struct dc_cache *c, struct dc_dentry *list)
 	}
 	b->c = c;
 	b->list = list;
+	b->n = n;
+	__atomic_add_fetch(&c->nr_freeing, n, __ATOMIC_RELAXED);
 	dc__call_rcu(&b->rcu, free_batch_cb);
 }
 

@@ -3,9 +3,9 @@
  * hash.c - the (parent, name) hash table.
  *
  * One array of bucket heads, each a singly linked chain through hnext,
- * sized once at creation: the next power of two at or above max_entries,
- * so a full cache averages at most one entry per chain and the table costs
- * 8 bytes per entry.  (The cache never holds more than max_entries, so it
+ * sized once at creation: the next power of two at or above max_entries/2,
+ * so a full cache averages at most two entries per chain and the table
+ * costs at most 8 bytes per cached entry (4 to 8 when full).  (The cache never holds more than max_entries, so it
  * never needs to grow; see docs/design.md for why we chose this over a
  * resizable table.)
  *
@@ -57,7 +57,9 @@ int dc__hash_init(struct dc_cache *c, uint64_t max_entries)
 {
 	unsigned bits = 4;
 
-	while (bits < 40 && (1ull << bits) < max_entries)
+	/* half as many buckets as the cap: at most two entries per chain on
+	 * average when full, and at most 8 bytes of bucket per entry */
+	while (bits < 40 && (1ull << bits) < max_entries / 2)
 		bits++;
 	c->nbuckets = 1ull << bits;
 	c->shift = 64 - bits;

@@ -171,6 +171,7 @@ struct dc_cache {
 	uint64_t nr_entries;		/* allocated, not yet evicted; atomic */
 	uint64_t nr_negative;		/* of which negative; atomic */
 	uint64_t max_entries, max_negative;
+	uint64_t nr_freeing;		/* evicted, waiting for a grace period */
 	int shrinking;			/* one opportunistic shrinker at a time */
 
 	pthread_mutex_t stat_lock;
@@ -307,7 +308,7 @@ void dc__set_inode(struct dc_cache *c, struct dc_dentry *d,
 		   const struct dc_inode *ino, struct dc_xname *target);
 void dc__set_negative(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
-void dc__free_batch(struct dc_cache *c, struct dc_dentry *list);
+void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
 void dc__bump_dirgen(struct dc_dentry *dir);
 static inline bool dc__is_dir(uint32_t mode) { return S_ISDIR(mode); }
 static inline bool dc__is_lnk(uint32_t mode) { return S_ISLNK(mode); }

@@ -86,6 +86,20 @@ static bool is_negative(const struct dc_dentry *d)
 	return d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
 }
 
+struct targets {
+	uint64_t entries, negative;
+};
+
+static bool over_negative(struct dc_cache *c, void *arg)
+{
+	return LOAD(c->nr_negative) > ((struct targets *)arg)->negative;
+}
+
+static bool over_entries(struct dc_cache *c, void *arg)
+{
+	return LOAD(c->nr_entries) > ((struct targets *)arg)->entries;
+}
+
 /*
  * Look at up to budget entries of list l while *over says the cache is
  * over its limit; evict what can go onto *victims.  Write lock and
@@ -100,6 +114,13 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 
 	while (budget-- && over(c, arg) && (d = list_pop(l))) {
 		fl = dflags(d);
+		/* on the negative list but positive now (a miss settled, a
+		 * create): the negative cap is no reason to evict it */
+		if (l == &c->lru_neg && over == over_negative && LOAD(d->mode) &&
+		    !(fl & DC_F_DEAD)) {
+			lru_put(c, d);
+			continue;
+		}
 		if (!(fl & DC_F_DEAD) && (fl & DC_F_REFERENCED)) {
 			dflags_clear(d, DC_F_REFERENCED);
 			lru_put(c, d);
@@ -123,20 +144,6 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 	}
 }
 
-struct targets {
-	uint64_t entries, negative;
-};
-
-static bool over_negative(struct dc_cache *c, void *arg)
-{
-	return LOAD(c->nr_negative) > ((struct targets *)arg)->negative;
-}
-
-static bool over_entries(struct dc_cache *c, void *arg)
-{
-	return LOAD(c->nr_entries) > ((struct targets *)arg)->entries;
-}
-
 /*
  * Evict until at most target entries and neg_target negative ones remain,
  * or until two passes over the lists found nothing more to take.
@@ -158,7 +165,7 @@ long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target)
 	scan_list(c, &c->lru_neg, len, over_entries, &t, &victims, &n);
 	pthread_mutex_unlock(&c->lru_lock);
 	dc__write_unlock(c);
-	dc__free_batch(c, victims);
+	dc__free_batch(c, victims, (uint64_t)n);
 	dc__stat_add(c, ST_EVICTIONS, (uint64_t)n);
 	return n;
 }

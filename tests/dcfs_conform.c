@@ -16,7 +16,9 @@
  * the output of a run on a plain directory and on dcfs must be identical,
  * line for line, for the same user.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
