@@ -129,6 +129,12 @@ fuzz: deps
 	cd build-fuzz && ./fuzz_import -max_total_time=$(FUZZ_SECONDS) \
 	    corpus_import ../tests/fuzz/corpus_import
 
+# ---- the long torture: TORTURE_SECONDS per mode (default 10 minutes) -----------
+
+TORTURE_SECONDS ?= 600
+torture: deps all
+	$(BUILD)/dcbench torture --seconds $(TORTURE_SECONDS) --mode all
+
 # ---- the README's commands -------------------------------------------------
 
 deps:
@@ -153,4 +159,4 @@ install: all
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz
 
-.PHONY: all deps check run install clean fuzz
+.PHONY: all deps check run install clean fuzz torture

@@ -156,7 +156,7 @@ for c in $configs; do
 	printf '%-15s %12.0f %12.0f %12.0f %12.0f %8d %9s %9.3f\n' "$c" \
 		"$(field "$j" walk 1)" "$(field "$j" stat 1)" "$(field "$j" mix 1)" \
 		"$(field "$j" total 1)" "$fails" "${cpu[$c,${best[$c]}]}" \
-		"$(awk -v a="$(field "$j" total 1)" -v b="$nat" 'BEGIN { print b > 0 ? a / b : 0 }')"
+		"$(awk -v a="$(field "$j" total 1)" -v b="$nat" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 done
 if [ -n "$json" ]; then
 	{
