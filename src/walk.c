@@ -62,8 +62,10 @@ struct component {
 static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
 		    size_t len, unsigned flags)
 {
-	memset(nd, 0, offsetof(struct nameidata, bufs));
-	nd->nbufs = 0;
+	/* field by field: the stack and buffers are written before they are
+	 * read, and zeroing a kilobyte would cost more than a cached lookup */
+	nd->depth = nd->nlinks = nd->nbufs = 0;
+	nd->trailing = nd->must_dir = nd->missed = nd->neg_hit = false;
 	nd->c = c;
 	nd->flags = flags;
 	nd->cur.p = path;

@@ -89,6 +89,7 @@ static bool im_is_dc(int k) { return k <= IM_GLOBAL; }
 
 static FILE *rep;		/* the human report: stdout, or stderr with --json */
 static bool show_progress;
+static bool debug_runs;		/* DCBENCH_MICRO_DEBUG: every thread's every run */
 
 static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void progress(const char *fmt, ...)
@@ -2233,7 +2234,7 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 			eff = wi / 100;
 		rate += (double)o / eff;
 		crate += (double)cm / eff;
-		if (getenv("MICRO_DEBUG"))
+		if (debug_runs)
 			fprintf(stderr, "%s T%u w%u: wall %.1f ms wait %.1f cpu %.1f: ns/op wall-wait %.1f cpu %.1f\n",
 				im_names[im->kind], p->n, i, wi / 1e6, wait / 1e6, (w->run1 - w->run0) / 1e6,
 				eff / o, (double)(w->run1 - w->run0) / o);
@@ -3455,6 +3456,7 @@ int dcb_micro_main(int argc, char **argv)
 		}
 	rep = b->json ? stderr : stdout;
 	show_progress = isatty(STDERR_FILENO) == 1;
+	debug_runs = getenv("DCBENCH_MICRO_DEBUG") != NULL;
 	{
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 
