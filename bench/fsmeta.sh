@@ -6,7 +6,10 @@
 # through libfuse's passthrough_ll example (built here from
 # /usr/share/doc/libfuse3-dev/examples, never committed), every FUSE file
 # system with its kernel timeouts at 0, so every path component reaches
-# the daemon.  Prints ops/s per phase, failed operations, the daemon's CPU
+# the daemon.  passthrough_ll runs twice: as shipped (-o timeout=0), and
+# with dcfs's mount options (passthrough_ll-dp: default_permissions,
+# allow_other), under which the kernel also asks for the attributes of
+# every directory it searches, as it does for dcfs.  Prints ops/s per phase, failed operations, the daemon's CPU
 # time and the ratio to native, then checks the goals:
 #   dcfs rcu >= 3x passthrough_ll in total ops/s with 0 failed operations,
 #   dcfs rcu no slower than dcfs global.
@@ -55,7 +58,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ---- the tree: the listing materialised with empty files ------------------
-if [ ! -e "$tree_dir/.complete" ]; then
+if [ ! -e "$tree_dir.complete" ]; then
 	rm -rf "$tree_dir"
 	mkdir -p "$tree_dir"
 	sel="$work/listing-$tree.tsv"
@@ -77,9 +80,10 @@ if [ ! -e "$tree_dir/.complete" ]; then
 		awk -F'\t' '$1 == "l" { print $2 "\t" $3 }' "$sel" |
 			while IFS=$'\t' read -r p t; do mkdir -p "$(dirname "$p")"; ln -sfn "$t" "$p"; done) ||
 		die "could not build the tree"
-	touch "$tree_dir/.complete"
+	touch "$tree_dir.complete"
 fi
-entries=$(find "$tree_dir" -mindepth 1 ! -name .complete | wc -l)
+rm -f "$tree_dir/.complete"	# (older runs kept the marker inside)
+entries=$(find "$tree_dir" -mindepth 1 | wc -l)
 
 # ---- libfuse's passthrough_ll, built here --------------------------------
 ex=/usr/share/doc/libfuse3-dev/examples
@@ -95,8 +99,8 @@ if [ ! -x "$pt" ]; then
 fi
 
 # ---- runs ----------------------------------------------------------------
-daemon_cpu() {	# utime + stime of a pid, seconds
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/$1/stat" 2>/dev/null || echo 0
+daemon_cpu() {	# user and system CPU seconds of a pid
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f/%.2f", $14 / hz, $15 / hz }' "/proc/$1/stat" 2>/dev/null || echo -/-
 }
 
 mount_fs() {	# config -> mounts $mnt (or nothing for native); sets dpid
@@ -106,6 +110,8 @@ mount_fs() {	# config -> mounts $mnt (or nothing for native); sets dpid
 	dcfs-*) build/dcfs "$tree_dir" "$mnt" --mode "${1#dcfs-}" \
 			--entry-timeout 0 --attr-timeout 0 --stats "$work/stats-$1" || return 1 ;;
 	passthrough_ll) "$pt" -o source="$tree_dir",timeout=0 "$mnt" || return 1 ;;
+	passthrough_ll-dp) "$pt" -o source="$tree_dir",timeout=0,default_permissions,allow_other "$mnt" ||
+			return 1 ;;
 	esac
 	mountpoint -q "$mnt" || return 1
 	dpid=$(pgrep -n -f -- "$mnt") || dpid=
@@ -117,7 +123,7 @@ umount_fs() {
 	for _ in $(seq 100); do [ -n "$dpid" ] && kill -0 "$dpid" 2>/dev/null || break; sleep 0.05; done
 }
 
-configs="native dcfs-rcu dcfs-global dcfs-rwlock passthrough_ll"
+configs="native dcfs-rcu dcfs-global dcfs-rwlock passthrough_ll passthrough_ll-dp"
 declare -A res cpu
 echo "fsmeta: $entries entries ($tree), $threads threads, $passes stat passes, mix $mix per thread, best of $repeat"
 for r in $(seq "$repeat"); do
@@ -128,7 +134,7 @@ for r in $(seq "$repeat"); do
 		dir=$tree_dir
 		[ "$c" = native ] || dir=$mnt
 		out=$(build/fsmeta --dir "$dir" --threads "$threads" --passes "$passes" --mix "$mix" --json)
-		[ -n "$dpid" ] && cpu[$c,$r]=$(daemon_cpu "$dpid") || cpu[$c,$r]=0
+		[ -n "$dpid" ] && cpu[$c,$r]=$(daemon_cpu "$dpid") || cpu[$c,$r]=-/-
 		umount_fs "$c"
 		res[$c,$r]=$out
 	done
@@ -148,12 +154,12 @@ for c in $configs; do
 	best[$c]=$b
 done
 nat=$(field "${res[native,${best[native]}]}" total 1)
-printf '%-15s %12s %12s %12s %12s %8s %9s %9s\n' config walk/s stat/s mix/s total/s failed cpu_s x_native
+printf '%-15s %10s %10s %10s %10s %7s %11s %9s\n' config walk/s stat/s mix/s total/s failed usr/sys_s x_native
 for c in $configs; do
 	j=${res[$c,${best[$c]}]}
 	fails=0
 	for r in $(seq "$repeat"); do fails=$((fails + $(field "${res[$c,$r]}" total 2))); done
-	printf '%-15s %12.0f %12.0f %12.0f %12.0f %8d %9s %9.3f\n' "$c" \
+	printf '%-15s %10.0f %10.0f %10.0f %10.0f %7d %11s %9.3f\n' "$c" \
 		"$(field "$j" walk 1)" "$(field "$j" stat 1)" "$(field "$j" mix 1)" \
 		"$(field "$j" total 1)" "$fails" "${cpu[$c,${best[$c]}]}" \
 		"$(awk -v a="$(field "$j" total 1)" -v b="$nat" 'BEGIN { print (b > 0 ? a / b : 0) }')"
@@ -175,6 +181,8 @@ fi
 rcu=$(field "${res[dcfs-rcu,${best[dcfs-rcu]}]}" total 1)
 glo=$(field "${res[dcfs-global,${best[dcfs-global]}]}" total 1)
 ptl=$(field "${res[passthrough_ll,${best[passthrough_ll]}]}" total 1)
+ptd=$(field "${res[passthrough_ll-dp,${best[passthrough_ll-dp]}]}" total 1)
+echo "info: dcfs rcu / passthrough_ll-dp (same mount options) = $(awk -v a="$rcu" -v b="$ptd" 'BEGIN { printf "%.2f", a / b }')"
 rcu_fail=0
 for r in $(seq "$repeat"); do rcu_fail=$((rcu_fail + $(field "${res[dcfs-rcu,$r]}" total 2))); done
 ok=1

@@ -9,11 +9,12 @@
 # Runs at nice 5 (MICRO_NICE overrides): the machine may be shared.
 # Needs root for the kernel reference's tmpfs (without it, /dev/shm).
 # Extra arguments go to dcbench micro, e.g.  bench/micro.sh --runs 7
+# DCBENCH names another dcbench binary (default build/dcbench).
 set -uo pipefail
 
 top=$(git rev-parse --show-toplevel 2>/dev/null || (cd "$(dirname "$0")/.." && pwd))
 cd "$top" || exit 1
-dcbench=build/dcbench
+dcbench=${DCBENCH:-build/dcbench}
 
 if [ ! -x "$dcbench" ]; then
 	echo "micro.sh: $dcbench is missing: run make first" >&2
@@ -36,5 +37,8 @@ else
 	rm -f "$base.json.tmp"
 fi
 cat "$base.txt"
-echo "micro.sh: exit $rc; wrote $base.txt${rc:+}$( [ -f "$base.json" ] && echo " $base.json") bench/results/micro.svg" >&2
+msg="wrote $base.txt"
+[ -f "$base.json" ] && msg="$msg, $base.json"
+[ -f bench/results/micro.svg ] && msg="$msg, bench/results/micro.svg"
+echo "micro.sh: exit status $rc; $msg" >&2
 exit $rc

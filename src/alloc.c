@@ -127,6 +127,17 @@ void *dc__calloc(struct dc_cache *c, size_t size)
 	return p;
 }
 
+void *dc__calloc_aligned(size_t size)
+{
+	void *p;
+
+	if (should_fail() || posix_memalign(&p, 64, size))
+		return NULL;
+	__atomic_add_fetch(&live_bytes, size, __ATOMIC_RELAXED);
+	memset(p, 0, size);
+	return p;
+}
+
 void dc__free(struct dc_cache *c, void *p, size_t size)
 {
 	if (!p)

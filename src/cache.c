@@ -109,7 +109,7 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 		goto fail_backend;
 	}
 	dc__thread_enter();
-	c = dc__calloc(NULL, sizeof(*c));	/* counted in live bytes, not c->bytes */
+	c = dc__calloc_aligned(sizeof(*c));	/* counted in live bytes, not c->bytes */
 	if (!c)
 		goto fail_backend;
 	c->mode = opt->mode;

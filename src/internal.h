@@ -80,8 +80,11 @@ struct dc_xname {
 #define DC_INLINE_NAME	32	/* names up to this many bytes live in the entry */
 
 /*
- * The entry.  120 bytes; with its 8-byte hash bucket, 128 per cached name
- * of up to 32 bytes.  Fields the rcu-walk reads come first.
+ * The entry.  120 bytes; with its bucket share (at most 8 bytes), at most
+ * 128 per cached name of up to 32 bytes.  What the rcu-walk reads comes
+ * first, the inline name included, and the fields lookups write (count,
+ * by reference takers) come last: a walk should not share a line with
+ * other threads' writes (Linux moved d_lockref off that line in 2024).
  */
 struct dc_dentry {
 	struct dc_dentry *hnext;	/* hash chain; wlock, RCU-read */
@@ -89,15 +92,15 @@ struct dc_dentry {
 	struct dc_name *name;		/* iname or an xname; wlock */
 	uint32_t hash;			/* of the name alone; wlock */
 	uint32_t seq;			/* odd while being changed */
-	uint64_t ino;			/* inode data: wlock + seq */
-	uint64_t cookie;
-	uint32_t mode;			/* 0: negative */
-	uint32_t gen;
 	uint32_t flags;			/* DC_F_*; atomic */
+	uint32_t mode;			/* inode data: wlock + seq; 0: negative */
+	uint64_t ino;
+	_Alignas(4) unsigned char iname[4 + DC_INLINE_NAME];
+	uint64_t cookie;
+	uint32_t gen;
 	int32_t count;			/* references; atomic */
 	uintptr_t aux;			/* symlink: xname target; dir: generation */
 	struct dc_dentry *lru_next;	/* lru_lock */
-	_Alignas(4) unsigned char iname[4 + DC_INLINE_NAME];
 };
 
 enum {
@@ -144,13 +147,19 @@ enum {
 	ST_EVICTIONS, ST_LOCK_WAITS, ST_NR
 };
 struct dc_tstat {
+	char pad0[64];			/* no other thread's data on v's lines */
 	uint64_t v[ST_NR];
 	pthread_t owner;
 	struct dc_tstat *next;
+	char pad1[64];
 };
 
 struct dc_slab;
 
+/*
+ * The cache.  Lock-free readers read the first group only; the counters
+ * that misses and updates write start on a line of their own.
+ */
 struct dc_cache {
 	enum dc_mode mode;
 	uint64_t id;			/* tells caches apart in thread-local slots */
@@ -161,7 +170,7 @@ struct dc_cache {
 	struct dc_dentry *root;
 	uint32_t rename_seq;		/* odd while an entry moves between chains */
 
-	pthread_mutex_t wlock;
+	_Alignas(64) pthread_mutex_t wlock;
 	pthread_rwlock_t rwlock;
 	pthread_mutex_t pend_lock;
 	pthread_cond_t pend_cv;
@@ -185,6 +194,7 @@ struct dc_cache {
 /* ---- alloc.c ---------------------------------------------------------- */
 void *dc__malloc(struct dc_cache *c, size_t size);
 void *dc__calloc(struct dc_cache *c, size_t size);
+void *dc__calloc_aligned(size_t size);	/* 64-byte aligned, uncounted per cache */
 void dc__free(struct dc_cache *c, void *p, size_t size);
 int dc__slab_new(struct dc_slab **out, size_t objsize);
 void *dc__slab_alloc(struct dc_cache *c);

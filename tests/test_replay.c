@@ -269,7 +269,7 @@ int main(void)
 	if (t && rp_prepare(t, &p, err, sizeof(err)) == 0) {
 		uint64_t bad = 0;
 
-		for (int i = 0; i < 200; i++) {
+		for (int i = 0; i < 48; i++) {
 			struct rp_config cfg = {
 				.mode = i % 3, .threads = 2 + i % 3, .copies = 1 + i % 4,
 			};

@@ -597,7 +597,8 @@ static void gp_quote(FILE *f, const char *s)
 
 /* Draw lookups/s against threads.  0, or -1 (already said why). */
 static int plot(const char *file, const char *trace, struct agg *ag, unsigned nag,
-		const unsigned *tl, unsigned nt, const int *modes, unsigned nm)
+		const unsigned *tl, unsigned nt, const int *modes, unsigned nm,
+		unsigned copies)
 {
 	char script[] = "/tmp/dcbench-plot.XXXXXX";
 	const char *ext = strrchr(file, '.');
@@ -632,18 +633,28 @@ static int plot(const char *file, const char *trace, struct agg *ag, unsigned na
 		snprintf(title, sizeof(title), "dcbench compare: %s (%u cores)", trace, cli_cores());
 		gp_quote(f, title);
 	}
-	fputs("\nset xlabel 'threads (copies = threads)'\nset ylabel 'lookups/s'\n"
+	if (copies)
+		fprintf(f, "\nset xlabel 'threads (%u cop%s)'", copies, copies == 1 ? "y" : "ies");
+	else
+		fputs("\nset xlabel 'threads (as many copies of the trace)'", f);
+	fputs("\nset ylabel 'lookups/s'\n"
 	      "set logscale x 2\nset key top left\nset grid\nset yrange [0:*]\n"
 	      "set format y '%.1s%c'\nset xtics (", f);
 	for (unsigned i = 0; i < nt; i++)
 		fprintf(f, "%s%u", i ? ", " : "", tl[i]);
+	/* the cache modes; null (no cache) would only flatten them */
 	fputs(")\nplot ", f);
-	for (unsigned m = 0; m < nm; m++)
-		fprintf(f, "%s'-' using 1:2 with linespoints lw 2 title '%s%s'",
-			m ? ", " : "", rp_mode_name(modes[m]),
-			modes[m] == RP_NULL ? " (no cache: planned lookups)" : "");
+	for (unsigned m = 0, first = 1; m < nm; m++) {
+		if (modes[m] == RP_NULL)
+			continue;
+		fprintf(f, "%s'-' using 1:2 with linespoints lw 2 title '%s'",
+			first ? "" : ", ", rp_mode_name(modes[m]));
+		first = 0;
+	}
 	fputc('\n', f);
 	for (unsigned m = 0; m < nm; m++) {
+		if (modes[m] == RP_NULL)
+			continue;
 		for (unsigned i = 0; i < nag; i++)
 			if (ag[i].mode == modes[m] && !isnan(ag[i].lookups_per_s))
 				fprintf(f, "%u %.6g\n", ag[i].threads, ag[i].lookups_per_s);
@@ -883,7 +894,7 @@ int cmd_compare(int argc, char **argv)
 	}
 	print_goals(rep, ag, nag);
 	if (plotfile)
-		plot(plotfile, s.file, ag, nag, tl, nt, modes, nm);
+		plot(plotfile, s.file, ag, nag, tl, nt, modes, nm, copies);
 
 	if (json) {
 		struct json j;

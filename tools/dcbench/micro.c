@@ -3114,6 +3114,10 @@ static bool have_gnuplot(void)
 	}
 }
 
+static const char *const im_colors[IM_NR] = {
+	"#d62728", "#ff7f0e", "#9467bd", "#7f7f7f", "#1f77b4", "#2ca02c",
+};
+
 static int plot(struct bench *b, const char *file, const char *host, const char *date)
 {
 	char script[] = "/tmp/dcbench-micro-plot.XXXXXX";
@@ -3172,8 +3176,8 @@ static int plot(struct bench *b, const char *file, const char *host, const char 
 				has |= cell_get(b, sc, b->tl[ti], k) != NULL;
 			if (!has)
 				continue;
-			fprintf(f, "%s'-' using 1:2 with linespoints lw 2 title '%s'",
-				any ? ", " : "", im_names[k]);
+			fprintf(f, "%s'-' using 1:2 with linespoints lw 2 lc rgb '%s' pt %d "
+				"title '%s'", any ? ", " : "", im_colors[k], k + 4, im_names[k]);
 			any = true;
 		}
 		if (!any)

@@ -194,7 +194,6 @@ enum { T_NONE, T_DIR, T_REG, T_LNK, T_ANY };		/* a known type */
 #define N_BAD		0x020	/* a name the cache cannot hold (too long) */
 #define N_ROOT		0x040	/* a private root */
 #define N_PRIVATE	0x080	/* a private root or below one */
-#define N_MISSCOPY	0x100	/* bookkeeping while building copies */
 
 struct node {
 	uint32_t parent;	/* the root is its own parent */

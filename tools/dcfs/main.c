@@ -322,6 +322,7 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		return;
 	fprintf(f,
 		"state %s\n"
+		"pid %d\n"
 		"mode %s\n"
 		"nodes %lld\n"
 		"nodes_total %lld\n"
@@ -339,7 +340,7 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		"cache_entries %llu\n"
 		"cache_negative %llu\n"
 		"cache_bytes %llu\n",
-		state, dc_mode_name(dcfs.mode),
+		state, (int)getpid(), dc_mode_name(dcfs.mode),
 		(long long)CTR_GET(nodes_active), (long long)CTR_GET(nodes_total),
 		(long long)CTR_GET(node_fds), (long long)CTR_GET(open_files),
 		(unsigned long long)CTR_GET(emfile),
@@ -366,17 +367,20 @@ static void *stats_thread(void *arg)
 	(void)arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	/* main wrote the first one before the mount was announced */
 	pthread_mutex_lock(&stats_lock);
-	while (!stats_stop) {
-		pthread_mutex_unlock(&stats_lock);
-		dc_get_stats(dcfs.cache, &cs);
-		write_stats("running", &cs);
-		pthread_mutex_lock(&stats_lock);
+	for (;;) {
 		clock_gettime(CLOCK_REALTIME, &t);
 		t.tv_sec += 1;
 		while (!stats_stop &&
 		       pthread_cond_timedwait(&stats_cv, &stats_lock, &t) == 0)
 			;
+		if (stats_stop)
+			break;
+		pthread_mutex_unlock(&stats_lock);
+		dc_get_stats(dcfs.cache, &cs);
+		write_stats("running", &cs);
+		pthread_mutex_lock(&stats_lock);
 	}
 	pthread_mutex_unlock(&stats_lock);
 	return NULL;
@@ -558,6 +562,8 @@ int main(int argc, char **argv)
 	node_set_root_dentry(dcfs.root, dc_root(dcfs.cache));
 
 	if (opt.stats_path) {
+		dc_get_stats(dcfs.cache, &cs);
+		write_stats("running", &cs);
 		if (pthread_create(&stats_tid, NULL, stats_thread, NULL) == 0)
 			have_stats = true;
 		else

@@ -341,6 +341,19 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 /* ---- creating and removing names ------------------------------------------ */
 
 /*
+ * An update given an inode takes its reference (and releases it itself if
+ * it has no use for it) when it returns 0 or -ENOMEM; an argument error is
+ * returned before it takes anything.  Then the name is forgotten instead.
+ */
+static void told(int err, struct dnode *n, struct dc_dentry *dd, const char *name)
+{
+	if (err && err != -ENOMEM) {
+		node_put(n);
+		dc_invalidate_name(dcfs.cache, dd, name);
+	}
+}
+
+/*
  * name was just created in dir (by us): tell the cache what it is now.  The
  * node's reference goes to the cache; the descriptor opened to learn the
  * inode is stashed for the lookup that follows.  If anything fails, the
@@ -368,11 +381,11 @@ static void announce(struct dnode *dir, const char *name, const char *link)
 	in.mode = st.st_mode;
 	in.gen = 0;
 	if (S_ISDIR(st.st_mode))
-		dc_mkdir(dcfs.cache, dd, name, &in);
+		told(dc_mkdir(dcfs.cache, dd, name, &in), n, dd, name);
 	else if (S_ISLNK(st.st_mode) && link)
-		dc_symlink(dcfs.cache, dd, name, &in, link);
+		told(dc_symlink(dcfs.cache, dd, name, &in, link), n, dd, name);
 	else
-		dc_create(dcfs.cache, dd, name, &in);
+		told(dc_create(dcfs.cache, dd, name, &in), n, dd, name);
 }
 
 /* The creation worked but no node could be made: take it back. */
@@ -459,7 +472,8 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		in.mode = st.st_mode;
 		in.gen = 0;
 		node_ref(n);		/* the new entry's */
-		dc_link(dcfs.cache, node_dentry(ndir), newname, &in);
+		told(dc_link(dcfs.cache, node_dentry(ndir), newname, &in), n,
+		     node_dentry(ndir), newname);
 	} else {
 		dc_invalidate_name(dcfs.cache, node_dentry(ndir), newname);
 	}
@@ -1005,6 +1019,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* splicing every request in costs a system call per request: the
 	 * metadata operations dcfs is about matter more than big writes */
 	conn->want &= ~FUSE_CAP_SPLICE_READ;
+	/* with both timeouts 0 the attributes READDIRPLUS returns expire at
+	 * once: it would only make every listed entry a node (and, for a
+	 * file, a descriptor) for nothing */
+	if (dcfs.entry_timeout == 0 && dcfs.attr_timeout == 0)
+		conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
 	/* a symlink's text never changes: let the kernel keep it */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;

@@ -1,0 +1,403 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# tests/test_dcfs.sh [BUILD_DIR] - dcfs, end to end, as root.
+#
+# Mounts dcfs (BUILD_DIR/dcfs, default build/) over scratch directories and
+# checks: start-up (the mount answers when the command returns) and every
+# refused start; a script of POSIX operations (tests/dcfs_conform.c) run
+# through the mount and on a plain directory, result by result, as root in
+# each libdcache mode and as nobody (without and with a supplementary
+# group), permission-denied cases included; no node leaked (after
+# drop_caches the kernel holds only the root, and at exit nothing is
+# left); concurrent clients with the final tree checked; worker threads
+# coming and going; a small compile (and git, if installed) through the
+# mount; SIGKILL of the daemon loses nothing that was fsync'ed; SIGTERM,
+# SIGINT and fusermount3 -u unmount cleanly.
+#
+# Prints "ok N - ..." / "not ok N - ..." lines and ends with
+# "test_dcfs: N passed, M failed, K skipped"; exits 0 only if none failed,
+# 77 if it cannot run here (not root, no /dev/fuse, mounting impossible).
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+DCFS=$PWD/$BUILD/dcfs
+n=0 passed=0 failed=0 skipped=0
+
+ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+skip()  { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n - # SKIP $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+cant()  { echo "test_dcfs: cannot run here: $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || cant "needs root"
+[ -c /dev/fuse ] || cant "no /dev/fuse"
+command -v fusermount3 >/dev/null || cant "no fusermount3 (apt-get install fuse3)"
+[ -x "$DCFS" ] || { echo "test_dcfs: $DCFS is not built"; exit 1; }
+CC=${CC:-cc}
+command -v "$CC" >/dev/null || CC=gcc
+
+T=$(mktemp -d /tmp/test_dcfs.XXXXXX) || exit 1
+chmod 755 "$T"
+MOUNTS=()
+cleanup() {
+	local m
+	for m in "${MOUNTS[@]}"; do
+		if mountpoint -q "$m" 2>/dev/null || grep -q " $m fuse" /proc/mounts; then
+			fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		fi
+	done
+	for m in "$T"/*.stats; do
+		[ -r "$m" ] || continue
+		local p
+		p=$(stat_val "$m" pid)
+		[ -n "$p" ] && grep -q dcfs "/proc/$p/comm" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+stat_val() { sed -n "s/^$2 //p" "$1" 2>/dev/null | head -1; }
+
+# wait_for SECONDS CMD...: poll until CMD succeeds
+wait_for() {
+	local tries=$(($1 * 20))
+	shift
+	while [ $tries -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	return 1
+}
+
+any_alive() { local p; for p; do gone "$p" || return 0; done; return 1; }
+is_mounted() { grep -q " $1 fuse.dcfs " /proc/mounts; }
+not_mounted() { ! grep -q " $1 fuse" /proc/mounts; }
+gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
+# start NAME SRC [dcfs options]: mounts SRC on $T/NAME.mnt, stats in $T/NAME.stats
+start() {
+	local name=$1 src=$2
+	shift 2
+	mkdir -p "$T/$name.mnt"
+	MOUNTS+=("$T/$name.mnt")
+	"$DCFS" "$src" "$T/$name.mnt" --stats "$T/$name.stats" "$@"
+}
+
+# stop NAME: unmount with fusermount3 -u, wait for the daemon to exit
+stop() {
+	local pid
+	pid=$(stat_val "$T/$1.stats" pid)
+	fusermount3 -u "$T/$1.mnt" || return 1
+	wait_for 20 gone "$pid" && wait_for 5 grep -q '^state exited' "$T/$1.stats"
+}
+
+# ---- can we mount at all? ---------------------------------------------------
+mkdir -p "$T/probe.src"
+if ! start probe "$T/probe.src" 2>"$T/probe.err"; then
+	cant "mounting is impossible: $(tail -1 "$T/probe.err")"
+fi
+stop probe
+
+$CC -std=c11 -O1 -Wall -o "$T/conform" tests/dcfs_conform.c || { echo "test_dcfs: cannot build dcfs_conform"; exit 1; }
+CONFORM=$T/conform
+
+# ---- start-up and refused starts ------------------------------------------------
+mkdir -p "$T/s.src/sub"
+echo hi > "$T/s.src/file"
+start s "$T/s.src" && [ "$(cat "$T/s.mnt/file")" = hi ] && is_mounted "$T/s.mnt"
+check "the mount answers as soon as dcfs returns" [ $? = 0 ]
+check "the daemon runs detached, with its statistics" \
+	test -n "$(stat_val "$T/s.stats" pid)" -a "$(stat_val "$T/s.stats" nodes)" -ge 1
+
+refused() {	# DESC REGEX ARGS...: dcfs ARGS exits non-zero, says REGEX, mounts nothing
+	local desc=$1 re=$2 out rc
+	shift 2
+	out=$("$DCFS" "$@" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && echo "$out" | grep -Eq "$re"; then
+		ok "refused: $desc"
+	else
+		notok "refused: $desc (exit $rc: $out)"
+	fi
+}
+mkdir -p "$T/r.mnt"
+MOUNTS+=("$T/r.mnt")
+refused "missing source" "source .*No such file" "$T/nonexistent" "$T/r.mnt"
+refused "source not a directory" "not a directory" "$T/s.src/file" "$T/r.mnt"
+refused "missing mount point" "mount point .*No such file" "$T/s.src" "$T/nonexistent"
+refused "busy mount point" "busy" "$T/s.src" "$T/s.mnt"
+refused "mount point inside the source" "inside the source" "$T/s.src" "$T/s.src/sub"
+refused "unknown option" "unknown option '--bogus'" "$T/s.src" "$T/r.mnt" --bogus
+refused "bad --mode" "not rcu, global or rwlock" "$T/s.src" "$T/r.mnt" --mode fast
+refused "bad --threads" "whole number" "$T/s.src" "$T/r.mnt" --threads 0
+refused "bad --attr-timeout" "seconds" "$T/s.src" "$T/r.mnt" --attr-timeout -1
+refused "unknown -o option" "unknown option|FUSE session" "$T/s.src" "$T/r.mnt" -o no_such_option
+refused "missing arguments" "usage" "$T/s.src"
+if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
+	out=$(unshare -m sh -c "mount -t tmpfs none /dev && '$DCFS' '$T/s.src' '$T/r.mnt'" 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] && echo "$out" | grep -q "/dev/fuse"; then
+		ok "refused: no /dev/fuse"
+	else
+		notok "refused: no /dev/fuse (exit $rc: $out)"
+	fi
+else
+	skip "refused: no /dev/fuse (no unshare -m here)"
+fi
+check "refused starts mounted nothing" not_mounted "$T/r.mnt"
+check "fusermount3 -u unmounts and the daemon exits" stop s
+
+# ---- conformance: the same script natively and through dcfs ----------------------
+# conform NAME MODE WHO...: WHO is the command prefix (empty: root)
+conform() {
+	local name=$1 mode=$2 label=$3
+	shift 3
+	mkdir -p "$T/$name.src" "$T/$name.nat"
+	chmod 755 "$T/$name.src" "$T/$name.nat"
+	start "$name" "$T/$name.src" --mode "$mode" || { notok "conformance $label: mount"; return; }
+	if ! "$CONFORM" setup "$T/$name.nat" || ! "$CONFORM" setup "$T/$name.mnt"; then
+		notok "conformance $label: setup"
+		return
+	fi
+	"$@" "$CONFORM" run "$T/$name.nat" > "$T/$name.out.nat" 2>&1
+	"$@" "$CONFORM" run "$T/$name.mnt" > "$T/$name.out.mnt" 2>&1
+	local total same=0 bad=0 a b
+	total=$(wc -l < "$T/$name.out.nat")
+	while IFS= read -r a && IFS= read -r b <&3; do
+		if [ "$a" = "$b" ]; then
+			same=$((same + 1))
+		else
+			bad=$((bad + 1))
+			notok "conformance $label: native '$a' but dcfs '$b'"
+		fi
+	done < "$T/$name.out.nat" 3< "$T/$name.out.mnt"
+	if [ "$total" -ge 200 ] && [ "$same" = "$total" ] &&
+	   [ "$(wc -l < "$T/$name.out.mnt")" = "$total" ]; then
+		ok "conformance $label: $same/$total operations identical to native (results, errnos, owners, modes, contents)"
+	elif [ $bad = 0 ]; then
+		notok "conformance $label: $same of $total native lines, $(wc -l < "$T/$name.out.mnt") through dcfs"
+	fi
+}
+conform c_rcu rcu "as root (rcu)"
+conform c_glo global "as root (global)"
+conform c_rwl rwlock "as root (rwlock)"
+NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+if $NOBODY true 2>/dev/null; then
+	conform c_nob rcu "as nobody (rcu)" $NOBODY
+	conform c_grp global "as nobody with supplementary group 4242 (global)" \
+		setpriv --reuid=nobody --regid=nogroup --groups=4242
+	grep -q " creat ../grp/f: ok$" "$T/c_grp.out.mnt"
+	check "a supplementary group grants what it grants natively" [ $? = 0 ]
+	grep -q " mkdir ../ro_dir/x: EACCES$" "$T/c_nob.out.mnt"
+	check "permission denied where native denies it (nobody)" [ $? = 0 ]
+else
+	skip "conformance as nobody (no setpriv)"
+fi
+
+# ---- no leaked nodes -----------------------------------------------------------
+sync
+echo 2 > /proc/sys/vm/drop_caches
+for c in c_rcu c_glo c_rwl; do
+	wait_for 5 test "$(stat_val "$T/$c.stats" nodes)" = 1
+	check "after drop_caches the kernel holds only the root ($c: nodes $(stat_val "$T/$c.stats" nodes))" \
+		test "$(stat_val "$T/$c.stats" nodes)" = 1
+done
+for c in c_rcu c_glo c_rwl c_nob c_grp; do
+	[ -e "$T/$c.stats" ] || continue
+	stop "$c"
+	check "$c unmounted; at exit every node was freed (nodes_total $(stat_val "$T/$c.stats" nodes_total))" \
+		test "$(stat_val "$T/$c.stats" state)" = exited -a "$(stat_val "$T/$c.stats" nodes_total)" = 0
+done
+
+# ---- concurrent clients ------------------------------------------------------------
+# expected final tree of dcfs_conform stress ID N
+expected_tree() {
+	local id i
+	for id in "$@"; do
+		echo "./c$id"
+		for i in $(seq 0 $((NSTRESS - 1))); do
+			[ $((i % 3)) = 0 ] || echo "./c$id/f$i"
+		done
+		echo "./shared/$id-$([ $((NSTRESS % 2)) = 1 ] && echo y || echo x)"
+		echo "./shared/$id-link"
+	done
+	echo "./shared"
+}
+NSTRESS=150
+for mode in rcu rwlock; do
+	name=st_$mode
+	mkdir -p "$T/$name.src"
+	start "$name" "$T/$name.src" --mode "$mode" --entry-timeout 0 --attr-timeout 0 --cache-entries 64 ||
+		{ notok "concurrent clients ($mode): mount"; continue; }
+	mkdir "$T/$name.mnt/shared"
+	( for _ in $(seq 20); do echo 2 > /proc/sys/vm/drop_caches; sleep 0.1; done ) &
+	dropper=$!
+	pids=()
+	for id in 1 2 3 4 5 6; do
+		"$CONFORM" stress "$T/$name.mnt" "$id" $NSTRESS & pids+=($!)
+	done
+	bad=0
+	for p in "${pids[@]}"; do wait "$p" || bad=$((bad + 1)); done
+	wait $dropper
+	check "6 concurrent clients ($mode, timeouts 0, 64-entry cache, drop_caches racing): no failed operation" [ $bad = 0 ]
+	(cd "$T/$name.mnt" && find . -mindepth 1 | LC_ALL=C sort) > "$T/$name.tree.mnt"
+	(cd "$T/$name.src" && find . -mindepth 1 | LC_ALL=C sort) > "$T/$name.tree.src"
+	expected_tree 1 2 3 4 5 6 | LC_ALL=C sort > "$T/$name.tree.want"
+	check "final tree through dcfs is the expected one ($mode)" cmp -s "$T/$name.tree.mnt" "$T/$name.tree.want"
+	check "final tree in the source is the same ($mode)" cmp -s "$T/$name.tree.src" "$T/$name.tree.want"
+	check "file contents survived renames ($mode)" \
+		test "$(cat "$T/$name.mnt/c4/f149")" = "4:149" -a "$(cat "$T/$name.src/c2/f98")" = "2:98"
+	stop "$name"
+	check "clean exit after the storm ($mode): nodes_total $(stat_val "$T/$name.stats" nodes_total)" \
+		test "$(stat_val "$T/$name.stats" nodes_total)" = 0
+done
+
+# ---- worker threads come and go (liburcu registration) ------------------------------
+mkdir -p "$T/th.src"
+if start th "$T/th.src" --threads 8 --idle-threads 1 --entry-timeout 0 --attr-timeout 0 --cache-entries 16; then
+	pid=$(stat_val "$T/th.stats" pid)
+	mkdir "$T/th.mnt/shared"
+	pids=()
+	for id in 1 2 3 4 5 6; do "$CONFORM" stress "$T/th.mnt" "$id" 100 & pids+=($!); done
+	max=0
+	while any_alive "${pids[@]}"; do
+		t=$(ls "/proc/$pid/task" 2>/dev/null | wc -l)
+		[ "$t" -gt $max ] && max=$t
+		sleep 0.01
+	done
+	wait
+	sleep 0.3
+	after=$(ls "/proc/$pid/task" | wc -l)
+	check "workers were started and exited mid-run (threads: max $max, then $after)" [ "$max" -gt "$after" ]
+	ev0=$(stat_val "$T/th.stats" cache_evictions)
+	for id in 7 8 9; do "$CONFORM" stress "$T/th.mnt" "$id" 100 & done
+	wait
+	sleep 1.1
+	ev1=$(stat_val "$T/th.stats" cache_evictions)
+	check "grace periods still complete after workers exited (evictions $ev0 -> $ev1)" [ "$ev1" -gt "$ev0" ]
+	check "unmount after thread churn: the daemon exits cleanly" stop th
+	check "nothing left after thread churn (nodes_total $(stat_val "$T/th.stats" nodes_total))" \
+		test "$(stat_val "$T/th.stats" nodes_total)" = 0
+else
+	notok "thread churn: mount"
+fi
+
+# ---- a small compile (and git) through the mount ---------------------------------------
+mkdir -p "$T/cc.src"
+if start cc "$T/cc.src"; then
+	P=$T/cc.mnt/proj
+	mkdir -p "$P/src" "$P/include"
+	cat > "$P/include/calc.h" <<'EOF'
+int add(int a, int b);
+int mul(int a, int b);
+EOF
+	cat > "$P/src/add.c" <<'EOF'
+#include "calc.h"
+int add(int a, int b) { return a + b; }
+EOF
+	cat > "$P/src/mul.c" <<'EOF'
+#include "calc.h"
+int mul(int a, int b) { int r = 0; while (b-- > 0) r = add(r, a); return r; }
+EOF
+	cat > "$P/src/main.c" <<'EOF'
+#include <stdio.h>
+#include "calc.h"
+int main(void) { printf("%d\n", mul(add(2, 4), 7)); return 0; }
+EOF
+	printf 'CFLAGS = -O1 -Iinclude\nOBJS = build/add.o build/mul.o build/main.o\n\ncalc: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n\nbuild/%%.o: src/%%.c include/calc.h | build\n\t$(CC) $(CFLAGS) -c -o $@ $<\n\nbuild:\n\tmkdir -p $@\n\nclean:\n\trm -rf build calc\n' > "$P/Makefile"
+	out=$(cd "$P" && make -s CC="$CC" -j2 2>&1 && ./calc)
+	check "a small C project builds and runs through the mount (printed '$out')" [ "$out" = 42 ]
+	out=$(cd "$P" && make -s clean && make -s CC="$CC" -j2 2>&1 && ./calc && make -q CC="$CC" calc && echo up-to-date)
+	check "clean, rebuild, and make sees it up to date" [ "$(echo $out)" = "42 up-to-date" ]
+	if command -v git >/dev/null; then
+		out=$(cd "$P" && git init -q . && git -c user.name=t -c user.email=t@t add -A &&
+			git -c user.name=t -c user.email=t@t commit -qm one && echo x >> src/add.c &&
+			git -c user.name=t -c user.email=t@t commit -qam two && git checkout -q HEAD~1 -- src/add.c &&
+			git status --porcelain && git log --oneline | wc -l && git fsck --no-progress 2>&1 | head -3)
+		check "git init, add, commit, checkout, fsck through the mount" [ "$(echo $out)" = "M src/add.c 2" ]
+	else
+		skip "git through the mount (git not installed)"
+	fi
+	check "the build's files are in the source" test -x "$T/cc.src/proj/calc" -a -f "$T/cc.src/proj/build/main.o"
+	stop cc
+else
+	notok "compile: mount"
+fi
+
+# ---- SIGKILL: what was fsync'ed is in the source --------------------------------------
+mkdir -p "$T/k.src"
+if start k "$T/k.src"; then
+	pid=$(stat_val "$T/k.stats" pid)
+	"$CONFORM" fsync "$T/k.mnt/log" 1000000 > "$T/k.count" 2>/dev/null &
+	writer=$!
+	wait_for 10 test -s "$T/k.count"
+	sleep 0.5
+	kill -KILL "$pid"
+	wait $writer 2>/dev/null
+	durable=$(tail -1 "$T/k.count")
+	have=$(grep -c '^record [0-9]\{8\}$' "$T/k.src/log")
+	check "SIGKILL mid-run: all $durable fsync'ed records are in the source ($have there)" \
+		[ -n "$durable" ] && [ "$durable" -gt 0 ] && [ "$have" -ge "$durable" ]
+	check "the records are intact and in order" \
+		test "$(head -n "$durable" "$T/k.src/log" | awk '{ if ($2 + 0 != NR - 1) bad++ } END { print bad + 0 }')" = 0
+	fusermount3 -u "$T/k.mnt" 2>/dev/null || umount -l "$T/k.mnt"
+	check "fusermount3 -u clears the dead mount" not_mounted "$T/k.mnt"
+else
+	notok "SIGKILL: mount"
+fi
+
+# ---- out of descriptors: EMFILE to the caller, nothing corrupted ----------------------
+mkdir -p "$T/fd.src"
+if command -v prlimit >/dev/null && MOUNTS+=("$T/fd.mnt") && mkdir -p "$T/fd.mnt" &&
+   prlimit --nofile=64:64 "$DCFS" "$T/fd.src" "$T/fd.mnt" --stats "$T/fd.stats"; then
+	emfile=0 other=0
+	for i in $(seq 80); do
+		err=$( { echo "$i" > "$T/fd.mnt/f$i"; } 2>&1)
+		case $err in
+		"") ;;
+		*"Too many open files"*) emfile=$((emfile + 1)) ;;
+		*) other=$((other + 1)) ;;
+		esac
+	done
+	check "with 64 descriptors, creates beyond them fail with EMFILE ($emfile) and nothing else ($other)" \
+		[ $emfile -gt 0 ] && [ $other = 0 ]
+	(cd "$T/fd.src" && ls | LC_ALL=C sort) > "$T/fd.ls.src"
+	(cd "$T/fd.mnt" && ls | LC_ALL=C sort) > "$T/fd.ls.mnt"
+	check "a failed create left nothing behind: mount and source agree ($(wc -l < "$T/fd.ls.src") files)" \
+		cmp -s "$T/fd.ls.src" "$T/fd.ls.mnt"
+	bad=0
+	for f in $(cat "$T/fd.ls.src"); do [ "$(cat "$T/fd.src/$f")" = "${f#f}" ] || bad=$((bad + 1)); done
+	check "every file that was created holds what was written" [ $bad = 0 ]
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+	wait_for 5 test "$(stat_val "$T/fd.stats" nodes)" = 1
+	echo again > "$T/fd.mnt/after"
+	check "descriptors come back once the kernel forgets" test "$(cat "$T/fd.src/after")" = again
+	check "out-of-descriptor mount unmounts cleanly" stop fd
+else
+	skip "descriptor exhaustion (no prlimit)"
+fi
+
+# ---- SIGTERM and SIGINT unmount ---------------------------------------------------------
+for sig in TERM INT; do
+	name=sig$sig
+	mkdir -p "$T/$name.src"
+	if start "$name" "$T/$name.src"; then
+		echo data > "$T/$name.mnt/f"
+		pid=$(stat_val "$T/$name.stats" pid)
+		kill -$sig "$pid"
+		wait_for 10 gone "$pid"
+		not_mounted "$T/$name.mnt" && [ "$(stat_val "$T/$name.stats" state)" = exited ]
+		check "SIG$sig: unmounted and exited" [ $? = 0 ]
+		check "SIG$sig: every node freed (nodes_total $(stat_val "$T/$name.stats" nodes_total))" \
+			test "$(stat_val "$T/$name.stats" nodes_total)" = 0
+	else
+		notok "SIG$sig: mount"
+	fi
+done
+
+echo "test_dcfs: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" = 0 ]
