@@ -102,6 +102,9 @@ $(BUILD)/tests/test_torture: tests/test_torture.c tools/dcbench/torture.c tools/
 	$(CC) $(CPPFLAGS) -Itests -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
+# test_replay includes the replay engine's sources; rebuild when they change
+$(BUILD)/tests/test_replay: tools/dcbench/replay.c tools/dcbench/replay.h tools/dcbench/trace.c tools/dcbench/trace.h
+
 # Fuzz corpora replayed as plain regression tests (no libFuzzer needed).
 $(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c $(BUILD)/libdcache.a
 	@mkdir -p $(@D)

@@ -642,8 +642,11 @@ static int plot(const char *file, const char *trace, struct agg *ag, unsigned na
 	      "set format y '%.1s%c'\nset xtics (", f);
 	for (unsigned i = 0; i < nt; i++)
 		fprintf(f, "%s%u", i ? ", " : "", tl[i]);
+	fputs(")\n", f);
+	if (nt == 1)	/* one point: give gnuplot an x range around it */
+		fprintf(f, "set xrange [%g:%g]\n", tl[0] / 2.0, tl[0] * 2.0);
 	/* the cache modes; null (no cache) would only flatten them */
-	fputs(")\nplot ", f);
+	fputs("plot ", f);
 	for (unsigned m = 0, first = 1; m < nm; m++) {
 		if (modes[m] == RP_NULL)
 			continue;

@@ -19,6 +19,9 @@
 #include "cli.h"
 #include "import.h"
 #include "json.h"
+#include "memstorm.h"
+#include "micro.h"
+#include "torture.h"
 #include "trace.h"
 
 static const char usage_text[] =
@@ -34,6 +37,9 @@ static const char usage_text[] =
 "  compare TRACE [--threads LIST] [--copies K] [--runs R] [--modes LIST]\n"
 "                [--warmup] [--plot FILE.svg|.png] [--json]\n"
 "        replay in every mode (and null), interleaved, and compare them\n"
+"  micro [OPTIONS]     the micro-benchmark suite (docs/micro.md)\n"
+"  torture [OPTIONS]   randomized concurrent test with an oracle (docs/testing.md)\n"
+"  memstorm [OPTIONS]  the memory bound under churn\n"
 "\n"
 "'dcbench COMMAND --help' for a command's options; docs/dcbench.md for more.\n"
 "Exit status: 0 success, 1 failure or mismatches, 2 usage error.\n";
@@ -454,6 +460,9 @@ int main(int argc, char **argv)
 		{ "capture", cmd_capture },
 		{ "replay", cmd_replay },
 		{ "compare", cmd_compare },
+		{ "micro", dcb_micro_main },
+		{ "torture", dcb_torture_main },
+		{ "memstorm", dcb_memstorm_main },
 	};
 
 	if (argc < 2) {
