@@ -785,7 +785,7 @@ struct scen {
 	bool samefile;
 	uint32_t negatives;
 	uint64_t max_entries, max_negative;	/* the dc caches' caps */
-	uint64_t nbuckets;	/* every table's bucket count */
+	uint64_t nbuckets;	/* the references' bucket count: load <= 1 */
 };
 
 /* ---- the implementations ------------------------------------------------- */
@@ -2142,7 +2142,9 @@ struct bench {
 	struct bytes_res {
 		bool ok;
 		uint64_t entries, bytes, max_entries;
-		double bpe, bucket_pe;
+		uint64_t empty_bytes;	/* the same cache holding its root only */
+		double bpe;		/* bytes / entries */
+		double marginal;	/* (bytes - empty_bytes) / (entries - 1) */
 	} by_hot, by_short, by_full;
 	double ref_bpe[IM_NR];
 	/* update costs */
@@ -2352,7 +2354,9 @@ static int scen_build(struct bench *b, struct scen *s, int id)
 
 		s->max_entries = need + need / 2 + 65536;
 		s->max_negative = (uint64_t)s->negatives * 2 + 65536;
-		s->nbuckets = pow2_at_least(s->max_entries);
+		/* libdcache sizes its own buckets from max_entries; the
+		 * references get the textbook pre-size for what they hold */
+		s->nbuckets = pow2_at_least(s->t->nn);
 	}
 	return 0;
 }
@@ -2658,16 +2662,20 @@ static void measure_bytes(const struct tree *t, uint64_t max_entries,
 		return;
 	o.backend = dc_memfs_backend(fs.fs);
 	if (dc_cache_create(&o, &c) == 0) {
+		/* the fixed part: buckets, the cache, its root */
+		dc_get_stats(c, &st);
+		r->empty_bytes = st.bytes;
 		for (uint32_t i = 1; i < t->nn; i++)
 			if (tree_path(t, i, path, sizeof(path)) > 0)
 				dc_resolve(c, NULL, path, DC_NOFOLLOW, &ds);
 		dc_get_stats(c, &st);
-		r->ok = st.entries > 0;
+		r->ok = st.entries > 1;
 		r->entries = st.entries;
 		r->bytes = st.bytes;
 		r->max_entries = max_entries;
 		r->bpe = (double)st.bytes / (double)st.entries;
-		r->bucket_pe = (double)(pow2_at_least(max_entries) * 8) / (double)st.entries;
+		r->marginal = r->ok ? (double)(st.bytes - r->empty_bytes) /
+				      (double)(st.entries - 1) : NAN;
 		dc_cache_destroy(c);
 	}
 	dc_memfs_free(fs.fs);
@@ -2891,7 +2899,7 @@ static void print_report(struct bench *b, const char *date, const char *host)
 		static const char *const what[3] = {
 			"the hot tree, max_entries = its size",
 			"its names <= 32 bytes, no symlinks, max_entries = its size",
-			"the same, first 65,536 entries (a full bucket table)",
+			"the same, its first 65,536 entries",
 		};
 
 		for (int i = 0; i < 3; i++) {
@@ -2900,12 +2908,13 @@ static void print_report(struct bench *b, const char *date, const char *host)
 				continue;
 			}
 			fprintf(f, "  %-60s %7.1f B (%" PRIu64 " entries, %" PRIu64
-				" bytes; buckets %.1f B/entry)\n", what[i], br[i]->bpe,
-				br[i]->entries, br[i]->bytes, br[i]->bucket_pe);
+				" bytes; empty cache %" PRIu64 " B, then %.1f B per entry)\n",
+				what[i], br[i]->bpe, br[i]->entries, br[i]->bytes,
+				br[i]->empty_bytes, br[i]->marginal);
 		}
 		if (b->ref_bpe[IM_LFHT] > 0 || b->ref_bpe[IM_MUTEX] > 0)
 			fprintf(f, "  references (hot tree, buckets = entries rounded up "
-				"to a power of two): lfht %.1f B, mutex table %.1f B\n",
+				"to a power of two): lfht %.1f B, mutex table %.1f B per entry\n",
 				b->ref_bpe[IM_LFHT], b->ref_bpe[IM_MUTEX]);
 	}
 	if (b->upd_ran) {
@@ -2991,7 +3000,8 @@ static void write_json(struct bench *b, const char *date, const char *host)
 			json_kuint(&j, "bytes", br[i]->bytes);
 			json_kuint(&j, "max_entries", br[i]->max_entries);
 			json_knum(&j, "bytes_per_entry", br[i]->bpe);
-			json_knum(&j, "bucket_bytes_per_entry", br[i]->bucket_pe);
+			json_kuint(&j, "empty_cache_bytes", br[i]->empty_bytes);
+			json_knum(&j, "bytes_per_added_entry", br[i]->marginal);
 			json_obj_end(&j);
 		}
 		json_knum(&j, "lfht_bytes_per_entry",
