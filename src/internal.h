@@ -27,6 +27,7 @@
 #define _LGPL_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <string.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -202,15 +203,46 @@ void dc__slab_free(struct dc_cache *c, void *obj);
 void dc__slab_destroy(struct dc_cache *c);
 
 /* ---- lock.c ----------------------------------------------------------- */
-void dc__thread_enter(void);
+void dc__thread_register(void);
+
+/* Every public call: make sure the thread is an RCU reader (it may have
+ * registered itself; then it is left alone). */
+static inline void dc__thread_enter(void)
+{
+	if (__builtin_expect(!URCU_TLS(urcu_memb_reader).registered, 0))
+		dc__thread_register();
+}
 void dc__read_lock(struct dc_cache *c);
 void dc__read_unlock(struct dc_cache *c);
 void dc__write_lock(struct dc_cache *c);
 void dc__write_unlock(struct dc_cache *c);
-void dc__stat_inc(struct dc_cache *c, int which);
-void dc__stat_add(struct dc_cache *c, int which, uint64_t n);
+void dc__stat_add_slow(struct dc_cache *c, int which, uint64_t n);
 void dc__stat_sum(struct dc_cache *c, uint64_t out[ST_NR]);
 void dc__stat_free(struct dc_cache *c);
+
+/* This thread's counters for the cache it used last (see lock.c). */
+struct dc_tslot {
+	uint64_t id;
+	struct dc_tstat *st;
+};
+extern __thread struct dc_tslot dc__tslot;
+
+static inline void dc__stat_add(struct dc_cache *c, int which, uint64_t n)
+{
+	struct dc_tstat *t = dc__tslot.st;
+
+	if (__builtin_expect(dc__tslot.id != c->id, 0)) {
+		dc__stat_add_slow(c, which, n);
+		return;
+	}
+	/* only this thread writes it; relaxed so dc_get_stats may read it */
+	STORE(t->v[which], LOAD(t->v[which]) + n);
+}
+
+static inline void dc__stat_inc(struct dc_cache *c, int which)
+{
+	dc__stat_add(c, which, 1);
+}
 
 /*
  * Sequence counts.  A writer (holding wlock) makes seq odd, changes the
@@ -289,21 +321,124 @@ static inline void rcu_after_grace(struct rcu_head *head)
 #endif
 }
 
-/* ---- hash.c ----------------------------------------------------------- */
+/* ---- hash.c -------------------------------------------------------------
+ * The per-component pieces of the lookup are inline here: the rcu-walk
+ * calls them once per component, and a call each costs more than their
+ * bodies on a cached lookup.  See hash.c for the table's rules.
+ */
 uint32_t dc__hash_name(const char *s, size_t len);
-/* Scan one component starting at s; returns its length, hash in *hash. */
-size_t dc__hash_component(const char *s, const char *end, uint32_t *hash);
 int dc__hash_init(struct dc_cache *c, uint64_t max_entries);
-struct dc_dentry **dc__bucket(struct dc_cache *c, const struct dc_dentry *dir,
-			      uint32_t hash);
-bool dc__name_eq(const struct dc_name *n, const char *s, size_t len);
-struct dc_dentry *dc__find_rcu(struct dc_cache *c, struct dc_dentry *dir,
-			       const char *s, size_t len, uint32_t hash,
-			       uint32_t *seqp);
 struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 				  const char *s, size_t len, uint32_t hash);
 void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d);
 void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d);
+
+#define ONES	0x0101010101010101ull
+#define HIGHS	0x8080808080808080ull
+#define SLASHES	0x2f2f2f2f2f2f2f2full	/* '/' in every byte */
+
+/* Bytes before the first '/' in w (8 when none): a zero byte of w ^ '/'s.
+ * The borrow trick can mark bytes above a true zero, never below one. */
+static inline unsigned slash_at(uint64_t w)
+{
+	uint64_t x = w ^ SLASHES;
+	uint64_t z = (x - ONES) & ~x & HIGHS;
+
+	return z ? (unsigned)__builtin_ctzll(z) / 8 : 8;
+}
+
+static inline uint64_t mix(uint64_t h, uint64_t w)
+{
+	h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
+/*
+ * Length and hash of the component at s, in one pass, eight bytes at a
+ * time (little-endian loads; the final partial word is copied, never read
+ * past end, so ASan and the page after the string have nothing to say).
+ */
+static inline size_t dc__hash_component(const char *s, const char *end,
+					uint32_t *hash)
+{
+	const char *p = s;
+	uint64_t h = 0x243f6a8885a308d3ull, w;
+	unsigned n;
+
+	for (;;) {
+		size_t left = (size_t)(end - p);
+
+		if (left >= 8) {
+			memcpy(&w, p, 8);
+		} else {
+			w = 0;
+			memcpy(&w, p, left);
+		}
+		n = slash_at(w);
+		if (n > left)
+			n = (unsigned)left;
+		if (n < 8) {
+			/* keep the n name bytes only */
+			if (n)
+				h = mix(h, w & (~0ull >> (64 - 8 * n)));
+			p += n;
+			break;
+		}
+		h = mix(h, w);
+		p += 8;
+	}
+	h = mix(h, (uint64_t)(p - s));
+	*hash = (uint32_t)(h ^ (h >> 32));
+	return (size_t)(p - s);
+}
+
+static inline struct dc_dentry **dc__bucket(struct dc_cache *c,
+					    const struct dc_dentry *dir,
+					    uint32_t hash)
+{
+	uint64_t k = ((uint64_t)hash << 32 | hash) ^ ((uintptr_t)dir >> 3);
+
+	return &c->buckets[(k * 0x9e3779b97f4a7c15ull) >> c->shift];
+}
+
+static inline bool dc__name_eq(const struct dc_name *n, const char *s, size_t len)
+{
+	return n->len == len && memcmp(n->s, s, len) == 0;
+}
+
+/*
+ * Find a settled, hashed entry for (dir, name) without any lock.  Returns it
+ * with its sequence snapshot in *seqp; NULL when there is none, or when the
+ * match was being changed under us (the caller cannot tell the two apart
+ * and must fall back to a slower path either way; it never answers ENOENT
+ * from a NULL here).  Caller holds rcu_read_lock.
+ */
+static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
+					     struct dc_dentry *dir,
+					     const char *s, size_t len,
+					     uint32_t hash, uint32_t *seqp)
+{
+	struct dc_dentry *d;
+	uint32_t seq;
+
+	/* acquire on each link: the entry's fields were written before the
+	 * release store that published it (dc__hash_insert) */
+	for (d = LOAD_ACQ(*dc__bucket(c, dir, hash)); d; d = LOAD_ACQ(d->hnext)) {
+		if (LOAD(d->hash) != hash || LOAD(d->parent) != dir)
+			continue;
+		seq = seq_begin(&d->seq);
+		if (dflags(d) & (DC_F_DEAD | DC_F_PENDING))
+			continue;
+		if (!dc__name_eq(LOAD_ACQ(d->name), s, len))
+			continue;
+		/* the parent, hash and name we matched belong together */
+		if (seq_retry(&d->seq, seq) || LOAD(d->parent) != dir)
+			return NULL;
+		*seqp = seq;
+		return d;
+	}
+	return NULL;
+}
 
 /* ---- dentry.c --------------------------------------------------------- */
 struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,

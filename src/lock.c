@@ -38,14 +38,12 @@ static void reg_key_create(void)
 }
 
 /*
- * Register the calling thread with urcu-memb unless it already is (by us or
- * by its owner).  The key's destructor unregisters it when it exits, so
+ * Register the calling thread with urcu-memb (dc__thread_enter found it
+ * unregistered).  The key's destructor unregisters it when it exits, so
  * threads the caller never sees (libfuse workers) need no set-up.
  */
-void dc__thread_enter(void)
+void dc__thread_register(void)
 {
-	if (URCU_TLS(urcu_memb_reader).registered)
-		return;
 	pthread_once(&reg_once, reg_key_create);
 	rcu_register_thread();
 	pthread_setspecific(reg_key, (void *)1);
@@ -117,15 +115,12 @@ void dc__write_unlock(struct dc_cache *c)
 /* ---- per-thread statistics --------------------------------------------- */
 
 /*
- * One slot per thread: the cache it counts for (by id, since a destroyed
- * cache's address can come back) and its counters.  A thread using two
+ * One slot per thread (dc__tslot): the cache it counts for (by id, since a
+ * destroyed cache's address can come back) and its counters.  A thread using two
  * caches alternately re-finds its counters under stat_lock on each switch.
  * Counters outlive their thread (its counts still belong in the sums).
  */
-static __thread struct {
-	uint64_t id;
-	struct dc_tstat *st;
-} tslot;
+__thread struct dc_tslot dc__tslot;
 
 static struct dc_tstat *tstat_find(struct dc_cache *c)
 {
@@ -145,26 +140,17 @@ static struct dc_tstat *tstat_find(struct dc_cache *c)
 	return t;
 }
 
-void dc__stat_inc(struct dc_cache *c, int which)
+/* The slow path of dc__stat_add: this thread's first count for c. */
+void dc__stat_add_slow(struct dc_cache *c, int which, uint64_t n)
 {
-	dc__stat_add(c, which, 1);
-}
+	struct dc_tstat *t = tstat_find(c);
 
-void dc__stat_add(struct dc_cache *c, int which, uint64_t n)
-{
-	struct dc_tstat *t;
-
-	if (tslot.id != c->id) {
-		t = tstat_find(c);
-		if (!t) {
-			__atomic_add_fetch(&c->spill.v[which], n, __ATOMIC_RELAXED);
-			return;
-		}
-		tslot.id = c->id;
-		tslot.st = t;
+	if (!t) {
+		__atomic_add_fetch(&c->spill.v[which], n, __ATOMIC_RELAXED);
+		return;
 	}
-	t = tslot.st;
-	/* only this thread writes it; relaxed so dc_get_stats may read it */
+	dc__tslot.id = c->id;
+	dc__tslot.st = t;
 	STORE(t->v[which], LOAD(t->v[which]) + n);
 }
 
