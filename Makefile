@@ -55,7 +55,12 @@ DCBENCH_SRCS := $(filter-out tools/dcbench/import_main_test.c,$(DCBENCH_SRCS))
 
 CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_import
 
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS   := $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3)
+DCFS_SRCS   := tools/dcfs/main.c tools/dcfs/node.c tools/dcfs/ops.c
+
 all: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcpath $(TESTS) $(CORPUS_TESTS) \
+     $(BUILD)/dcfs $(BUILD)/fsmeta \
      $(BUILD)/dcache.pc $(if $(wildcard tools/dcbench/main.c),$(BUILD)/dcbench)
 
 $(BUILD)/obj/%.o: src/%.c src/internal.h include/dcache.h
@@ -138,6 +143,15 @@ TORTURE_SECONDS ?= 600
 torture: deps all
 	$(BUILD)/dcbench torture --seconds $(TORTURE_SECONDS) --mode all
 
+# ---- dcfs: the FUSE passthrough file system on libdcache ----------------------
+
+$(BUILD)/dcfs: $(DCFS_SRCS) tools/dcfs/dcfs.h $(BUILD)/libdcache.a
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(DCFS_SRCS) -o $@ \
+	    $(LDFLAGS) $(BUILD)/libdcache.a $(FUSE_LIBS) $(LIBS)
+
+$(BUILD)/fsmeta: tools/dcfs/fsmeta.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) -lpthread -lm
+
 # ---- the README's commands -------------------------------------------------
 
 deps:
@@ -157,7 +171,7 @@ install: all
 	ln -sf libdcache.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdcache.so.$(SOVERSION)
 	ln -sf libdcache.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdcache.so
 	install -m 644 $(BUILD)/dcache.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	install -m 755 $(BUILD)/dcpath $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(BUILD)/dcpath $(BUILD)/dcbench $(BUILD)/dcfs $(DESTDIR)$(PREFIX)/bin/
 
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz

@@ -88,10 +88,17 @@ start() {
 
 # stop NAME: unmount with fusermount3 -u, wait for the daemon to exit
 stop() {
-	local pid
+	local pid out
 	pid=$(stat_val "$T/$1.stats" pid)
-	fusermount3 -u "$T/$1.mnt" || return 1
-	wait_for 20 gone "$pid" && wait_for 5 grep -q '^state exited' "$T/$1.stats"
+	if ! out=$(fusermount3 -u "$T/$1.mnt" 2>&1); then
+		echo "# stop $1: $out"
+		return 1
+	fi
+	if ! wait_for 20 gone "$pid"; then
+		echo "# stop $1: daemon $pid still running 20 s after the unmount"
+		return 1
+	fi
+	wait_for 5 grep -q '^state exited' "$T/$1.stats"
 }
 
 # ---- can we mount at all? ---------------------------------------------------

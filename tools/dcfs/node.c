@@ -299,7 +299,7 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 		}
 
 	pthread_mutex_lock(&n->lock);
-	if (__atomic_load_n(&n->nlookup, __ATOMIC_RELAXED) == 0) {
+	if (__atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) == 0) {
 		if (!keeps_fd(n->type)) {
 			if (fdp && *fdp >= 0) {
 				fd = *fdp;	/* opened on this very inode */
@@ -348,7 +348,7 @@ void node_refresh(struct dnode *n, struct dc_dentry *d)
 
 void node_forget(struct dnode *n, uint64_t count)
 {
-	uint64_t v = __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED);
+	uint64_t v = __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE);
 	struct dc_dentry *dentry = NULL;
 	struct retired *ret = NULL, *r;
 	int fd = -1;
@@ -357,11 +357,13 @@ void node_forget(struct dnode *n, uint64_t count)
 		return;
 	while (v > count)
 		if (__atomic_compare_exchange_n(&n->nlookup, &v, v - count, true,
-						__ATOMIC_RELEASE, __ATOMIC_RELAXED))
+						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
 			return;
 
 	pthread_mutex_lock(&n->lock);
-	v = __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED);
+	/* acquire: whoever moved the count before us is done with n when we
+	 * take it to zero (and maybe free n) */
+	v = __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE);
 	if (v < count) {
 		/* the kernel never forgets more than it was told; a bug */
 		fprintf(stderr, "dcfs: forget %llu of node %p with nlookup %llu\n",
