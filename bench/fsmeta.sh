@@ -23,6 +23,7 @@
 #   descriptor per inode the kernel holds (both do) then runs out of
 #   descriptors under a hard limit of 20,000, and the failures are
 #   reported as such.  N: the first N entries of the subset.
+# DCFS_OPTS adds options to every dcfs mount (e.g. "--threads 2").
 # Needs root (mounts, drop_caches), build/dcfs and build/fsmeta (make).
 set -u
 cd "$(dirname "$0")/.."
@@ -37,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--repeat) repeat=$2; shift ;;
 	--work) work=$2; shift ;;
 	--json) json=$2; shift ;;
-	-h|--help) sed -n '3,25p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,32p' "$0"; exit 0 ;;
 	*) echo "fsmeta.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -108,7 +109,7 @@ mount_fs() {	# config -> mounts $mnt (or nothing for native); sets dpid
 	case $1 in
 	native) return 0 ;;
 	dcfs-*) build/dcfs "$tree_dir" "$mnt" --mode "${1#dcfs-}" \
-			--entry-timeout 0 --attr-timeout 0 --stats "$work/stats-$1" || return 1 ;;
+			--entry-timeout 0 --attr-timeout 0 --stats "$work/stats-$1" ${DCFS_OPTS:-} || return 1 ;;
 	passthrough_ll) "$pt" -o source="$tree_dir",timeout=0 "$mnt" || return 1 ;;
 	passthrough_ll-dp) "$pt" -o source="$tree_dir",timeout=0,default_permissions,allow_other "$mnt" ||
 			return 1 ;;

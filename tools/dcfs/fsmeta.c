@@ -108,6 +108,7 @@ struct worker {
 	pthread_t tid;
 	int id;
 	uint64_t ops, failed;
+	double t0, t1;		/* its own start and end of the phase */
 	struct list found;	/* walk: every path it saw */
 };
 
@@ -158,6 +159,7 @@ static void *walk_thread(void *arg)
 	char *dir;
 
 	pthread_barrier_wait(&start_line);
+	w->t0 = now();
 	while ((dir = wq_pop())) {
 		DIR *d = opendir(dir);
 		struct dirent *e;
@@ -192,6 +194,7 @@ static void *walk_thread(void *arg)
 		wq_done(&subdirs);
 	}
 	free(subdirs.v);
+	w->t1 = now();
 	return NULL;
 }
 
@@ -207,12 +210,14 @@ static void *stat_thread(void *arg)
 	int pass;
 
 	pthread_barrier_wait(&start_line);
+	w->t0 = now();
 	for (pass = 0; pass < opt.passes; pass++)
 		for (i = (size_t)w->id; i < all.n; i += (size_t)opt.threads) {
 			w->ops++;
 			if (lstat(all.v[i], &st) < 0)
 				w->failed++;
 		}
+	w->t1 = now();
 	return NULL;
 }
 
@@ -232,6 +237,7 @@ static void *mix_thread(void *arg)
 		w->failed++;
 	}
 	pthread_barrier_wait(&start_line);
+	w->t0 = now();
 	for (i = 0; i < opt.mix; i++) {
 		snprintf(a, sizeof(a), "%s/new%d", scratch, i);
 		snprintf(b, sizeof(b), "%s/renamed%d", scratch, i);
@@ -250,15 +256,21 @@ static void *mix_thread(void *arg)
 		if (unlink(b) < 0)
 			w->failed++;
 	}
+	w->t1 = now();
 	rmdir(scratch);
 	return NULL;
 }
 
 /* ---- driver -------------------------------------------------------------------- */
 
+/*
+ * A phase runs from its first thread's start to its last thread's end,
+ * each measured by the thread itself (the main thread may be descheduled
+ * while they work).
+ */
 static void run_phase(struct phase *ph, void *(*fn)(void *))
 {
-	double t0;
+	double t0 = 0, t1 = 0;
 	int i;
 
 	pthread_barrier_init(&start_line, NULL, (unsigned)opt.threads + 1);
@@ -270,16 +282,19 @@ static void run_phase(struct phase *ph, void *(*fn)(void *))
 		}
 	}
 	pthread_barrier_wait(&start_line);
-	t0 = now();
 	for (i = 0; i < opt.threads; i++)
 		pthread_join(workers[i].tid, NULL);
-	ph->seconds = now() - t0;
 	pthread_barrier_destroy(&start_line);
 	ph->ops = ph->failed = 0;
 	for (i = 0; i < opt.threads; i++) {
 		ph->ops += workers[i].ops;
 		ph->failed += workers[i].failed;
+		if (i == 0 || workers[i].t0 < t0)
+			t0 = workers[i].t0;
+		if (i == 0 || workers[i].t1 > t1)
+			t1 = workers[i].t1;
 	}
+	ph->seconds = t1 - t0;
 }
 
 /* A JSON string: quotes, backslashes and control bytes escaped. */
