@@ -9,13 +9,17 @@
 # the daemon.  passthrough_ll runs twice: as shipped (-o timeout=0), and
 # with dcfs's mount options (passthrough_ll-dp: default_permissions,
 # allow_other), under which the kernel also asks for the attributes of
-# every directory it searches, as it does for dcfs.  Prints ops/s per phase, failed operations, the daemon's CPU
-# time and the ratio to native, then checks the goals:
+# every directory it searches, as it does for dcfs.
+#
+# The configurations run interleaved, R times (page cache dropped before
+# each run); the table shows each one's median run by total ops/s, the
+# spread of the totals, failed operations (all runs), the daemon's user
+# and system CPU seconds and the ratio to native.  Then the goals:
 #   dcfs rcu >= 3x passthrough_ll in total ops/s with 0 failed operations,
 #   dcfs rcu no slower than dcfs global.
 #
-#   bench/fsmeta.sh [--threads N] [--tree subset|full|N] [--passes P]
-#                   [--mix K] [--repeat R] [--work DIR] [--json FILE]
+#   bench/fsmeta.sh [--threads N (2)] [--tree subset|full|N] [--passes P (2)]
+#                   [--mix K (1000)] [--repeat R (5)] [--work DIR] [--json FILE]
 #
 # --tree subset (default): the listing without drivers/, arch/, sound/,
 #   tools/ and Documentation/ (about 13,700 entries: what a build of the
@@ -28,7 +32,7 @@
 set -u
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-threads=2 tree=subset passes=3 mix=2000 repeat=3 work= json=
+threads=2 tree=subset passes=2 mix=1000 repeat=5 work= json=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--threads) threads=$2; shift ;;
@@ -38,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--repeat) repeat=$2; shift ;;
 	--work) work=$2; shift ;;
 	--json) json=$2; shift ;;
-	-h|--help) sed -n '3,32p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,36p' "$0"; exit 0 ;;
 	*) echo "fsmeta.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -126,7 +130,7 @@ umount_fs() {
 
 configs="native dcfs-rcu dcfs-global dcfs-rwlock passthrough_ll passthrough_ll-dp"
 declare -A res cpu
-echo "fsmeta: $entries entries ($tree), $threads threads, $passes stat passes, mix $mix per thread, best of $repeat"
+echo "fsmeta: $entries entries ($tree), $threads threads, $passes stat passes, mix $mix per thread, median of $repeat"
 for r in $(seq "$repeat"); do
 	for c in $configs; do
 		sync
@@ -141,28 +145,27 @@ for r in $(seq "$repeat"); do
 	done
 done
 
-# the best total of the repeats (the machine is shared: noise only slows)
-field() {	# json phase key
-	echo "$1" | sed -n "s/.*\"$2\": {\"ops\": [0-9]*, \"seconds\": [0-9.]*, \"ops_per_s\": \([0-9.]*\), \"failed\": \([0-9]*\)}.*/\\$3/p" | head -1
+field() {	# json phase key: 1 = ops/s, 2 = failed
+	echo "$1" | sed -n "s/.*\"$2\": {\"ops\": [0-9]*, \"seconds\": [0-9.e+-]*, \"ops_per_s\": \([0-9.e+-]*\), \"failed\": \([0-9]*\)}.*/\\$3/p" | head -1
 }
-declare -A best
+# the median run of the repeats, by total ops/s (the machine is shared and
+# a run's speed depends on where the scheduler puts the threads: the best
+# run would reward luck), and the spread
+declare -A best range
 for c in $configs; do
-	b=
-	for r in $(seq "$repeat"); do
-		t=$(field "${res[$c,$r]}" total 1)
-		if [ -z "$b" ] || awk -v a="$t" -v b="$(field "${res[$c,$b]}" total 1)" 'BEGIN { exit !(a > b) }'; then b=$r; fi
-	done
-	best[$c]=$b
+	order=$(for r in $(seq "$repeat"); do echo "$(field "${res[$c,$r]}" total 1) $r"; done | sort -g)
+	best[$c]=$(echo "$order" | sed -n "$(( (repeat + 1) / 2 ))p" | cut -d' ' -f2)
+	range[$c]=$(echo "$order" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }')
 done
 nat=$(field "${res[native,${best[native]}]}" total 1)
-printf '%-15s %10s %10s %10s %10s %7s %11s %9s\n' config walk/s stat/s mix/s total/s failed usr/sys_s x_native
+printf '%-17s %9s %9s %9s %9s %13s %6s %11s %8s\n' config walk/s stat/s mix/s total/s total-range failed usr/sys_s x_native
 for c in $configs; do
 	j=${res[$c,${best[$c]}]}
 	fails=0
 	for r in $(seq "$repeat"); do fails=$((fails + $(field "${res[$c,$r]}" total 2))); done
-	printf '%-15s %10.0f %10.0f %10.0f %10.0f %7d %11s %9.3f\n' "$c" \
+	printf '%-17s %9.0f %9.0f %9.0f %9.0f %13s %6d %11s %8.3f\n' "$c" \
 		"$(field "$j" walk 1)" "$(field "$j" stat 1)" "$(field "$j" mix 1)" \
-		"$(field "$j" total 1)" "$fails" "${cpu[$c,${best[$c]}]}" \
+		"$(field "$j" total 1)" "${range[$c]}" "$fails" "${cpu[$c,${best[$c]}]}" \
 		"$(awk -v a="$(field "$j" total 1)" -v b="$nat" 'BEGIN { print (b > 0 ? a / b : 0) }')"
 done
 if [ -n "$json" ]; then
@@ -172,7 +175,11 @@ if [ -n "$json" ]; then
 		for c in $configs; do
 			printf '%s"%s": [' "$sep" "$c"; sep=", "
 			s2=
-			for r in $(seq "$repeat"); do printf '%s%s' "$s2" "${res[$c,$r]}"; s2=", "; done
+			for r in $(seq "$repeat"); do
+				# the run's object, with the daemon's CPU (user/system s) added
+				printf '%s%s, "daemon_cpu": "%s"}' "$s2" "${res[$c,$r]%\}}" "${cpu[$c,$r]}"
+				s2=", "
+			done
 			printf ']'
 		done
 		echo "}}"
