@@ -152,6 +152,15 @@ $(BUILD)/dcfs: $(DCFS_SRCS) tools/dcfs/dcfs.h $(BUILD)/libdcache.a
 $(BUILD)/fsmeta: tools/dcfs/fsmeta.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) -lpthread -lm
 
+# ---- kernbench: a kernel build natively and through dcfs (issue 4) ----------
+
+# bench/kernbench-setup.sh unpacks Debian's linux-source-6.1 and runs
+# tinyconfig; KERNBENCH_ARGS adds dcbench kernbench options.
+KERNBENCH_DIR ?= /var/tmp/dcache-kernbench
+KERNBENCH_ARGS ?=
+kernbench: deps all
+	$(BUILD)/dcbench kernbench --tree "$$(bench/kernbench-setup.sh $(KERNBENCH_DIR))" $(KERNBENCH_ARGS)
+
 # ---- the README's commands -------------------------------------------------
 
 deps:
@@ -176,4 +185,4 @@ install: all
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz
 
-.PHONY: all deps check run install clean fuzz torture
+.PHONY: all deps check run install clean fuzz torture kernbench

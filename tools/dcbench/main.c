@@ -40,6 +40,8 @@ static const char usage_text[] =
 "  micro [OPTIONS]     the micro-benchmark suite (docs/micro.md)\n"
 "  torture [OPTIONS]   randomized concurrent test with an oracle (docs/testing.md)\n"
 "  memstorm [OPTIONS]  the memory bound under churn\n"
+"  kernbench --tree KERNEL_TREE [OPTIONS]\n"
+"        a kernel build natively and through dcfs, timed as kernbench did\n"
 "\n"
 "'dcbench COMMAND --help' for a command's options; docs/dcbench.md for more.\n"
 "Exit status: 0 success, 1 failure or mismatches, 2 usage error.\n";
@@ -463,6 +465,7 @@ int main(int argc, char **argv)
 		{ "micro", dcb_micro_main },
 		{ "torture", dcb_torture_main },
 		{ "memstorm", dcb_memstorm_main },
+		{ "kernbench", dcb_kernbench_main },
 	};
 
 	if (argc < 2) {

@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * fsmount.c - start, time and stop the file systems that kernbench and
+ * fsmeta compare (fsmount.h).  The daemons run in the foreground as our
+ * children, so wait4() hands us their CPU time when they end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsmount.h"
+
+#define PEER_EXAMPLES	"/usr/share/doc/libfuse3-dev/examples"
+
+static const char *const kinds[] = {
+	"native", "rcu", "global", "rwlock", "passthrough_ll", "passthrough_ll-dp",
+};
+
+bool fsm_kind_valid(const char *kind)
+{
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kind, kinds[i]))
+			return true;
+	return false;
+}
+
+static double mono_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int fsm_first_cpus(unsigned n, cpu_set_t *set)
+{
+	cpu_set_t all;
+	unsigned got = 0;
+
+	if (sched_getaffinity(0, sizeof(all), &all) < 0)
+		return -1;
+	CPU_ZERO(set);
+	for (int c = 0; c < CPU_SETSIZE && got < n; c++)
+		if (CPU_ISSET(c, &all)) {
+			CPU_SET(c, set);
+			got++;
+		}
+	return got == n ? 0 : -1;
+}
+
+/* In the child: affinity, output, exec.  Never returns. */
+static void exec_child(char *const argv[], const char *log, const cpu_set_t *cpus)
+{
+	if (cpus && sched_setaffinity(0, sizeof(*cpus), cpus) < 0) {
+		fprintf(stderr, "dcbench: sched_setaffinity: %s\n", strerror(errno));
+		_exit(127);
+	}
+	if (log) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+			fprintf(stderr, "dcbench: %s: %s\n", log, strerror(errno));
+			_exit(127);
+		}
+	}
+	execvp(argv[0], argv);
+	fprintf(stderr, "dcbench: cannot run %s: %s\n", argv[0], strerror(errno));
+	_exit(127);
+}
+
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+int fsm_run(char *const argv[], const char *log, const cpu_set_t *cpus,
+	    struct rusage *ru, double *elapsed)
+{
+	struct rusage r;
+	double t0 = mono_now();
+	int status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "dcbench: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0)
+		exec_child(argv, log, cpus);
+	/* wait4's rusage of a child covers the children it waited for: make's
+	 * compilers are in the build's user and system time. */
+	while (wait4(pid, &status, 0, &r) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (elapsed)
+		*elapsed = mono_now() - t0;
+	if (ru)
+		*ru = r;
+	return exit_code(status);
+}
+
+/* dcbench's own directory: the tools are built side by side (build/). */
+static int sibling(const char *name, char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n < 0)
+		return -1;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	if ((size_t)snprintf(out, size, "%s/%s", self, name) >= size)
+		return -1;
+	return access(out, X_OK);
+}
+
+/*
+ * The peer is built with argv vectors, never a shell line made of paths
+ * (a work directory may hold any byte); only the compile goes through sh,
+ * for pkg-config's output, and gets the paths as positional parameters.
+ */
+int fsm_build_peer(const char *workdir)
+{
+	static const char *const files[] = { "passthrough_ll.c", "passthrough_helpers.h" };
+	char bin[PATH_MAX], src[PATH_MAX], log[PATH_MAX];
+
+	if ((size_t)snprintf(bin, sizeof(bin), "%s/passthrough_ll", workdir) >= sizeof(bin) ||
+	    (size_t)snprintf(src, sizeof(src), "%s/passthrough_ll.c", workdir) >= sizeof(src) ||
+	    (size_t)snprintf(log, sizeof(log), "%s/peer-build.log", workdir) >= sizeof(log)) {
+		fprintf(stderr, "dcbench: work directory path too long: %s\n", workdir);
+		return -1;
+	}
+	if (access(bin, X_OK) == 0)
+		return 0;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char plain[PATH_MAX], gz[PATH_MAX + 8], dst[PATH_MAX];
+		int rc;
+
+		snprintf(plain, sizeof(plain), "%s/%s", PEER_EXAMPLES, files[i]);
+		snprintf(gz, sizeof(gz), "%s.gz", plain);
+		if ((size_t)snprintf(dst, sizeof(dst), "%s/%s", workdir, files[i]) >= sizeof(dst)) {
+			fprintf(stderr, "dcbench: work directory path too long: %s\n", workdir);
+			return -1;
+		}
+		if (access(plain, R_OK) == 0) {
+			char *const argv[] = { "cp", plain, dst, NULL };
+
+			rc = fsm_run(argv, log, NULL, NULL, NULL);
+		} else if (access(gz, R_OK) == 0) {
+			char *const argv[] = { "sh", "-c", "gzip -dc \"$1\" > \"$2\"", "sh",
+					       gz, dst, NULL };
+
+			rc = fsm_run(argv, log, NULL, NULL, NULL);
+		} else {
+			fprintf(stderr, "dcbench: no %s (apt-get install libfuse3-dev)\n", plain);
+			return -1;
+		}
+		if (rc != 0) {
+			fprintf(stderr, "dcbench: could not copy %s; see %s\n", files[i], log);
+			return -1;
+		}
+	}
+	{
+		char *const argv[] = {
+			"sh", "-c",
+			"exec ${CC:-cc} -O2 -Wall -o \"$1\" \"$2\" $(pkg-config --cflags --libs fuse3)",
+			"sh", bin, src, NULL
+		};
+
+		if (fsm_run(argv, log, NULL, NULL, NULL) != 0) {
+			fprintf(stderr, "dcbench: could not build %s; see %s\n", bin, log);
+			unlink(bin);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Has a file system been mounted on mnt (its device differs from its
+ * parent's)? */
+static bool mounted(const char *mnt)
+{
+	char parent[PATH_MAX];
+	struct stat a, b;
+
+	if ((size_t)snprintf(parent, sizeof(parent), "%s/..", mnt) >= sizeof(parent))
+		return false;
+	return stat(mnt, &a) == 0 && stat(parent, &b) == 0 && a.st_dev != b.st_dev;
+}
+
+/* src as one value of a -o list: fuse_opt splits at ',' and takes '\\'
+ * as an escape, so both are escaped.  0, or -1 if it does not fit. */
+static int opt_escape(const char *src, char *out, size_t size)
+{
+	size_t k = 0;
+
+	for (; *src; src++) {
+		if (k + 3 > size)
+			return -1;
+		if (*src == ',' || *src == '\\')
+			out[k++] = '\\';
+		out[k++] = *src;
+	}
+	out[k] = '\0';
+	return 0;
+}
+
+/* Splits extra at spaces into argv[*n...] (at most max); the copy is kept. */
+static void add_words(char **argv, int *n, int max, char *copy)
+{
+	for (char *save, *w = strtok_r(copy, " ", &save); w && *n < max;
+	     w = strtok_r(NULL, " ", &save))
+		argv[(*n)++] = w;
+}
+
+int fsm_start(struct fsmount *m, const char *kind, const char *src,
+	      const char *mnt, double entry_to, double attr_to,
+	      const cpu_set_t *cpus, const char *workdir, const char *extra)
+{
+	char bin[PATH_MAX], mode[64], et[32], at[32], log[PATH_MAX];
+	char esc[2 * PATH_MAX], opts[2 * PATH_MAX + 128];
+	char *argv[64], *extra_copy = NULL;
+	int n = 0;
+	double deadline;
+
+	memset(m, 0, sizeof(*m));
+	if (!fsm_kind_valid(kind)) {
+		fprintf(stderr, "dcbench: unknown file system '%s'\n", kind);
+		return -1;
+	}
+	snprintf(m->kind, sizeof(m->kind), "%s", kind);
+	if (!strcmp(kind, "native")) {
+		snprintf(m->dir, sizeof(m->dir), "%s", src);
+		return 0;
+	}
+	snprintf(m->dir, sizeof(m->dir), "%s", mnt);
+	if (mounted(mnt)) {
+		fprintf(stderr, "dcbench: %s is already a mount point\n", mnt);
+		return -1;
+	}
+	snprintf(et, sizeof(et), "%g", entry_to);
+	snprintf(at, sizeof(at), "%g", attr_to);
+	if (!strncmp(kind, "passthrough_ll", 14)) {
+		if (fsm_build_peer(workdir) < 0)
+			return -1;
+		snprintf(bin, sizeof(bin), "%s/passthrough_ll", workdir);
+		if (opt_escape(src, esc, sizeof(esc)) < 0) {
+			fprintf(stderr, "dcbench: source path too long: %s\n", src);
+			return -1;
+		}
+		snprintf(opts, sizeof(opts), "source=%s,timeout=%s%s", esc, et,
+			 strcmp(kind, "passthrough_ll-dp") ? "" : ",default_permissions,allow_other");
+		argv[n++] = bin;
+		argv[n++] = "-f";
+		argv[n++] = "-o";
+		argv[n++] = opts;
+		argv[n++] = (char *)mnt;
+	} else {
+		if (sibling("dcfs", bin, sizeof(bin)) < 0) {
+			fprintf(stderr, "dcbench: no dcfs beside dcbench (make)\n");
+			return -1;
+		}
+		snprintf(mode, sizeof(mode), "%s", kind);
+		argv[n++] = bin;
+		argv[n++] = (char *)src;
+		argv[n++] = (char *)mnt;
+		argv[n++] = "--foreground";
+		argv[n++] = "--mode";
+		argv[n++] = mode;
+		argv[n++] = "--entry-timeout";
+		argv[n++] = et;
+		argv[n++] = "--attr-timeout";
+		argv[n++] = at;
+	}
+	if (extra && *extra) {
+		extra_copy = strdup(extra);
+		if (!extra_copy) {
+			fprintf(stderr, "dcbench: out of memory\n");
+			return -1;
+		}
+		add_words(argv, &n, 62, extra_copy);
+	}
+	argv[n] = NULL;
+	snprintf(log, sizeof(log), "%s/daemon-%s.log", workdir, kind);
+
+	fflush(NULL);
+	m->pid = fork();
+	if (m->pid < 0) {
+		fprintf(stderr, "dcbench: fork: %s\n", strerror(errno));
+		free(extra_copy);
+		return -1;
+	}
+	if (m->pid == 0)
+		exec_child(argv, log, cpus);
+	free(extra_copy);
+
+	/* The daemon mounts, then serves: poll until the mount answers. */
+	deadline = mono_now() + 30;
+	while (!mounted(mnt)) {
+		int status;
+
+		if (waitpid(m->pid, &status, WNOHANG) == m->pid) {
+			fprintf(stderr, "dcbench: %s exited (status %d) before the mount was live; see %s\n",
+				kind, exit_code(status), log);
+			m->pid = 0;
+			return -1;
+		}
+		if (mono_now() > deadline) {
+			fprintf(stderr, "dcbench: %s did not mount %s within 30 s; see %s\n",
+				kind, mnt, log);
+			fsm_stop(m, NULL);
+			return -1;
+		}
+		usleep(10000);
+	}
+	return 0;
+}
+
+int fsm_stop(struct fsmount *m, struct rusage *ru)
+{
+	struct rusage r;
+	int status, rc = 0;
+	bool termed = false, killed = false;
+	double deadline;
+
+	if (ru)
+		memset(ru, 0, sizeof(*ru));
+	if (m->pid <= 0)
+		return 0;
+	/*
+	 * Unmount first, as fusermount3 -u does: the daemon's loop then ends
+	 * the ordinary way and it exits 0.  SIGTERM is the fallback (a busy
+	 * mount, a daemon that lingers): libfuse's own signal handlers, which
+	 * passthrough_ll uses, make its loop return the signal's number, and
+	 * the example then exits 1.
+	 */
+	if (umount2(m->dir, 0) < 0) {
+		kill(m->pid, SIGTERM);
+		termed = true;
+	}
+	deadline = mono_now() + 10;
+	for (;;) {
+		pid_t p = wait4(m->pid, &status, WNOHANG, &r);
+
+		if (p == m->pid)
+			break;
+		if (p < 0 && errno != EINTR) {
+			fprintf(stderr, "dcbench: wait4 %s: %s\n", m->kind, strerror(errno));
+			m->pid = 0;
+			return -1;
+		}
+		if (mono_now() > deadline && !killed) {
+			if (!termed) {
+				kill(m->pid, SIGTERM);
+				termed = true;
+				deadline = mono_now() + 10;
+				continue;
+			}
+			fprintf(stderr, "dcbench: %s did not stop on SIGTERM; killing it\n", m->kind);
+			umount2(m->dir, MNT_DETACH);
+			kill(m->pid, SIGKILL);
+			killed = true;
+			rc = -1;
+		}
+		usleep(10000);
+	}
+	/* A daemon that died without unmounting leaves a dead mount
+	 * (ENOTCONN): detach whatever is still there; EINVAL if nothing. */
+	umount2(m->dir, MNT_DETACH);
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (rc == 0)
+			fprintf(stderr, "dcbench: %s ended with status %d\n", m->kind, exit_code(status));
+		rc = -1;
+	}
+	if (ru)
+		*ru = r;
+	m->pid = 0;
+	return rc;
+}

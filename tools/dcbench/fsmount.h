@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * fsmount.h - the file systems dcbench kernbench and fsmeta measure:
+ * dcfs in one of libdcache's modes, or libfuse's passthrough_ll example,
+ * each run in the foreground as a child of dcbench (so its CPU time comes
+ * from wait4), or "native" (nothing mounted: the source directory itself).
+ */
+#ifndef DCBENCH_FSMOUNT_H
+#define DCBENCH_FSMOUNT_H
+
+#include <sched.h>
+#include <stdbool.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+struct fsmount {
+	char kind[32];		/* "native", "rcu", "global", "rwlock", "passthrough_ll" */
+	pid_t pid;		/* the daemon; 0 for native */
+	char dir[4096];		/* where to work: the mount point, or the source */
+};
+
+/* Is kind one fsm_start knows? */
+bool fsm_kind_valid(const char *kind);
+
+/*
+ * Mounts kind's file system mirroring src on mnt (an empty directory) and
+ * returns once the mount answers; for "native" only fills m->dir = src.
+ * entry_to and attr_to are the kernel's timeouts in seconds (passthrough_ll
+ * has one, -o timeout=, given entry_to).  cpus, if not NULL, confines the
+ * daemon.  workdir is where passthrough_ll is built (fsm_build_peer) and
+ * daemon logs go (daemon-KIND.log).  0, or -1 with a message on stderr.
+ */
+int fsm_start(struct fsmount *m, const char *kind, const char *src,
+	      const char *mnt, double entry_to, double attr_to,
+	      const cpu_set_t *cpus, const char *workdir, const char *extra);
+
+/*
+ * Unmounts and reaps the daemon: umount2 (the daemon's loop ends and it
+ * exits 0), SIGTERM if that is refused or the daemon lingers, then, after
+ * a grace period, a lazy unmount and SIGKILL.  *ru gets the daemon's user
+ * and system time (zero for native).  0 if the daemon exited with status
+ * 0, else -1 with a message.
+ */
+int fsm_stop(struct fsmount *m, struct rusage *ru);
+
+/*
+ * Builds libfuse's passthrough_ll example from
+ * /usr/share/doc/libfuse3-dev/examples into workdir (once) and returns 0,
+ * or -1 with a message.  Never part of the repository.
+ */
+int fsm_build_peer(const char *workdir);
+
+/* Runs argv (argv[0] searched in PATH) with stdout and stderr to log
+ * (NULL: inherited), confined to cpus if not NULL.  Returns the exit
+ * status (or 128 + signal), -1 if it could not be started; *ru, elapsed
+ * (seconds, monotonic) when not NULL. */
+int fsm_run(char *const argv[], const char *log, const cpu_set_t *cpus,
+	    struct rusage *ru, double *elapsed);
+
+/* The first n CPUs this process may run on, in *set; -1 if fewer. */
+int fsm_first_cpus(unsigned n, cpu_set_t *set);
+
+#endif /* DCBENCH_FSMOUNT_H */
