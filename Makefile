@@ -60,7 +60,7 @@ FUSE_LIBS   := $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3)
 DCFS_SRCS   := tools/dcfs/main.c tools/dcfs/node.c tools/dcfs/ops.c
 
 all: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcpath $(TESTS) $(CORPUS_TESTS) \
-     $(BUILD)/dcfs $(BUILD)/fsmeta \
+     $(BUILD)/dcfs \
      $(BUILD)/dcache.pc $(if $(wildcard tools/dcbench/main.c),$(BUILD)/dcbench)
 
 $(BUILD)/obj/%.o: src/%.c src/internal.h include/dcache.h
@@ -148,9 +148,6 @@ torture: deps all
 $(BUILD)/dcfs: $(DCFS_SRCS) tools/dcfs/dcfs.h $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(DCFS_SRCS) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(FUSE_LIBS) $(LIBS)
-
-$(BUILD)/fsmeta: tools/dcfs/fsmeta.c
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) -lpthread -lm
 
 # ---- kernbench: a kernel build natively and through dcfs (issue 4) ----------
 

@@ -444,6 +444,74 @@ for sig in TERM INT; do
 	fi
 done
 
+# ---- dcbench fsmeta: the benchmark command on a tiny tree ------------------------------
+# One run each of native, dcfs rcu and passthrough_ll (built by the command)
+# on 224 entries: it must finish with no failed operation, write a JSON
+# document that parses, and leave nothing behind (mount, scratch
+# directories in the tree, its work directory); then its refusals.
+DCBENCH=$PWD/$BUILD/dcbench
+if [ -x "$DCBENCH" ]; then
+	for d in a b c d; do
+		for e in v w x y z; do
+			mkdir -p "$T/fm.src/$d/$e"
+			for f in 1 2 3 4 5 6 7 8 9 10; do : > "$T/fm.src/$d/$e/f$f.c"; done
+		done
+	done
+	mkdir -p "$T/fm.tmp"
+	TMPDIR=$T/fm.tmp "$DCBENCH" fsmeta --dir "$T/fm.src" --configs native,rcu,passthrough_ll \
+		--repeat 1 --passes 1 --mix 50 --json > "$T/fm.json" 2> "$T/fm.err"
+	rc=$?
+	check "dcbench fsmeta: native, dcfs rcu, passthrough_ll on 224 entries, exit 0 (exit $rc)" [ $rc = 0 ]
+	[ $rc = 0 ] || sed 's/^/#   /' "$T/fm.err"
+	if command -v python3 >/dev/null; then
+		check "dcbench fsmeta: the JSON parses; 3 results, 224 entries, 0 failed operations" \
+			python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["schema_version"] == 1 and d["command"] == "fsmeta"
+assert [r["config"] for r in d["results"]] == ["native", "dcfs-rcu", "passthrough_ll"]
+for r in d["results"]:
+    assert r["failed"] == 0 and r["daemon_ok"] and r["total_ops_per_s"] > 0
+    assert [x["entries"] for x in r["runs"]] == [224]
+assert len(d["goals"]) == 3' "$T/fm.json"
+	else
+		check "dcbench fsmeta: JSON with 3 results, 0 failed operations" \
+			test "$(grep -c '"config"' "$T/fm.json")" = 3 -a \
+			"$(grep '"failed"' "$T/fm.json" | grep -vc ': 0,')" = 0
+	fi
+	check "dcbench fsmeta: the report has the table and the goal lines" \
+		grep -q "^goal: dcfs rcu failed operations = 0: met" "$T/fm.err"
+	check "dcbench fsmeta: nothing left (mount, scratch in the tree, work directory)" \
+		test -z "$(grep " $T/fm" /proc/mounts; ls -A "$T/fm.src" | grep fsmeta; ls -A "$T/fm.tmp")"
+	fm_refused() {	# DESC EXIT ARGS...: dcbench fsmeta ARGS exits with EXIT, a message
+		local desc=$1 want=$2 out rc
+		shift 2
+		out=$("$@" 2>&1 >/dev/null)
+		rc=$?
+		if [ $rc = "$want" ] && [ -n "$out" ]; then
+			ok "dcbench fsmeta refused: $desc (exit $rc)"
+		else
+			notok "dcbench fsmeta refused: $desc (exit $rc, wanted $want: $out)"
+		fi
+	}
+	fm_refused "unknown option" 2 "$DCBENCH" fsmeta --dir "$T/fm.src" --bogus
+	fm_refused "no --dir" 2 "$DCBENCH" fsmeta
+	fm_refused "bad --configs" 2 "$DCBENCH" fsmeta --dir "$T/fm.src" --configs native,fast
+	fm_refused "bad --entry-timeout" 2 "$DCBENCH" fsmeta --dir "$T/fm.src" --entry-timeout -1
+	fm_refused "missing --dir" 1 "$DCBENCH" fsmeta --dir "$T/nonexistent"
+	fm_refused "--dir not a directory" 1 "$DCBENCH" fsmeta --dir "$T/s.src/file"
+	fm_refused "--work inside --dir" 1 "$DCBENCH" fsmeta --dir "$T/fm.src" --work "$T/fm.src/w"
+	if command -v setpriv >/dev/null; then
+		fm_refused "not root" 1 setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			"$DCBENCH" fsmeta --dir "$T/fm.src"
+	else
+		skip "dcbench fsmeta refused: not root (no setpriv)"
+	fi
+	check "dcbench fsmeta: a refused --work it made is removed" test ! -e "$T/fm.src/w"
+else
+	skip "dcbench fsmeta (no $DCBENCH)"
+fi
+
 reports=$(ls "$T"/sanitizer.* 2>/dev/null)
 if [ -z "$reports" ]; then
 	ok "no sanitizer report from any daemon"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fsmeta.h"
 #include "import.h"
 #include "json.h"
 #include "memstorm.h"
@@ -40,6 +41,8 @@ static const char usage_text[] =
 "  micro [OPTIONS]     the micro-benchmark suite (docs/micro.md)\n"
 "  torture [OPTIONS]   randomized concurrent test with an oracle (docs/testing.md)\n"
 "  memstorm [OPTIONS]  the memory bound under churn\n"
+"  fsmeta --dir D [OPTIONS]\n"
+"        metadata load natively, through dcfs and passthrough_ll (root)\n"
 "  kernbench --tree KERNEL_TREE [OPTIONS]\n"
 "        a kernel build natively and through dcfs, timed as kernbench did\n"
 "\n"
@@ -465,6 +468,7 @@ int main(int argc, char **argv)
 		{ "micro", dcb_micro_main },
 		{ "torture", dcb_torture_main },
 		{ "memstorm", dcb_memstorm_main },
+		{ "fsmeta", dcb_fsmeta_main },
 		{ "kernbench", dcb_kernbench_main },
 	};
 
