@@ -382,9 +382,21 @@ again:
 	}
 	d = dc__find_locked(c, dir, name, len, hash);
 	if (d) {
+		/*
+		 * Settled or pending is decided here, under the lock.  It used
+		 * to be tested after the unlock, where the owner of a pending
+		 * entry may already have settled it with an error: the FAILED
+		 * entry (mode 0) was then taken for a settled negative one and
+		 * the lookup answered -ENOENT for a name that exists.  The
+		 * torture found it with allocation failures on (a symlink's
+		 * miss fails with -ENOMEM when its text cannot be allocated);
+		 * any backend error could do it.
+		 */
+		bool pending = dflags(d) & DC_F_PENDING;
+
 		__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
 		dc__write_unlock(c);
-		if (!(dflags(d) & DC_F_PENDING)) {
+		if (!pending) {
 			*out = d;
 			return 0;
 		}

@@ -200,6 +200,55 @@ static void test_single_flight(enum dc_mode mode, int err)
 	dc_cache_destroy(cache);
 }
 
+/*
+ * Misses that fail, racing: each caller gets the error or (having waited
+ * on another's miss and been told to ask again) the error of its own
+ * miss -- never the failed entry taken for a negative one.  lookup_slow
+ * once tested "still pending?" after dropping the lock, so a miss settled
+ * with an error just then answered -ENOENT (the torture found it with
+ * allocation failures on).
+ */
+struct err_race {
+	int64_t enoent, other;
+	int rounds;
+};
+
+static void *err_racer(void *arg)
+{
+	struct err_race *e = arg;
+	int i;
+
+	for (i = 0; i < e->rounds; i++) {
+		int64_t r = res("n10");
+
+		if (r == -ENOENT)
+			e->enoent++;
+		else if (r != -EIO)
+			e->other++;
+	}
+	return NULL;
+}
+
+static void test_error_race(enum dc_mode mode)
+{
+	struct err_race e[4];
+	pthread_t t[4];
+	int i;
+
+	open_cache(mode);
+	fake_set(10, 100, -EIO, false);
+	for (i = 0; i < 4; i++) {
+		e[i] = (struct err_race){ 0, 0, 10000 };
+		pthread_create(&t[i], NULL, err_racer, &e[i]);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_EQ(e[i].enoent, 0);
+		CHECK_EQ(e[i].other, 0);
+	}
+	dc_cache_destroy(cache);
+}
+
 /* While n4's miss hangs, other names still resolve, cached or not. */
 static void test_slow_miss(enum dc_mode mode)
 {
@@ -356,6 +405,7 @@ int main(void)
 		test_errors(m);
 		test_single_flight(m, 0);
 		test_single_flight(m, -EIO);
+		test_error_race(m);
 		test_slow_miss(m);
 		test_changing(m);
 		test_alloc_failures(m);
