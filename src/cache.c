@@ -232,6 +232,15 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 		return -1;
 	if (!dc__is_dir(d->parent->mode) && !(dflags(d->parent) & DC_F_DEAD))
 		return -1;
+	/* a hashed directory has no forgotten ancestor (forget_tree in
+	 * update.c): a handle on it may be used for lookups and updates */
+	if (dc__is_dir(d->mode)) {
+		struct dc_dentry *p;
+
+		for (p = d->parent; p; p = p->parent)
+			if (dflags(p) & DC_F_DEAD)
+				return -1;
+	}
 	/* a hashed child holds a count on its parent */
 	return LOAD(d->parent->count) > 0 ? 0 : -1;
 }

@@ -66,6 +66,55 @@ static void forget(struct dc_cache *c, struct dc_dentry *d)
 		dc__unhash(c, d);
 }
 
+/* Has d a forgotten (DEAD) ancestor?  Write lock held: parents stable. */
+static bool dead_above(const struct dc_dentry *d)
+{
+	for (d = d->parent; d; d = d->parent)
+		if (dflags(d) & DC_F_DEAD)
+			return true;
+	return false;
+}
+
+/*
+ * Forget d and, if it is a directory, everything cached below it.
+ *
+ * Forgetting d alone used to leave its cached subtree hashed under a DEAD
+ * parent.  No path reaches it then, but a caller may hold an entry in it
+ * (a FUSE server holds one per directory node): live_dir() took such an
+ * entry, not DEAD itself, as live, so updates through it changed the
+ * orphaned copy while lookups by path cached a second entry for the same
+ * directory that never heard of them -- a file created through the held
+ * handle stayed "no such file" by path, and the reverse.  The torture
+ * found it (a handle held on a subdirectory of a directory that moves,
+ * is invalidated, or is forgotten because a rename could not allocate).
+ * So every entry below d is forgotten too: a held one is DEAD, and the
+ * updates through it (live_dir) and the lookups from it (lookup_uncached)
+ * treat it as any dropped entry.  Entries have no child lists, so this
+ * is one pass over the table, done only when d is a directory something
+ * holds a count on (each hashed child holds one): invalidations,
+ * exchanges, a name replaced behind the cache's back, a rename that
+ * could not allocate.  Removing a directory needs none of it (it was
+ * empty: below it the cache can only hold negative entries), nor does
+ * replacing an empty directory by rename.
+ */
+static void forget_tree(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_dentry *e, *next;
+	uint64_t i;
+
+	if (!d)
+		return;
+	dc__unhash(c, d);
+	if (!dc__is_dir(d->mode) || LOAD(d->count) == 0)
+		return;
+	for (i = 0; i < c->nbuckets; i++)
+		for (e = c->buckets[i]; e; e = next) {
+			next = e->hnext;
+			if (dead_above(e))
+				dc__unhash(c, e);
+		}
+}
+
 /* A hashed directory entry for inode ino, by a scan of the whole table. */
 static struct dc_dentry *find_dir_by_ino(struct dc_cache *c, uint64_t ino)
 {
@@ -158,14 +207,14 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	if (!dir) {
 		;	/* the directory is not cached: nothing to update */
 	} else if (link && !target) {
-		forget(c, d);
+		forget_tree(c, d);
 		err = -ENOMEM;
 	} else if (d && (d->mode == 0 ||
 			 (!dc__is_dir(d->mode) && LOAD(d->count) == 0))) {
 		dc__set_inode(c, d, in, target);
 		used = true;
 	} else {
-		forget(c, d);
+		forget_tree(c, d);	/* a directory: the name is another inode now */
 		if (install(c, dc__alloc(c, dir, n.s, n.len, n.hash, 0, in, target)))
 			used = true;
 		else
@@ -291,8 +340,8 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
  */
 static int exchange(struct dc_cache *c, struct dc_dentry *s, struct dc_dentry *t)
 {
-	forget(c, s);
-	forget(c, t);
+	forget_tree(c, s);
+	forget_tree(c, t);
 	return 0;
 }
 
@@ -309,8 +358,8 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 			const struct dname *nn, struct dc_xname *xs)
 {
 	if (!s || !s->mode || !xs) {
-		forget(c, s);
-		forget(c, t);
+		forget_tree(c, s);
+		forget_tree(c, t);
 		return !s || !s->mode || xs ? 0 : -ENOMEM;
 	}
 	if (dc__is_dir(s->mode) && is_under(ndir, s))
@@ -322,10 +371,10 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 	 * way; the old name may or may not exist, so forget it.
 	 */
 	if (t && t->mode && t->ino == s->ino) {
-		forget(c, s);
+		forget_tree(c, s);	/* a directory lives on as t */
 		return 0;
 	}
-	forget(c, t);
+	forget(c, t);	/* replaced: an empty directory, if one */
 	seq_write_begin(&c->rename_seq);
 	move_entry(c, s, ndir, xs, nn->hash);
 	seq_write_end(&c->rename_seq);
@@ -372,8 +421,8 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 		dc__bump_dirgen(ndir);
 	if (!odir || !ndir) {
 		/* one side is not cached: forget the other side's name */
-		forget(c, s);
-		forget(c, t);
+		forget_tree(c, s);
+		forget_tree(c, t);
 		err = 0;
 	} else if (flags & DC_RENAME_EXCHANGE) {
 		err = exchange(c, s, t);
@@ -414,7 +463,7 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 		dc__bump_dirgen(d);
 		forget_all(c);
 	} else {
-		forget(c, d);
+		forget_tree(c, d);
 		dc__bump_dirgen(d->parent);
 	}
 	dc__write_unlock(c);
@@ -433,7 +482,7 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 	dir = live_dir(c, dir);
 	if (dir) {
 		dc__bump_dirgen(dir);
-		forget(c, dc__find_locked(c, dir, n.s, n.len, n.hash));
+		forget_tree(c, dc__find_locked(c, dir, n.s, n.len, n.hash));
 	}
 	dc__write_unlock(c);
 	return 0;

@@ -552,6 +552,78 @@ static void test_enomem(enum dc_mode mode)
 	}
 }
 
+/*
+ * A handle held on a directory whose parent the cache forgot -- by an
+ * invalidation, an exchange, or a rename that could not allocate its new
+ * name: updates through the handle and lookups by path must agree, both
+ * ways.  The cache used to keep a forgotten directory's subtree hashed, so
+ * the handle fed a copy of the directory no path reached any more (found
+ * by the torture's held handle on a subdirectory of its moving directory).
+ */
+static void test_forgotten_parent(enum dc_mode mode)
+{
+	int how;
+
+	for (how = 0; how < 3; how++) {
+		struct dc_dentry *a, *b, *b2;
+		struct dc_inode in, in2, c;
+		const char *path = "c/b/x", *dir = "c/b";
+		struct dc_stat st;
+		struct fx x;
+
+		fx_open(&x, mode, 0, 0);
+		CHECK_EQ(dc_walk(x.c, NULL, "a", 0, &a), 0);
+		CHECK_EQ(dc_walk(x.c, NULL, "a/b", 0, &b), 0);
+		CHECK_EQ(res(&x, "a/b/g", 0), I.g);
+		if (how == 0) {
+			CHECK_EQ(dc_invalidate(x.c, a), 0);
+			path = "a/b/x";
+			dir = "a/b";
+		} else if (how == 1) {
+			CHECK_EQ(dc_memfs_rename(x.fs, DC_MEMFS_ROOT, "a", DC_MEMFS_ROOT,
+						 "c", 0), 0);
+			dc_debug_fail_alloc(1, 0);
+			CHECK_EQ(dc_rename(x.c, x.root, "a", x.root, "c", 0), -ENOMEM);
+			dc_debug_fail_alloc(0, 0);
+		} else {
+			CHECK_EQ(dc_memfs_add(x.fs, DC_MEMFS_ROOT, "c", S_IFDIR | 0755,
+					      NULL, &c), 0);
+			CHECK_EQ(dc_mkdir(x.c, x.root, "c", &c), 0);
+			CHECK_EQ(dc_memfs_rename(x.fs, DC_MEMFS_ROOT, "a", DC_MEMFS_ROOT,
+						 "c", DC_RENAME_EXCHANGE), 0);
+			CHECK_EQ(dc_rename(x.c, x.root, "a", x.root, "c",
+					   DC_RENAME_EXCHANGE), 0);
+		}
+		CHECK_EQ(dc_debug_check(x.c), 0);
+		/* through the handle, then by path (a negative entry cached) */
+		CHECK_EQ(dc_resolve(x.c, b, "x", 0, &st), -ENOENT);
+		CHECK_EQ(res(&x, path, 0), -ENOENT);
+		CHECK_EQ(dc_memfs_add(x.fs, I.b, "x", S_IFREG | 0644, NULL, &in), 0);
+		CHECK_EQ(dc_create(x.c, b, "x", &in), 0);
+		CHECK_EQ(res(&x, path, 0), in.ino);
+		CHECK_EQ(dc_resolve(x.c, b, "x", 0, &st), 0);
+		CHECK_EQ(st.ino, in.ino);
+		CHECK_EQ(dc_memfs_remove(x.fs, I.b, "x", 0), 0);
+		CHECK_EQ(dc_unlink(x.c, b, "x"), 0);
+		CHECK_EQ(res(&x, path, 0), -ENOENT);
+		CHECK_EQ(dc_resolve(x.c, b, "x", 0, &st), -ENOENT);
+		/* the other way: an update through the directory found by path */
+		CHECK_EQ(dc_walk(x.c, NULL, dir, 0, &b2), 0);
+		CHECK_EQ(dc_resolve(x.c, b, "y", 0, &st), -ENOENT);
+		CHECK_EQ(dc_memfs_add(x.fs, I.b, "y", S_IFREG | 0644, NULL, &in2), 0);
+		CHECK_EQ(dc_create(x.c, b2, "y", &in2), 0);
+		CHECK_EQ(dc_resolve(x.c, b, "y", 0, &st), 0);
+		CHECK_EQ(st.ino, in2.ino);
+		CHECK_EQ(dc_resolve(x.c, b, "g", 0, &st), 0);
+		CHECK_EQ(st.ino, I.g);
+		CHECK_EQ(dc_debug_check(x.c), 0);
+		dc_put(x.c, b2);
+		dc_put(x.c, b);
+		dc_put(x.c, a);
+		fx_close(&x);
+	}
+}
+
 static void test_create_errors(void)
 {
 	struct dc_options o = { .mode = DC_MODE_RCU };
@@ -604,6 +676,7 @@ int main(void)
 		test_invalidate(m);
 		test_lru(m);
 		test_enomem(m);
+		test_forgotten_parent(m);
 	}
 	return h_done("test_cache");
 }
