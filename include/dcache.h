@@ -18,7 +18,10 @@
  *  - The update functions mirror a file system: call them AFTER the backend
  *    operation succeeded.  If an update cannot allocate memory the cache
  *    forgets the affected names (it may forget, it never lies) and the call
- *    returns -ENOMEM.
+ *    returns -ENOMEM.  Only dc_create, dc_mkdir, dc_symlink, dc_link and a
+ *    dc_rename other than EXCHANGE can; dc_unlink, dc_rmdir (whose negative
+ *    entry is a hint: without memory the name is just forgotten), an
+ *    exchange and the invalidations return 0 whatever memory there is.
  */
 #ifndef DCACHE_H
 #define DCACHE_H

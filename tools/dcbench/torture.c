@@ -6,10 +6,16 @@
  * touched: a lookup of one must always succeed, whatever moves around it)
  * and 6 volatile slots, and one directory holding a stable file "inner"
  * that writer 0 moves between /m and /d0/mm (a directory with contents
- * moving into another directory).  Writers own disjoint slots and change
- * them with every update call; readers resolve slot paths (dc_resolve),
- * walk them (dc_walk, a reference), look single names up (dc_lookup on a
- * held directory) and check stable names.
+ * moving into another directory).  That directory also holds "sub", a
+ * directory whose handle is taken once and held (as a FUSE server holds
+ * its nodes' entries), with one more volatile slot "sub/v" that writer 0
+ * changes through that handle and checks by its path from the root, while
+ * readers look it up through the handle: whatever happens to the entries
+ * above sub (a move, an invalidation, a forget on -ENOMEM), the handle and
+ * the path must agree.  Writers own disjoint slots and change them with
+ * every update call; readers resolve slot paths (dc_resolve), walk them
+ * (dc_walk, a reference), look single names up (dc_lookup on a held
+ * directory) and check stable names.
  *
  * The oracle.  Every slot has a version, odd while its writer changes it,
  * and a ring of the values (inode number, or -ENOENT) it held at each even
@@ -20,10 +26,21 @@
  * reported missing and no answer mixes two states.  A writer must also
  * see exactly what it made, right after making it.
  *
- * At the end: every reference returned (a shrink to nothing leaves only
- * the root), the cache consistent (dc_debug_check), every entry and every
- * byte freed after dc_cache_destroy.  Thread interleavings are not
- * reproducible; the seed reproduces each thread's choices.
+ * At the end: every name answers what the oracle says it holds now, every
+ * reference returned (a shrink to nothing leaves only the root), the
+ * cache consistent (dc_debug_check), every entry and every byte freed
+ * after dc_cache_destroy.  Thread interleavings are not reproducible; the
+ * seed reproduces each thread's choices.
+ *
+ * With allocation failures on (o->fail_every, dc_debug_fail_alloc) the
+ * library's allocations fail during the run; memfs allocates with plain
+ * malloc, so the backend's changes still always happen.  The contract
+ * (dcache.h): an update that cannot allocate forgets the names it touches
+ * and returns -ENOMEM, so the backend's change stands and the oracle
+ * records it as usual -- readers must see the old or the new value, and
+ * the writer, which must see exactly what it made, sees it through a miss.
+ * A lookup may return -ENOMEM (not checked, counted); any other answer is
+ * checked as always, and any other error of any call is a violation.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,7 +59,9 @@
 #define NSTABLE		6
 #define NVOL		6
 #define NVSLOTS		(NDIRS * NVOL)
-#define NSLOTS		(NVSLOTS + 2)		/* + the moving directory */
+#define MOVE0		NVSLOTS			/* the moving directory's two places */
+#define SUBV		(NVSLOTS + 2)		/* sub/v, through a held handle */
+#define NSLOTS		(NVSLOTS + 3)
 #define RING		256
 
 static const char *const op_names[TOP_NR] = {
@@ -65,6 +84,7 @@ struct slot {
 	struct dc_dentry **dirp;	/* the cache handle of its directory */
 	char name[16];
 	char path[32];			/* what readers resolve */
+	bool rel;			/* readers resolve name in *dirp instead */
 	enum kind kind;			/* writer's own bookkeeping */
 };
 
@@ -72,7 +92,7 @@ struct torture {
 	const struct torture_opts *o;
 	struct dc_memfs *fs;
 	struct dc_cache *c;
-	struct dc_dentry *root, *dirs[NDIRS];
+	struct dc_dentry *root, *dirs[NDIRS], *sub;
 	uint64_t stable[NDIRS][NSTABLE];
 	uint64_t inner;
 	struct slot slots[NSLOTS];
@@ -80,6 +100,7 @@ struct torture {
 	int stop;
 	pthread_mutex_t log_lock;
 	uint64_t ops[TOP_NR], checks, skipped, violations;
+	uint64_t enomem[TOP_NR];	/* atomic */
 };
 
 struct worker {
@@ -122,6 +143,35 @@ static void must(struct torture *t, int err, const char *what)
 {
 	if (err)
 		violation(t, "%s returned %d", what, err);
+}
+
+/*
+ * err is -ENOMEM and allocations fail on purpose: count it for op.
+ * Then the call's answer is not checked (the caller says so).
+ */
+static bool nomem(struct torture *t, int64_t err, enum torture_op op)
+{
+	if (err != -ENOMEM || !t->o->fail_every)
+		return false;
+	__atomic_add_fetch(&t->enomem[op], 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+/*
+ * A cache update call: 0, or -ENOMEM while allocations fail from the calls
+ * that allocate (dcache.h: the cache forgot the names instead; the
+ * backend's change stands).  A removal, an exchange or an invalidation
+ * allocates nothing it needs, and always returns 0.  Anything else is a
+ * violation.
+ */
+static void must_update(struct torture *t, int err, enum torture_op op)
+{
+	bool may = op == TOP_CREATE || op == TOP_MKDIR || op == TOP_SYMLINK ||
+		   op == TOP_LINK || op == TOP_RENAME || op == TOP_NOREPLACE ||
+		   op == TOP_MOVEDIR;
+
+	if (!(may && nomem(t, err, op)))
+		must(t, err, op_names[op]);
 }
 
 /* ---- slot history ---------------------------------------------------------- */
@@ -175,6 +225,11 @@ static struct dc_dentry *slot_dir(struct slot *s)
 	return *s->dirp;
 }
 
+static bool is_move(const struct torture *t, const struct slot *s)
+{
+	return s == &t->slots[MOVE0] || s == &t->slots[MOVE0 + 1];
+}
+
 static void w_create(struct torture *t, struct worker *w, struct slot *s, unsigned k)
 {
 	static const enum torture_op ops[4] = { TOP_CREATE, TOP_MKDIR, TOP_SYMLINK, TOP_LINK };
@@ -206,7 +261,7 @@ static void w_create(struct torture *t, struct worker *w, struct slot *s, unsign
 	case 2: err = dc_symlink(t->c, slot_dir(s), s->name, &in, "/d0/s1"); break;
 	default: err = dc_link(t->c, slot_dir(s), s->name, &in); break;
 	}
-	must(t, err, op_names[ops[k]]);
+	must_update(t, err, ops[k]);
 	slot_end(s);
 	s->kind = k == 0 ? K_FILE : k == 1 ? K_DIR : k == 2 ? K_LINK : K_HARD;
 	w->ops[ops[k]]++;
@@ -218,8 +273,9 @@ static void w_remove(struct torture *t, struct worker *w, struct slot *s)
 
 	slot_begin(s, -ENOENT);
 	must(t, dc_memfs_remove(t->fs, s->dir, s->name, dir), "memfs remove");
-	must(t, dir ? dc_rmdir(t->c, slot_dir(s), s->name) :
-		      dc_unlink(t->c, slot_dir(s), s->name), dir ? "rmdir" : "unlink");
+	must_update(t, dir ? dc_rmdir(t->c, slot_dir(s), s->name) :
+			     dc_unlink(t->c, slot_dir(s), s->name),
+		    dir ? TOP_RMDIR : TOP_UNLINK);
 	slot_end(s);
 	s->kind = K_NONE;
 	w->ops[dir ? TOP_RMDIR : TOP_UNLINK]++;
@@ -232,27 +288,28 @@ static void w_rename(struct torture *t, struct worker *w, struct slot *a,
 	enum kind ka = a->kind;
 	/* two names of one inode: rename(2) does nothing at all */
 	bool same = a->kind == K_HARD && b->kind == K_HARD;
+	enum torture_op op = flags & DC_RENAME_EXCHANGE ? TOP_EXCHANGE :
+			     flags & DC_RENAME_NOREPLACE ? TOP_NOREPLACE : TOP_RENAME;
 
 	slot_begin(a, same ? va : flags & DC_RENAME_EXCHANGE ? vb : -ENOENT);
 	slot_begin(b, same ? vb : va);
 	must(t, dc_memfs_rename(t->fs, a->dir, a->name, b->dir, b->name, flags),
 	     "memfs rename");
-	must(t, dc_rename(t->c, slot_dir(a), a->name, slot_dir(b), b->name, flags),
-	     "rename");
+	must_update(t, dc_rename(t->c, slot_dir(a), a->name, slot_dir(b), b->name,
+				 flags), is_move(t, a) ? TOP_MOVEDIR : op);
 	slot_end(a);
 	slot_end(b);
 	if (!same) {
 		a->kind = flags & DC_RENAME_EXCHANGE ? b->kind : K_NONE;
 		b->kind = ka;
 	}
-	w->ops[flags & DC_RENAME_EXCHANGE ? TOP_EXCHANGE :
-	       flags & DC_RENAME_NOREPLACE ? TOP_NOREPLACE : TOP_RENAME]++;
+	w->ops[op]++;
 }
 
 /* Writer 0 moves the directory with "inner" between /m and /d0/mm. */
 static void w_movedir(struct torture *t, struct worker *w)
 {
-	struct slot *a = &t->slots[NVSLOTS], *b = &t->slots[NVSLOTS + 1];
+	struct slot *a = &t->slots[MOVE0], *b = &t->slots[MOVE0 + 1];
 
 	if (a->kind == K_NONE) {
 		struct slot *x = a;
@@ -265,6 +322,12 @@ static void w_movedir(struct torture *t, struct worker *w)
 	w->ops[TOP_MOVEDIR]++;
 }
 
+/* sub/v's path now; only writer 0, which moves sub's parent, may ask. */
+static const char *subv_path(struct torture *t)
+{
+	return t->slots[MOVE0].kind != K_NONE ? "/m/sub/v" : "/d0/mm/sub/v";
+}
+
 /* After its own change a writer sees exactly what it made. */
 static void check_own(struct torture *t, struct slot *s)
 {
@@ -272,10 +335,13 @@ static void check_own(struct torture *t, struct slot *s)
 	int err;
 	int64_t got;
 
-	if (s >= &t->slots[NVSLOTS])
+	if (is_move(t, s))
 		return;
-	err = dc_resolve(t->c, NULL, s->path, 0, &st);
+	err = dc_resolve(t->c, NULL, s == &t->slots[SUBV] ? subv_path(t) : s->path,
+			 0, &st);
 	got = err ? err : (int64_t)st.ino;
+	if (nomem(t, got, TOP_RESOLVE))
+		return;
 	if (got != slot_now(s))
 		violation(t, "writer sees %s -> %lld, made %lld", s->path,
 			  (long long)got, (long long)slot_now(s));
@@ -306,10 +372,12 @@ static void writer_step(struct torture *t, struct worker *w, struct slot **mine,
 			w_movedir(t, w);
 	} else if (op < 17) {
 		/* forgetting is always allowed; answers must stay right */
-		must(t, dc_invalidate_name(t->c, slot_dir(a), a->name), "invalidate_name");
+		must_update(t, dc_invalidate_name(t->c, slot_dir(a), a->name),
+			    TOP_INVAL_NAME);
 		w->ops[TOP_INVAL_NAME]++;
 	} else if (op < 18) {
-		must(t, dc_invalidate(t->c, t->dirs[(r >> 24) % NDIRS]), "invalidate");
+		must_update(t, dc_invalidate(t->c, t->dirs[(r >> 24) % NDIRS]),
+			    TOP_INVAL_DIR);
 		w->ops[TOP_INVAL_DIR]++;
 	} else {
 		dc_shrink(t->c, (r >> 24) % 8);
@@ -324,12 +392,14 @@ static void *writer(void *arg)
 {
 	struct worker *w = arg;
 	struct torture *t = w->t;
-	struct slot *mine[NVSLOTS];
+	struct slot *mine[NVSLOTS + 1];
 	int n = 0, i;
 
 	for (i = 0; i < NVSLOTS; i++)
 		if (i % t->nwriters == w->id)
 			mine[n++] = &t->slots[i];
+	if (w->id == 0)		/* it knows where sub is: it moves it */
+		mine[n++] = &t->slots[SUBV];
 	while (!__atomic_load_n(&t->stop, __ATOMIC_RELAXED))
 		writer_step(t, w, mine, n);
 	return NULL;
@@ -337,40 +407,46 @@ static void *writer(void *arg)
 
 /* ---- readers ------------------------------------------------------------ */
 
-/* Resolve s's path one of three ways; the answer as an ino or -errno. */
+/* Resolve s's path one of three ways (*op says which); the answer as an
+ * ino or -errno. */
 static int64_t read_slot(struct torture *t, struct worker *w, struct slot *s,
-			 const char *path, uint64_t r)
+			 const char *path, uint64_t r, enum torture_op *op)
 {
-	struct dc_dentry *d = NULL;
+	struct dc_dentry *d = NULL, *base = NULL;
 	struct dc_stat st;
 	int err;
 
+	if (s->rel) {	/* from the held directory handle */
+		base = slot_dir(s);
+		path = s->name;
+	}
 	switch (r % 3) {
 	case 0:
-		err = dc_resolve(t->c, NULL, path, 0, &st);
-		w->ops[TOP_RESOLVE]++;
+		err = dc_resolve(t->c, base, path, 0, &st);
+		*op = TOP_RESOLVE;
 		break;
 	case 1:
-		err = dc_walk(t->c, NULL, path, 0, &d);
-		w->ops[TOP_WALK]++;
+		err = dc_walk(t->c, base, path, 0, &d);
+		*op = TOP_WALK;
 		break;
 	default:	/* one name in the held directory handle */
-		if (s >= &t->slots[NVSLOTS]) {
+		if (is_move(t, s)) {
 			err = dc_walk(t->c, NULL, path, 0, &d);
-			w->ops[TOP_WALK]++;
+			*op = TOP_WALK;
 			break;
 		}
 		err = dc_lookup(t->c, slot_dir(s), s->name, strlen(s->name), &d);
-		w->ops[TOP_LOOKUP]++;
+		*op = TOP_LOOKUP;
 		if (!err) {	/* a symlink slot: follow it as the path would */
 			dc_dentry_stat(d, &st);
 			if (S_ISLNK(st.mode)) {
 				dc_put(t->c, d);
-				err = dc_walk(t->c, NULL, path, 0, &d);
+				err = dc_walk(t->c, base, path, 0, &d);
 			}
 		}
 		break;
 	}
+	w->ops[*op]++;
 	if (!err && d) {
 		err = dc_dentry_stat(d, &st);
 		dc_put(t->c, d);
@@ -381,14 +457,17 @@ static int64_t read_slot(struct torture *t, struct worker *w, struct slot *s,
 static void check_slot(struct torture *t, struct worker *w, struct slot *s)
 {
 	uint64_t before, after, now, r = rnd(&w->seed);
-	int64_t inner = s >= &t->slots[NVSLOTS] ? (int64_t)t->inner : 0;
+	int64_t inner = is_move(t, s) ? (int64_t)t->inner : 0;
+	enum torture_op op;
 	char path[48];
 	int64_t got;
 
 	snprintf(path, sizeof(path), inner ? "%s/inner" : "%s", s->path);
 	before = __atomic_load_n(&s->ver, __ATOMIC_ACQUIRE);
-	got = read_slot(t, w, s, path, r);
+	got = read_slot(t, w, s, path, r, &op);
 	after = __atomic_load_n(&s->ver, __ATOMIC_ACQUIRE);
+	if (nomem(t, got, op))
+		return;	/* a lookup may fail so; any answer is checked */
 	if (after - before > RING - 8)
 		goto skip;
 	if (!slot_allows(s, before, after, got, inner) && (after & 1)) {
@@ -403,9 +482,13 @@ static void check_slot(struct torture *t, struct worker *w, struct slot *s)
 		/* only trust the verdict if the ring did not move on meanwhile */
 		if (__atomic_load_n(&s->ver, __ATOMIC_ACQUIRE) - before > RING - 8)
 			goto skip;
-		violation(t, "%s -> %lld, not held at any version in %llu..%llu",
-			  path, (long long)got, (unsigned long long)before,
-			  (unsigned long long)after);
+		violation(t, "%s -> %lld (%s), not held at any version in "
+			  "%llu..%llu (held %lld at %llu)", path, (long long)got,
+			  op_names[op], (unsigned long long)before,
+			  (unsigned long long)after,
+			  (long long)__atomic_load_n(&s->hist[(before & ~1ull) % RING],
+						     __ATOMIC_RELAXED),
+			  (unsigned long long)(before & ~1ull));
 	}
 	__atomic_add_fetch(&t->checks, 1, __ATOMIC_RELAXED);
 	return;
@@ -423,6 +506,8 @@ static void check_stable(struct torture *t, struct worker *w, uint64_t r)
 	snprintf(path, sizeof(path), "/d%u/s%u", d, f);
 	err = dc_resolve(t->c, NULL, path, 0, &st);
 	w->ops[TOP_STABLE]++;
+	if (nomem(t, err, TOP_STABLE))
+		return;
 	__atomic_add_fetch(&t->checks, 1, __ATOMIC_RELAXED);
 	if (err || st.ino != t->stable[d][f])
 		violation(t, "stable %s -> %lld (want %llu)", path,
@@ -483,6 +568,10 @@ static int build(struct torture *t)
 	if (!err)
 		err = dc_memfs_add(t->fs, m, "inner", S_IFREG | 0644, NULL, &in);
 	t->inner = in.ino;
+	if (!err)
+		err = dc_memfs_add(t->fs, m, "sub", S_IFDIR | 0755, NULL, &in);
+	t->slots[SUBV] = (struct slot){ .dir = in.ino, .dirp = &t->sub,
+		.name = "v", .path = "sub/v", .rel = true, .hist = { -ENOENT } };
 	/* the moving directory's two places: > 0 in the history means "there" */
 	t->slots[NVSLOTS] = (struct slot){ .dir = DC_MEMFS_ROOT, .dirp = &t->root,
 		.name = "m", .path = "/m", .kind = K_DIR, .hist = { 1 } };
@@ -500,16 +589,62 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * Quiescent now: every name answers what it holds, whatever the cache
+ * kept or forgot during the run (after allocation failures above all).
+ */
+static void check_final(struct torture *t)
+{
+	struct dc_stat st;
+	char path[48];
+	int d, i, err;
+
+	for (i = 0; i < NSLOTS; i++) {
+		struct slot *s = &t->slots[i];
+		int64_t want = slot_now(s), got;
+
+		if (is_move(t, s) && want > 0)
+			want = (int64_t)t->inner;
+		snprintf(path, sizeof(path), is_move(t, s) ? "%s/inner" : "%s",
+			 s == &t->slots[SUBV] ? subv_path(t) : s->path);
+		err = dc_resolve(t->c, NULL, path, 0, &st);
+		got = err ? err : (int64_t)st.ino;
+		__atomic_add_fetch(&t->checks, 1, __ATOMIC_RELAXED);
+		if (got != want)
+			violation(t, "at the end %s -> %lld, holds %lld", path,
+				  (long long)got, (long long)want);
+		if (!s->rel)
+			continue;
+		err = dc_resolve(t->c, slot_dir(s), s->name, 0, &st);
+		got = err ? err : (int64_t)st.ino;
+		if (got != want)
+			violation(t, "at the end %s through its directory's handle "
+				  "-> %lld, holds %lld", path, (long long)got,
+				  (long long)want);
+	}
+	for (d = 0; d < NDIRS; d++)
+		for (i = 0; i < NSTABLE; i++) {
+			snprintf(path, sizeof(path), "/d%d/s%d", d, i);
+			err = dc_resolve(t->c, NULL, path, 0, &st);
+			__atomic_add_fetch(&t->checks, 1, __ATOMIC_RELAXED);
+			if (err || st.ino != t->stable[d][i])
+				violation(t, "at the end stable %s -> %lld", path,
+					  err ? (long long)err : (long long)st.ino);
+		}
+}
+
 /* Every reference returned, the cache consistent, then everything freed. */
 static void check_end(struct torture *t, uint64_t entries0, uint64_t bytes0)
 {
 	struct dc_stats st;
 	int i;
 
+	check_final(t);
 	if (dc_debug_check(t->c))
 		violation(t, "dc_debug_check failed at the end");
 	for (i = 0; i < NDIRS; i++)
 		dc_put(t->c, t->dirs[i]);
+	dc_put(t->c, t->sub);
 	dc_put(t->c, t->root);
 	while (dc_shrink(t->c, 0) > 0)
 		;
@@ -560,6 +695,9 @@ int torture_run(const struct torture_opts *o, struct torture_result *r)
 		snprintf(name, sizeof(name), "d%d", i);
 		must(t, dc_walk(t->c, NULL, name, 0, &t->dirs[i]), "walk to a directory");
 	}
+	must(t, dc_walk(t->c, NULL, "m/sub", 0, &t->sub), "walk to m/sub");
+	if (o->fail_every)	/* from here to the join: see the top */
+		dc_debug_fail_alloc(o->fail_every, o->fail_seed);
 	t0 = now_s();
 	for (i = 0; i < n; i++) {
 		w[i] = (struct worker){ .t = t, .id = i,
@@ -571,6 +709,10 @@ int torture_run(const struct torture_opts *o, struct torture_result *r)
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
 	r->seconds = now_s() - t0;
+	if (o->fail_every) {
+		r->failed_allocs = dc_debug_failed_allocs();
+		dc_debug_fail_alloc(0, 0);
+	}
 	for (i = 0; i < n; i++)
 		for (k = 0; k < TOP_NR; k++)
 			t->ops[k] += w[i].ops[k];
@@ -583,6 +725,7 @@ out:
 	r->checks = t->checks;
 	r->skipped = t->skipped;
 	r->violations = t->violations;
+	memcpy(r->enomem, t->enomem, sizeof(r->enomem));
 	if (t->fs)
 		dc_memfs_free(t->fs);
 	pthread_mutex_destroy(&t->log_lock);
@@ -595,11 +738,11 @@ out:
 static void print_result(FILE *f, const struct torture_opts *o,
 			 const struct torture_result *r)
 {
-	uint64_t total = 0;
+	uint64_t total = 0, nomem = 0;
 	int k;
 
 	for (k = 0; k < TOP_NR; k++)
-		total += r->ops[k];
+		total += r->ops[k], nomem += r->enomem[k];
 	fprintf(f, "torture mode %s: %.1f s, %d threads, seed %llu: %llu operations "
 		"(%.0f/s), %llu answers checked, %llu skipped, %llu evictions, "
 		"%llu rcu-walk restarts, %llu violations\n", dc_mode_name(o->mode),
@@ -608,15 +751,69 @@ static void print_result(FILE *f, const struct torture_opts *o,
 		(unsigned long long)r->checks, (unsigned long long)r->skipped,
 		(unsigned long long)r->evictions, (unsigned long long)r->restarts,
 		(unsigned long long)r->violations);
-	for (k = 0; k < TOP_NR; k++)
-		fprintf(f, "  %-10s %12llu  %10.0f/s\n", op_names[k],
+	if (o->fail_every) {
+		char how[64];
+
+		if (o->fail_every > 0)
+			snprintf(how, sizeof(how), "every %ld", o->fail_every);
+		else
+			snprintf(how, sizeof(how), "one in %ld, seed %llu",
+				 -o->fail_every, (unsigned long long)o->fail_seed);
+		fprintf(f, "  allocation failures (%s): %llu injected, %llu calls "
+			"returned -ENOMEM\n", how, (unsigned long long)r->failed_allocs,
+			(unsigned long long)nomem);
+	}
+	for (k = 0; k < TOP_NR; k++) {
+		fprintf(f, "  %-10s %12llu  %10.0f/s", op_names[k],
 			(unsigned long long)r->ops[k], r->ops[k] / r->seconds);
+		if (o->fail_every)
+			fprintf(f, "  %10llu -ENOMEM", (unsigned long long)r->enomem[k]);
+		fputc('\n', f);
+	}
+}
+
+int torture_parse_fail(const char *s, struct torture_opts *o)
+{
+	bool rnd = !strncmp(s, "rand:", 5);
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(rnd ? s + 5 : s, &end, 10);
+	if (errno || end == (rnd ? s + 5 : s) || n < 1 || (!rnd && *end))
+		return -1;
+	o->fail_every = rnd ? -n : n;
+	if (rnd && *end == ':') {
+		const char *p = end + 1;
+
+		o->fail_seed = strtoull(p, &end, 10);
+		if (end == p)
+			return -1;
+	}
+	return *end ? -1 : 0;
 }
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: dcbench torture [--seconds S] [--threads N] "
-		   "[--mode rcu|global|rwlock|all] [--seed X] [--max-entries N]\n");
+	fprintf(f,
+"usage: dcbench torture [--seconds S] [--threads N] [--mode rcu|global|rwlock|all]\n"
+"                       [--seed X] [--max-entries N] [--fail-alloc N|rand:N[:SEED]]\n"
+"\n"
+"Writers change a small memfs namespace and tell the cache; readers look\n"
+"names up; an oracle checks every answer (docs/testing.md).  Exit 1 on any\n"
+"violation.\n"
+"  --seconds S      run S seconds per mode (default 10)\n"
+"  --threads N      threads, a third of them writers (default 6)\n"
+"  --mode M         one mode, or all (default)\n"
+"  --seed X         each thread's choices (default: the time)\n"
+"  --max-entries N  the cache's cap (default 48; negative entries N/4)\n"
+"  --fail-alloc N   during the run every Nth allocation of the library fails;\n"
+"  --fail-alloc rand:N[:SEED]\n"
+"                   each fails with probability 1/N, drawn from SEED (default\n"
+"                   the --seed).  Every failing call must return -ENOMEM, an\n"
+"                   update so forgets the names it touches; the answers, the\n"
+"                   end-of-run checks (consistency, references, no leak) are\n"
+"                   as strict as without.  Prints how many failed.\n");
 }
 
 int dcb_torture_main(int argc, char **argv)
@@ -627,6 +824,7 @@ int dcb_torture_main(int argc, char **argv)
 		{ "mode", required_argument, NULL, 'm' },
 		{ "seed", required_argument, NULL, 'x' },
 		{ "max-entries", required_argument, NULL, 'e' },
+		{ "fail-alloc", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -634,6 +832,7 @@ int dcb_torture_main(int argc, char **argv)
 				  .max_negative = 12, .log = stderr };
 	const char *mode = "all";
 	int opt, failed = 0;
+	bool fail_seeded = false;
 	char *end;
 
 	o.seed = (uint64_t)time(NULL);
@@ -646,6 +845,15 @@ int dcb_torture_main(int argc, char **argv)
 		case 'x': o.seed = strtoull(optarg, &end, 10); break;
 		case 'e': o.max_entries = strtoull(optarg, &end, 10);
 			  o.max_negative = o.max_entries / 4; break;
+		case 'f':
+			end = optarg + strlen(optarg);
+			if (torture_parse_fail(optarg, &o)) {
+				fprintf(stderr, "dcbench torture: bad --fail-alloc '%s' "
+					"(N, rand:N or rand:N:SEED)\n", optarg);
+				return 2;
+			}
+			fail_seeded = o.fail_every < 0 && strchr(optarg + 5, ':');
+			break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -660,6 +868,8 @@ int dcb_torture_main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!fail_seeded)
+		o.fail_seed = o.seed;
 	for (int m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++) {
 		struct torture_result r;
 

@@ -29,6 +29,14 @@ struct torture_opts {
 	uint64_t seed;
 	uint64_t max_entries;	/* small, so eviction runs all the time */
 	uint64_t max_negative;
+	/*
+	 * Allocation failures during the run (dc_debug_fail_alloc): with
+	 * fail_every > 0 every fail_every-th allocation of the library fails,
+	 * with fail_every < 0 each one in -fail_every at random, drawn from
+	 * fail_seed; 0: none.  Set-up and the final checks run without.
+	 */
+	long fail_every;
+	uint64_t fail_seed;
 	FILE *log;		/* violations and the summary; NULL: quiet */
 };
 
@@ -38,12 +46,16 @@ struct torture_result {
 	uint64_t skipped;	/* answers whose history had scrolled away */
 	uint64_t violations;	/* wrong answers, failed updates, leaks */
 	uint64_t evictions, restarts;
+	uint64_t enomem[TOP_NR];	/* calls that returned -ENOMEM, by kind */
+	uint64_t failed_allocs;	/* allocations that failed by injection */
 	double seconds;
 };
 
 const char *torture_op_name(enum torture_op op);
 /* Run one torture; 0 when no violation, else -1.  Prints to o->log. */
 int torture_run(const struct torture_opts *o, struct torture_result *r);
+/* Parse --fail-alloc's "N", "rand:N" or "rand:N:SEED" into o; 0 or -1. */
+int torture_parse_fail(const char *s, struct torture_opts *o);
 /* `dcbench torture` */
 int dcb_torture_main(int argc, char **argv);
 
