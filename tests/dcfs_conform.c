@@ -677,20 +677,43 @@ static int run(void)
 	return 0;
 }
 
+/* Append rec to path (opened afresh, so its name is looked up) and fsync. */
+static int append_synced(const char *path, const char *rec)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_APPEND, 0644), err = 0;
+	ssize_t len = (ssize_t)strlen(rec);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, rec, (size_t)len) != len || fsync(fd) < 0)
+		err = -1;
+	close(fd);
+	return err;
+}
+
 /*
  * One of several concurrent clients: in its own directory c<ID> it makes
- * N files, renames each, reads it back, and unlinks every third; in the
- * shared directory it renames one file of its own back and forth and
- * hard-links another.  The final tree is exactly predictable.
+ * N files, renames each, reads it back, and unlinks every third, and
+ * appends a record to its log c<ID>/log each round, fsync'ed, reading the
+ * whole log back at the end; in the shared directory it renames one file
+ * of its own back and forth and hard-links another.  The final tree is
+ * exactly predictable: a run on a plain directory makes it byte for byte.
  */
 static int stress(const char *id, int n)
 {
-	char dir[64], a[128], b[128], buf[64], want[64];
-	int i, bad = 0;
+	char dir[64], a[128], b[128], buf[64], want[64], log[128];
+	size_t loglen = 0, cap = (size_t)n * 32 + 1;
+	char *logwant = malloc(cap), *loghave = malloc(cap);
+	int i, bad = 0, fd;
+	ssize_t got = -1;
+
+	if (!logwant || !loghave)
+		return 1;
 
 	snprintf(dir, sizeof(dir), "c%s", id);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return 1;
+	snprintf(log, sizeof(log), "%s/log", dir);
 	for (i = 0; i < n; i++) {
 		snprintf(a, sizeof(a), "%s/tmp%d", dir, i);
 		snprintf(b, sizeof(b), "%s/f%d", dir, i);
@@ -713,11 +736,23 @@ static int stress(const char *id, int n)
 			bad++;
 		if (lstat("shared", &(struct stat){ 0 }) < 0)
 			bad++;
+		snprintf(buf, sizeof(buf), "%s log %d\n", id, i);
+		if (append_synced(log, buf) < 0)
+			bad++;
+		loglen += (size_t)snprintf(logwant + loglen, cap - loglen, "%s", buf);
 	}
 	snprintf(a, sizeof(a), "shared/%s-%s", id, n % 2 ? "y" : "x");
 	snprintf(b, sizeof(b), "shared/%s-link", id);
 	if (link(a, b) < 0)
 		bad++;
+	if ((fd = open(log, O_RDONLY)) >= 0) {
+		got = read(fd, loghave, cap);
+		close(fd);
+	}
+	if (got != (ssize_t)loglen || memcmp(loghave, logwant, loglen) != 0)
+		bad++;
+	free(logwant);
+	free(loghave);
 	if (bad)
 		fprintf(stderr, "client %s: %d failures\n", id, bad);
 	return bad ? 1 : 0;
