@@ -301,7 +301,18 @@ static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
 		   const struct dc_inode *in, struct dc_xname *target)
 {
 	if (err && err != -ENOENT) {
-		dc__unhash(c, p);
+		/*
+		 * Unhash it as failed, not as overtaken: dc__unhash would mark
+		 * a PENDING entry STALE too, and its waiters would each ask the
+		 * backend again instead of taking this answer.  An entry an
+		 * update overtook is DEAD and STALE already; it stays so.
+		 */
+		if (!(dflags(p) & DC_F_DEAD)) {
+			seq_write_begin(&p->seq);
+			dflags_set(p, DC_F_DEAD);
+			dc__hash_remove(c, p);
+			seq_write_end(&p->seq);
+		}
 		STORE(p->ino, (uint64_t)-err);
 		dflags_set(p, DC_F_FAILED);
 		dflags_clear(p, DC_F_PENDING);	/* release: after the error */
