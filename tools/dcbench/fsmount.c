@@ -84,11 +84,19 @@ static int exit_code(int status)
 	return 128 + WTERMSIG(status);
 }
 
+static volatile sig_atomic_t *stop_flag;
+
+void fsm_set_stop_flag(volatile sig_atomic_t *flag)
+{
+	stop_flag = flag;
+}
+
 int fsm_run(char *const argv[], const char *log, const cpu_set_t *cpus,
 	    struct rusage *ru, double *elapsed)
 {
 	struct rusage r;
 	double t0 = mono_now();
+	bool forwarded = false;
 	int status;
 	pid_t pid;
 
@@ -101,10 +109,17 @@ int fsm_run(char *const argv[], const char *log, const cpu_set_t *cpus,
 	if (pid == 0)
 		exec_child(argv, log, cpus);
 	/* wait4's rusage of a child covers the children it waited for: make's
-	 * compilers are in the build's user and system time. */
-	while (wait4(pid, &status, 0, &r) < 0)
+	 * compilers are in the build's user and system time.  A signal that
+	 * set the stop flag (handlers installed without SA_RESTART) ends the
+	 * child too: SIGTERM, once; make passes it on to its jobs. */
+	while (wait4(pid, &status, 0, &r) < 0) {
 		if (errno != EINTR)
 			return -1;
+		if (stop_flag && *stop_flag && !forwarded) {
+			kill(pid, SIGTERM);
+			forwarded = true;
+		}
+	}
 	if (elapsed)
 		*elapsed = mono_now() - t0;
 	if (ru)
@@ -307,8 +322,13 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		free(extra_copy);
 		return -1;
 	}
-	if (m->pid == 0)
+	if (m->pid == 0) {
+		/* a process group of its own: the terminal's ^C goes to dcbench
+		 * and the build, and dcbench unmounts the daemon after them,
+		 * instead of the daemon vanishing under a running build */
+		setpgid(0, 0);
 		exec_child(argv, log, cpus);
+	}
 	free(extra_copy);
 
 	/* The daemon mounts, then serves: poll until the mount answers. */

@@ -9,6 +9,7 @@
 #define DCBENCH_FSMOUNT_H
 
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -56,6 +57,10 @@ int fsm_build_peer(const char *workdir);
  * (seconds, monotonic) when not NULL. */
 int fsm_run(char *const argv[], const char *log, const cpu_set_t *cpus,
 	    struct rusage *ru, double *elapsed);
+
+/* A flag a signal handler sets: fsm_run then sends its child SIGTERM.
+ * The handler must be installed without SA_RESTART, so wait4 returns. */
+void fsm_set_stop_flag(volatile sig_atomic_t *flag);
 
 /* The first n CPUs this process may run on, in *set; -1 if fewer. */
 int fsm_first_cpus(unsigned n, cpu_set_t *set);

@@ -556,8 +556,18 @@ int dcb_kernbench_main(int argc, char **argv)
 	}
 	if (make_workdir(tmpl, sizeof(tmpl)) < 0)
 		return EXIT_FAIL;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	/* no SA_RESTART: wait4 in fsm_run returns, and passes SIGTERM on to
+	 * make (a SIGTERM sent to dcbench alone would not reach the build) */
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		fsm_set_stop_flag(&interrupted);
+	}
 
 	for (unsigned c = 0; c < opt.ncpus; c++)
 		for (unsigned m = 0; m < opt.nmodes; m++) {
@@ -592,7 +602,11 @@ int dcb_kernbench_main(int argc, char **argv)
 		for (unsigned m = 0; m < opt.nmodes; m++)
 			if (first[m].n)
 				summarize(&first[m]);
-		if (first->n == opt.runs) {
+		bool complete = true;
+
+		for (unsigned m = 0; m < opt.nmodes; m++)
+			complete &= first[m].n == opt.runs;
+		if (complete) {
 			fputc('\n', out);
 			for (unsigned m = 0; m < opt.nmodes; m++)
 				print_summary(out, &first[m]);

@@ -58,6 +58,9 @@ struct dnode {
 	uint64_t dev, ino;
 	uint32_t type;			/* S_IFMT bits; never changes */
 	int fd;
+	/* handle-less I/O (ops.c): a file's O_RDONLY [0] and O_RDWR [1]
+	 * descriptors, opened on first use under lock, closed with fd */
+	int io_fd[2];
 	int64_t refs;
 	uint64_t nlookup;
 	struct dc_dentry *dentry;
@@ -77,6 +80,7 @@ struct dcfs {
 	int root_fd;			/* SOURCE_DIR, O_PATH */
 	double entry_timeout, attr_timeout;
 	bool as_caller;			/* root: create as the calling user */
+	bool open_requests;		/* --open-requests: a handle per open */
 	bool debug;
 	struct fuse_session *se;
 };

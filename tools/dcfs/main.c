@@ -74,6 +74,9 @@ static void usage(FILE *f)
 "  --attr-timeout S          kernel's attribute cache timeout (default 1);\n"
 "                            0 and 0 send every path component to dcfs\n"
 "  --cache-entries N         cap on cached names (default %u)\n"
+"  --open-requests           a file handle per open (OPEN and RELEASE sent\n"
+"                            for every open); default: handle-less I/O,\n"
+"                            no request per open (docs/dcfs.md)\n"
 "  --stats FILE              node count and cache counters, rewritten every\n"
 "                            second and at exit\n"
 "  -f, --foreground          do not daemonize\n"
@@ -173,6 +176,8 @@ static void parse_args(int argc, char **argv)
 								  16, 1ll << 32);
 		} else if ((v = long_value(argc, argv, &i, "--stats"))) {
 			opt.stats_path = (char *)v;
+		} else if (!strcmp(a, "--open-requests")) {
+			dcfs.open_requests = true;
 		} else if (!strcmp(a, "-f") || !strcmp(a, "--foreground")) {
 			opt.foreground = true;
 		} else if (!strcmp(a, "-d") || !strcmp(a, "--debug")) {

@@ -40,7 +40,7 @@
  *   stripe lock  (tab.locks[bucket % NSTRIPES]) - the chains of its buckets;
  *                taken in node_get and when a node is unlinked for freeing.
  *                Nothing else is called under it.
- *   node lock    (n->lock) - nlookup crossing zero, fd of a non-directory,
+ *   node lock    (n->lock) - nlookup crossing zero, fd and io_fd of a non-directory,
  *                dentry and retired of a directory.  Under it dcfs calls
  *                openat/fstat and dc_get (no lock of libdcache).
  *   libdcache    calls release() (node_put) with its write lock held; a
@@ -171,6 +171,7 @@ static struct dnode *node_alloc(const struct stat *st)
 	n->ino = st->st_ino;
 	n->type = st->st_mode & S_IFMT;
 	n->fd = -1;
+	n->io_fd[0] = n->io_fd[1] = -1;
 	n->refs = 1;
 	pthread_mutex_init(&n->lock, NULL);
 	return n;
@@ -351,7 +352,7 @@ void node_forget(struct dnode *n, uint64_t count)
 	uint64_t v = __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE);
 	struct dc_dentry *dentry = NULL;
 	struct retired *ret = NULL, *r;
-	int fd = -1;
+	int fd = -1, io[2] = { -1, -1 };
 
 	if (count == 0)
 		return;
@@ -379,6 +380,12 @@ void node_forget(struct dnode *n, uint64_t count)
 		if (!keeps_fd(n->type)) {
 			fd = n->fd;
 			__atomic_store_n(&n->fd, -1, __ATOMIC_RELEASE);
+			/* no I/O is in flight: an open file pins the inode, and
+			 * the kernel forgets only inodes it has evicted */
+			for (int i = 0; i < 2; i++) {
+				io[i] = n->io_fd[i];
+				__atomic_store_n(&n->io_fd[i], -1, __ATOMIC_RELAXED);
+			}
 		}
 		dentry = n->dentry;
 		__atomic_store_n(&n->dentry, NULL, __ATOMIC_RELEASE);
@@ -392,6 +399,11 @@ void node_forget(struct dnode *n, uint64_t count)
 		close(fd);
 		CTR_ADD(node_fds, -1);
 	}
+	for (int i = 0; i < 2; i++)
+		if (io[i] >= 0) {
+			close(io[i]);
+			CTR_ADD(node_fds, -1);
+		}
 	if (dentry)
 		dc_put(dcfs.cache, dentry);
 	while ((r = ret)) {

@@ -37,6 +37,7 @@
 #include <sys/fsuid.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -242,10 +243,62 @@ static void op_forget_multi(fuse_req_t req, size_t count,
 
 /* ---- attributes --------------------------------------------------------- */
 
-/* The descriptor for I/O-like calls: the open file's, if it has one. */
+/*
+ * Handle-less I/O.  A compiler opens hundreds of headers per source file,
+ * and every open of a FUSE file costs an OPEN round trip and a RELEASE
+ * (two thirds of all requests in a kernel build, counted with --debug).
+ * Unless --open-requests is given, dcfs answers the first OPEN with
+ * ENOSYS: the kernel (4.19+) takes that as "opens need no request", stops
+ * sending OPEN and RELEASE for files, keeps their page cache, and sends
+ * reads and writes with fh 0.  Those go to descriptors the node opens on
+ * first use (O_RDONLY, O_RDWR: the kernel has checked the caller's access
+ * at open) and closes when the kernel forgets it.  A CREATE still gets a
+ * handle of its own; fh 0 is never a real one (descriptors 0-2 are taken).
+ * The kernel truncates with SETATTR rather than in OPEN (op_init turns
+ * ATOMIC_O_TRUNC off), and a write's flags carry O_APPEND and O_SYNC,
+ * which op_write_buf applies per write.
+ */
+static int node_io_fd(struct dnode *n, bool write)
+{
+	int fd = __atomic_load_n(&n->io_fd[write], __ATOMIC_ACQUIRE);
+	struct procpath pp;
+	int err = 0;
+
+	if (fd >= 0)
+		return fd;
+	pthread_mutex_lock(&n->lock);
+	fd = n->io_fd[write];
+	if (fd < 0) {
+		fd = open(proc_path(&pp, node_fd(n)),
+			  (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+		if (fd >= 0) {
+			/* release: pairs with the acquire above */
+			__atomic_store_n(&n->io_fd[write], fd, __ATOMIC_RELEASE);
+			CTR_ADD(node_fds, 1);
+		} else {
+			err = errno;
+			if (err == EMFILE || err == ENFILE)
+				CTR_ADD(emfile, 1);
+		}
+	}
+	pthread_mutex_unlock(&n->lock);
+	errno = err;
+	return fd;
+}
+
+/* The descriptor for reads (write false) or writes of file n: the open
+ * file's handle if it has one, else the node's; -1 with errno. */
+static int io_fd(struct dnode *n, struct fuse_file_info *fi, bool write)
+{
+	if (fi && fi->fh)
+		return (int)fi->fh;
+	return node_io_fd(n, write);
+}
+
+/* The descriptor for attribute calls: the open file's, if it has one. */
 static int file_fd(struct dnode *n, struct fuse_file_info *fi)
 {
-	return fi && S_ISREG(n->type) ? (int)fi->fh : -1;
+	return fi && fi->fh && S_ISREG(n->type) ? (int)fi->fh : -1;
 }
 
 static void reply_attr(fuse_req_t req, struct dnode *n, int ffd)
@@ -556,6 +609,12 @@ static void file_opened(struct fuse_file_info *fi, int fd)
 	 * right across opens; AUTO_INVAL_DATA still drops it when the
 	 * attributes show another mtime or size */
 	fi->keep_cache = 1;
+	/* a close of a file opened for reading has nothing to report: no
+	 * FLUSH round trip then (FOPEN_NOFLUSH, Linux 5.16+; older kernels
+	 * ignore it).  A compiler opens hundreds of headers per file, and
+	 * close() waits for FLUSH; RELEASE is sent in the background. */
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		fi->noflush = 1;
 	CTR_ADD(open_files, 1);
 }
 
@@ -600,6 +659,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct procpath pp;
 	int fd;
 
+	if (!dcfs.open_requests)	/* handle-less I/O, see node_io_fd */
+		return (void)fuse_reply_err(req, ENOSYS);
 	fd = open(proc_path(&pp, node_fd(ino_node(ino))),
 		  (fi->flags | O_CLOEXEC) & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
 	if (fd < 0)
@@ -613,12 +674,14 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+	int fd = io_fd(ino_node(ino), fi, false);
 
-	(void)ino;
+	if (fd < 0)
+		return reply_errno(req, errno);
 	if (size <= SMALL_READ) {
 		/* a copy costs less than the three splices for small reads */
 		char buf[SMALL_READ];
-		ssize_t n = pread((int)fi->fh, buf, size, off);
+		ssize_t n = pread(fd, buf, size, off);
 
 		if (n < 0)
 			return reply_errno(req, errno);
@@ -626,45 +689,101 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	}
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	bv.buf[0].fd = (int)fi->fh;
+	bv.buf[0].fd = fd;
 	bv.buf[0].pos = off;
 	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+}
+
+/*
+ * A write of iov at off.  With a handle, the handle's own flags apply.
+ * Handle-less, the open file's O_APPEND, O_SYNC and O_DSYNC come with the
+ * write (fi->flags) and are applied to this write alone: RWF_APPEND writes
+ * at the end whatever off says, as a descriptor opened O_APPEND would.
+ */
+static void write_iov(fuse_req_t req, fuse_ino_t ino, const struct iovec *iov,
+		      int cnt, off_t off, struct fuse_file_info *fi)
+{
+	int fd = io_fd(ino_node(ino), fi, true), rwf = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return reply_errno(req, errno);
+	if (!fi->fh) {
+		if (fi->flags & O_APPEND)
+			rwf |= RWF_APPEND;
+		if ((fi->flags & O_SYNC) == O_SYNC)
+			rwf |= RWF_SYNC;
+		else if (fi->flags & O_DSYNC)
+			rwf |= RWF_DSYNC;
+	}
+	n = pwritev2(fd, iov, cnt, off, rwf);
+	if (n < 0)
+		return reply_errno(req, errno);
+	fuse_reply_write(req, (size_t)n);
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		     size_t size, off_t off, struct fuse_file_info *fi)
 {
-	ssize_t n;
+	struct iovec iov = { (void *)buf, size };
 
-	(void)ino;
-	n = pwrite((int)fi->fh, buf, size, off);
-	if (n < 0)
-		return reply_errno(req, errno);
-	fuse_reply_write(req, (size_t)n);
+	write_iov(req, ino, &iov, 1, off, fi);
 }
 
 static void op_write_buf(fuse_req_t req, fuse_ino_t ino,
 			 struct fuse_bufvec *in, off_t off,
 			 struct fuse_file_info *fi)
 {
-	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	size_t size = fuse_buf_size(in);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(size);
+	struct iovec iov[8];
+	int cnt = 0;
 	ssize_t n;
 
-	(void)ino;
-	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	out.buf[0].fd = (int)fi->fh;
-	out.buf[0].pos = off;
-	n = fuse_buf_copy(&out, in, 0);
-	if (n < 0)
-		return reply_errno(req, (int)-n);
-	fuse_reply_write(req, (size_t)n);
+	if (fi->fh) {	/* a handle opened with the caller's flags */
+		out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		out.buf[0].fd = (int)fi->fh;
+		out.buf[0].pos = off;
+		n = fuse_buf_copy(&out, in, 0);
+		if (n < 0)
+			return reply_errno(req, (int)-n);
+		return (void)fuse_reply_write(req, (size_t)n);
+	}
+	/* handle-less: the flags come with the write.  With splice reads
+	 * off (op_init), libfuse hands over memory buffers. */
+	for (size_t i = in->idx; i < in->count; i++) {
+		if ((in->buf[i].flags & FUSE_BUF_IS_FD) || cnt == 8) {
+			/* not expected: gather into one buffer */
+			char *mem = malloc(size);
+
+			out.buf[0].mem = mem;
+			if (!mem)
+				return reply_errno(req, ENOMEM);
+			n = fuse_buf_copy(&out, in, 0);
+			if (n < 0) {
+				free(mem);
+				return reply_errno(req, (int)-n);
+			}
+			iov[0] = (struct iovec){ mem, (size_t)n };
+			write_iov(req, ino, iov, 1, off, fi);
+			free(mem);
+			return;
+		}
+		iov[cnt++] = (struct iovec){
+			(char *)in->buf[i].mem + (i == in->idx ? in->off : 0),
+			in->buf[i].size - (i == in->idx ? in->off : 0) };
+	}
+	write_iov(req, ino, iov, cnt, off, fi);
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int fd = dup((int)fi->fh);
+	int fd;
 
 	(void)ino;
+	if (!fi->fh)		/* handle-less: nothing of the caller's to close */
+		return (void)fuse_reply_err(req, 0);
+	fd = dup((int)fi->fh);
 	/* a close of a duplicate: what close(2) of the caller would report */
 	if (fd < 0)
 		return reply_errno(req, errno);
@@ -674,26 +793,31 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	file_closed((int)fi->fh);
+	if (fi->fh)
+		file_closed((int)fi->fh);
 	fuse_reply_err(req, 0);
 }
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
-	int res;
+	/* a file's data and metadata, whichever descriptor reaches it */
+	int fd = io_fd(ino_node(ino), fi, false), res;
 
-	(void)ino;
-	res = datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh);
+	if (fd < 0)
+		return reply_errno(req, errno);
+	res = datasync ? fdatasync(fd) : fsync(fd);
 	fuse_reply_err(req, res < 0 ? errno : 0);
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 			 off_t offset, off_t length, struct fuse_file_info *fi)
 {
-	(void)ino;
-	fuse_reply_err(req, fallocate((int)fi->fh, mode, offset, length) < 0 ?
-		       errno : 0);
+	int fd = io_fd(ino_node(ino), fi, true);
+
+	if (fd < 0)
+		return reply_errno(req, errno);
+	fuse_reply_err(req, fallocate(fd, mode, offset, length) < 0 ? errno : 0);
 }
 
 static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
@@ -701,12 +825,15 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			       off_t off_out, struct fuse_file_info *fi_out,
 			       size_t len, int flags)
 {
+	int in = io_fd(ino_node(ino_in), fi_in, false), out;
 	ssize_t n;
 
-	(void)ino_in;
-	(void)ino_out;
-	n = copy_file_range((int)fi_in->fh, &off_in, (int)fi_out->fh, &off_out,
-			    len, (unsigned)flags);
+	if (in < 0)
+		return reply_errno(req, errno);
+	out = io_fd(ino_node(ino_out), fi_out, true);
+	if (out < 0)
+		return reply_errno(req, errno);
+	n = copy_file_range(in, &off_in, out, &off_out, len, (unsigned)flags);
 	if (n < 0)
 		return reply_errno(req, errno);
 	fuse_reply_write(req, (size_t)n);
@@ -715,10 +842,12 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		     struct fuse_file_info *fi)
 {
+	int fd = io_fd(ino_node(ino), fi, false);
 	off_t res;
 
-	(void)ino;
-	res = lseek((int)fi->fh, off, whence);
+	if (fd < 0)
+		return reply_errno(req, errno);
+	res = lseek(fd, off, whence);
 	if (res < 0)
 		return reply_errno(req, errno);
 	fuse_reply_lseek(req, res);
@@ -1024,6 +1153,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * file, a descriptor) for nothing */
 	if (dcfs.entry_timeout == 0 && dcfs.attr_timeout == 0)
 		conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
+	/* handle-less I/O (node_io_fd): O_TRUNC must reach us as a SETATTR,
+	 * since no OPEN will */
+	if (!dcfs.open_requests)
+		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 	/* a symlink's text never changes: let the kernel keep it */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
