@@ -143,6 +143,12 @@ static void node_free(struct dnode *n)
 		close(n->fd);
 		CTR_ADD(node_fds, -1);
 	}
+	/* closed by node_forget already; kept safe if a path ever skips it */
+	for (int i = 0; i < 2; i++)
+		if (n->io_fd[i] >= 0) {
+			close(n->io_fd[i]);
+			CTR_ADD(node_fds, -1);
+		}
 	pthread_mutex_destroy(&n->lock);
 	free(n);
 	CTR_ADD(nodes_total, -1);

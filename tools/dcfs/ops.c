@@ -271,6 +271,9 @@ static int node_io_fd(struct dnode *n, bool write)
 	if (fd < 0) {
 		fd = open(proc_path(&pp, node_fd(n)),
 			  (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+		/* a write-only file, for a daemon that is not root */
+		if (fd < 0 && write && errno == EACCES)
+			fd = open(proc_path(&pp, node_fd(n)), O_WRONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd >= 0) {
 			/* release: pairs with the acquire above */
 			__atomic_store_n(&n->io_fd[write], fd, __ATOMIC_RELEASE);
