@@ -287,6 +287,27 @@ static rlim_t raise_nofile(void)
 	return rl.rlim_cur;
 }
 
+/*
+ * glibc unwinds a cancelled or exiting thread with libgcc_s, which it
+ * dlopen()s on first use; libfuse cancels its workers at unmount.  With
+ * every descriptor taken (a kernel that holds more inodes than our limit)
+ * that dlopen fails and glibc aborts ("libgcc_s.so.1 must be installed for
+ * pthread_cancel to work").  One thread that exits at start loads it while
+ * descriptors are free; glibc keeps it loaded.
+ */
+static void *exit_at_once(void *arg)
+{
+	pthread_exit(arg);
+}
+
+static void preload_unwinder(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, exit_at_once, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
 /* ---- signals ----------------------------------------------------------- */
 
 static void on_signal(int sig)
@@ -481,6 +502,7 @@ int main(int argc, char **argv)
 	parse_args(argc, argv);
 	check_paths();
 	nofile = raise_nofile();
+	preload_unwinder();
 	dcfs.as_caller = geteuid() == 0;
 	umask(0);		/* the kernel applied the caller's umask already */
 	if (dcfs.as_caller && setgroups(0, NULL) < 0)
