@@ -14,7 +14,9 @@
 # source checked byte for byte and only the root held after drop_caches;
 # worker threads coming and going; a small compile (and git, if installed)
 # through the mount; SIGKILL of the daemon loses nothing that was
-# fsync'ed; SIGTERM, SIGINT and fusermount3 -u unmount cleanly.
+# fsync'ed; more nodes than descriptors (files held by handle), then
+# out of descriptors (EMFILE, nothing corrupted); SIGTERM, SIGINT and
+# fusermount3 -u unmount cleanly.
 #
 # Prints "ok N - ..." / "not ok N - ..." lines and ends with
 # "test_dcfs: N passed, M failed, K skipped"; exits 0 only if none failed,
@@ -408,31 +410,64 @@ else
 	notok "SIGKILL: mount"
 fi
 
-# ---- out of descriptors: EMFILE to the caller, nothing corrupted ----------------------
+# ---- more nodes than descriptors, then out of descriptors ------------------------------
+# With 64 descriptors the files' budget is 16: files past it are held by
+# handle (fd-less) and everything still works on them.  Then 80 directories
+# (one descriptor each, always) run the daemon out: EMFILE, nothing corrupted.
 mkdir -p "$T/fd.src"
 if command -v prlimit >/dev/null && MOUNTS+=("$T/fd.mnt") && mkdir -p "$T/fd.mnt" &&
    prlimit --nofile=64:64 "$DCFS" "$T/fd.src" "$T/fd.mnt" --stats "$T/fd.stats"; then
-	emfile=0 other=0
+	if [ "$(stat_val "$T/fd.stats" file_handles)" = 1 ]; then
+		other=0
+		for i in $(seq 80); do
+			err=$( { echo "$i" > "$T/fd.mnt/f$i"; } 2>&1)
+			[ -z "$err" ] || other=$((other + 1))
+		done
+		check "with 64 descriptors, 80 files created through the mount ($other failed)" [ $other = 0 ]
+		wait_for 3 test "$(stat_val "$T/fd.stats" fdless)" -gt 0
+		check "files past the budget are held by handle (fdless $(stat_val "$T/fd.stats" fdless), node_fds $(stat_val "$T/fd.stats" node_fds))" \
+			test "$(stat_val "$T/fd.stats" fdless)" -gt 0
+		bad=0
+		for i in $(seq 80); do [ "$(cat "$T/fd.mnt/f$i" 2>&1)" = "$i" ] || bad=$((bad + 1)); done
+		check "every file reads back through the mount ($bad wrong)" [ $bad = 0 ]
+		(cd "$T/fd.src" && stat -c '%n %i %s %a %h' f* | LC_ALL=C sort) > "$T/fd.st.src"
+		(cd "$T/fd.mnt" && stat -c '%n %i %s %a %h' f* | LC_ALL=C sort) > "$T/fd.st.mnt"
+		check "stat of every file agrees with the source" cmp -s "$T/fd.st.src" "$T/fd.st.mnt"
+		chmod 600 "$T/fd.mnt/f80" && ln "$T/fd.mnt/f80" "$T/fd.mnt/l80" &&
+			truncate -s 1 "$T/fd.mnt/f79" && echo more >> "$T/fd.mnt/f78" &&
+			touch -d @1000000000 "$T/fd.mnt/f77"
+		check "chmod, link, truncate, append and utimes on files held by handle" \
+			test "$(stat -c '%a %h' "$T/fd.src/f80") $(stat -c %s "$T/fd.src/f79") $(tail -1 "$T/fd.src/f78") $(stat -c %Y "$T/fd.src/f77")" = "600 2 1 more 1000000000"
+		rm -f "$T/fd.mnt"/f* "$T/fd.mnt/l80"
+	else
+		skip "files held by handle (file handles do not work here)"
+	fi
+	# a directory holds a descriptor while cached: 80 cannot all be made
+	emfile=0 other=0 made=()
 	for i in $(seq 80); do
-		err=$( { echo "$i" > "$T/fd.mnt/f$i"; } 2>&1)
+		err=$(mkdir "$T/fd.mnt/d$i" 2>&1)
 		case $err in
-		"") ;;
+		"") made+=("d$i") ;;
 		*"Too many open files"*) emfile=$((emfile + 1)) ;;
 		*) other=$((other + 1)) ;;
 		esac
 	done
-	check "with 64 descriptors, creates beyond them fail with EMFILE ($emfile) and nothing else ($other)" \
-		[ $emfile -gt 0 ] && [ $other = 0 ]
-	(cd "$T/fd.src" && ls | LC_ALL=C sort) > "$T/fd.ls.src"
-	(cd "$T/fd.mnt" && ls | LC_ALL=C sort) > "$T/fd.ls.mnt"
-	check "a failed create left nothing behind: mount and source agree ($(wc -l < "$T/fd.ls.src") files)" \
-		cmp -s "$T/fd.ls.src" "$T/fd.ls.mnt"
+	check "80 directories with 64 descriptors: past the limit EMFILE ($emfile) and nothing else ($other)" \
+		[ "$emfile" -gt 0 ] && [ "$other" = 0 ]
+	check "a failed mkdir left nothing behind: the source has the ${#made[@]} made" \
+		test "$(cd "$T/fd.src" && ls -d d* | LC_ALL=C sort | tr '\n' ' ')" = \
+		     "$(printf '%s\n' "${made[@]}" | LC_ALL=C sort | tr '\n' ' ')"
 	bad=0
-	for f in $(cat "$T/fd.ls.src"); do [ "$(cat "$T/fd.src/$f")" = "${f#f}" ] || bad=$((bad + 1)); done
-	check "every file that was created holds what was written" [ $bad = 0 ]
+	for d in "${made[@]}"; do rmdir "$T/fd.mnt/$d" || bad=$((bad + 1)); done
+	# their descriptors close when the kernel forgets them (FORGET is
+	# asynchronous)
 	sync
 	echo 2 > /proc/sys/vm/drop_caches
 	wait_for 5 test "$(stat_val "$T/fd.stats" nodes)" = 1
+	(cd "$T/fd.src" && ls | LC_ALL=C sort) > "$T/fd.ls.src"
+	(cd "$T/fd.mnt" && ls | LC_ALL=C sort) > "$T/fd.ls.mnt"
+	check "removed through the mount ($bad failed): mount and source agree" \
+		[ $bad = 0 ] && cmp -s "$T/fd.ls.src" "$T/fd.ls.mnt"
 	echo again > "$T/fd.mnt/after"
 	check "descriptors come back once the kernel forgets" test "$(cat "$T/fd.src/after")" = again
 	check "out-of-descriptor mount unmounts cleanly" stop fd

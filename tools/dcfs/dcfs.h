@@ -43,9 +43,15 @@
  *             Moves that stay above zero are lock-free CASes.
  *   fd        O_PATH|O_NOFOLLOW descriptor.  Directories and symlinks keep
  *             one for the node's whole life (the cache looks names up in
- *             directories and reads links at any time); other files hold
+ *             directories and reads links at any time), except a removed
+ *             directory's, closed when the kernel forgets it; other files hold
  *             one only while nlookup > 0, so names that are merely cached
- *             pin no descriptor and no deleted file.
+ *             pin no descriptor and no deleted file.  A file activated
+ *             while the nodes' descriptors are over budget holds none
+ *             ("fd-less"): requests open one from fh (node_fd_use).  Set
+ *             when nlookup crosses zero, under lock; stable while > 0.
+ *   fh        a fd-less file's handle (name_to_handle_at), made at its
+ *             first fd-less activation under lock, freed with the node.
  *   dentry    directories only: a held cache entry to look names up in,
  *             held while nlookup > 0.  Written under lock; read lock-free
  *             by requests on this node (the kernel keeps nlookup > 0 for
@@ -58,6 +64,7 @@ struct dnode {
 	uint64_t dev, ino;
 	uint32_t type;			/* S_IFMT bits; never changes */
 	int fd;
+	struct file_handle *fh;
 	/* handle-less I/O (ops.c): a file's O_RDONLY [0] and O_RDWR [1]
 	 * descriptors, opened on first use under lock, closed with fd */
 	int io_fd[2];
@@ -78,6 +85,10 @@ struct dcfs {
 	enum dc_mode mode;
 	struct dnode *root;
 	int root_fd;			/* SOURCE_DIR, O_PATH */
+	/* fd-less files (node.c): SOURCE_DIR opened O_RDONLY for
+	 * open_by_handle_at, or -1 where handles do not work; its mount */
+	int handle_fd, mount_id;
+	int64_t fd_budget;		/* node descriptors before going fd-less */
 	double entry_timeout, attr_timeout;
 	bool as_caller;			/* root: create as the calling user */
 	bool open_requests;		/* --open-requests: a handle per open */
@@ -92,6 +103,7 @@ struct dcfs_counters {
 	int64_t nodes_total;	/* node structures allocated */
 	int64_t nodes_active;	/* nlookup > 0 (the kernel knows them) */
 	int64_t node_fds;	/* descriptors held by nodes */
+	int64_t fdless;		/* files the kernel knows, held by handle only */
 	int64_t open_files;	/* file and directory handles */
 	uint64_t emfile;	/* operations that failed for want of a descriptor */
 	uint64_t stale;		/* cached names found stale and forgotten */
@@ -160,7 +172,26 @@ static inline bool keeps_fd(uint32_t type)
 	return S_ISDIR(type) || S_ISLNK(type);
 }
 
-/* The node's descriptor: only while the caller knows nlookup > 0. */
+/*
+ * Nodes over the descriptor budget (see struct dnode): at start, whether
+ * file handles work on SOURCE_DIR, and the budget (a quarter of nofile:
+ * the rest is for directories, symlinks, I/O and directory streams).
+ */
+void nodes_setup_handles(uint64_t nofile);
+
+/*
+ * Any node's O_PATH descriptor for the rest of this request (the caller
+ * knows nlookup > 0): its own, or for a fd-less file one opened by handle
+ * and kept by this thread until node_fd_done().  -1 with errno if none.
+ */
+int node_fd_use(struct dnode *n);
+void node_fd_done(void);
+/* stat n, reached as name in dir (dir may be NULL): 0 or -1 with errno */
+int node_stat(struct dnode *n, struct dnode *dir, const char *name,
+	      struct stat *st);
+
+/* A directory's or symlink's descriptor (they always keep one): only while
+ * the caller knows nlookup > 0.  Any other node: node_fd_use. */
 static inline int node_fd(struct dnode *n)
 {
 	return __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);

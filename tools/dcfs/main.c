@@ -51,7 +51,7 @@ static struct {
 	uint64_t cache_entries;
 	bool foreground;
 	struct fuse_args fargs;			/* argv[0] and -o options */
-} opt = { .threads = 10, .idle_threads = -1 };
+} opt = { .threads = 0, .idle_threads = -1 };	/* threads 0: default_threads() */
 
 static pthread_t main_tid;
 static int status_fd = -1;		/* child -> parent, start-up result */
@@ -68,7 +68,8 @@ static void usage(FILE *f)
 "A FUSE passthrough of SOURCE_DIR whose names are cached by libdcache.\n"
 "\n"
 "  --mode rcu|global|rwlock  libdcache's locking mode (default rcu)\n"
-"  --threads N               most worker threads of the FUSE loop (default 10)\n"
+"  --threads N               most worker threads of the FUSE loop (default:\n"
+"                            the online CPUs, at least 2)\n"
 "  --idle-threads N          idle workers kept (default: libfuse's, unlimited)\n"
 "  --entry-timeout S         kernel's name cache timeout, seconds (default 1)\n"
 "  --attr-timeout S          kernel's attribute cache timeout (default 1);\n"
@@ -259,6 +260,20 @@ static void check_paths(void)
 		opt.stats_path = absolute(opt.stats_path);
 }
 
+/*
+ * Worker threads: one per CPU, at least two (one slow request, an fsync,
+ * must not stall the rest).  libfuse's own default, 10, is slower on few
+ * CPUs: idle workers all wait in read(/dev/fuse) and the kernel wakes them
+ * in FIFO order, so each request lands on the coldest thread, often on
+ * another CPU (docs/dcfs.md, "Worker threads").
+ */
+static unsigned default_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n > 2 ? (unsigned)n : 2;
+}
+
 /* As many descriptors as we may have: each node the kernel knows has one. */
 static rlim_t raise_nofile(void)
 {
@@ -353,6 +368,9 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		"nodes %lld\n"
 		"nodes_total %lld\n"
 		"node_fds %lld\n"
+		"node_fd_budget %lld\n"
+		"file_handles %d\n"
+		"fdless %lld\n"
 		"open_files %lld\n"
 		"emfile %llu\n"
 		"stale_names %llu\n"
@@ -368,7 +386,9 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		"cache_bytes %llu\n",
 		state, (int)getpid(), dc_mode_name(dcfs.mode),
 		(long long)CTR_GET(nodes_active), (long long)CTR_GET(nodes_total),
-		(long long)CTR_GET(node_fds), (long long)CTR_GET(open_files),
+		(long long)CTR_GET(node_fds), (long long)dcfs.fd_budget,
+		dcfs.handle_fd >= 0,
+		(long long)CTR_GET(fdless), (long long)CTR_GET(open_files),
 		(unsigned long long)CTR_GET(emfile),
 		(unsigned long long)CTR_GET(stale),
 		(unsigned long long)cs->lookups, (unsigned long long)cs->hits,
@@ -511,6 +531,7 @@ int main(int argc, char **argv)
 	dcfs.root_fd = open(opt.src_abs, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dcfs.root_fd < 0)
 		die("source '%s': %s", opt.src_abs, strerror(errno));
+	nodes_setup_handles((uint64_t)nofile);
 
 	/* default_permissions: the kernel checks access against our attributes;
 	 * allow_other: every user may use the mount */
@@ -602,7 +623,8 @@ int main(int argc, char **argv)
 		report("out of memory");
 		return 1;
 	}
-	fuse_loop_cfg_set_max_threads(cfg, (unsigned)opt.threads);
+	fuse_loop_cfg_set_max_threads(cfg, opt.threads ? (unsigned)opt.threads :
+							      default_threads());
 	if (opt.idle_threads >= 0)
 		fuse_loop_cfg_set_idle_threads(cfg, (unsigned)opt.idle_threads);
 
@@ -633,6 +655,8 @@ int main(int argc, char **argv)
 	if (left)
 		fprintf(stderr, "dcfs: %lld nodes left at exit\n", (long long)left);
 	nodes_fini();
+	if (dcfs.handle_fd >= 0)
+		close(dcfs.handle_fd);
 	fuse_opt_free_args(&opt.fargs);
 	return ret < 0 || left ? 1 : 0;
 }

@@ -40,9 +40,21 @@
  *   stripe lock  (tab.locks[bucket % NSTRIPES]) - the chains of its buckets;
  *                taken in node_get and when a node is unlinked for freeing.
  *                Nothing else is called under it.
- *   node lock    (n->lock) - nlookup crossing zero, fd and io_fd of a non-directory,
- *                dentry and retired of a directory.  Under it dcfs calls
- *                openat/fstat and dc_get (no lock of libdcache).
+ *   node lock    (n->lock) - nlookup crossing zero, fd, fh and io_fd of a
+ *                non-directory, dentry and retired of a directory.  Under
+ *                it dcfs calls openat/fstat/name_to_handle_at and dc_get
+ *                (no lock of libdcache).
+ *
+ * More nodes than descriptors
+ * ---------------------------
+ * The kernel may hold more inodes than the process may open files (a walk
+ * of a kernel tree with timeouts 0 keeps every inode it met).  Directories
+ * and symlinks always hold a descriptor; a file activated when the nodes'
+ * descriptors (node_fds, io descriptors included) have reached fd_budget
+ * holds a file handle instead, and each request on it opens a descriptor
+ * by handle for its own duration.  Where handles do not work (not root,
+ * a file system without them, a file on another mount) files hold
+ * descriptors as before and the limit is the limit (EMFILE, counted).
  *   libdcache    calls release() (node_put) with its write lock held; a
  *                node_put may take a stripe lock: the order is always
  *                cache lock -> stripe lock, never the reverse.
@@ -150,6 +162,7 @@ static void node_free(struct dnode *n)
 			CTR_ADD(node_fds, -1);
 		}
 	pthread_mutex_destroy(&n->lock);
+	free(n->fh);
 	free(n);
 	CTR_ADD(nodes_total, -1);
 }
@@ -165,6 +178,94 @@ void node_put(struct dnode *n)
 	/* acq_rel: our uses of n happen before the freeing thread's */
 	if (n && __atomic_sub_fetch(&n->refs, 1, __ATOMIC_ACQ_REL) == 0)
 		node_free(n);
+}
+
+/* ---- fd-less files ------------------------------------------------------ */
+
+void nodes_setup_handles(uint64_t nofile)
+{
+	struct file_handle *fh;
+	int mid, fd;
+
+	/* files hold descriptors up to a quarter of the limit; the rest is
+	 * for what cannot go without: directories and symlinks (one each,
+	 * for as long as the cache holds them), handle-less I/O, directory
+	 * streams, libfuse's pipes */
+	dcfs.handle_fd = -1;
+	dcfs.fd_budget = (int64_t)(nofile / 4);
+	fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ);
+	if (!fh)
+		return;
+	fh->handle_bytes = MAX_HANDLE_SZ;
+	/* open_by_handle_at wants a real descriptor of the file system, not
+	 * an O_PATH one, and CAP_DAC_READ_SEARCH: try both once */
+	fd = openat(dcfs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0 &&
+	    name_to_handle_at(dcfs.root_fd, "", fh, &mid, AT_EMPTY_PATH) == 0) {
+		int probe = open_by_handle_at(fd, fh, O_PATH | O_CLOEXEC);
+
+		if (probe >= 0) {
+			close(probe);
+			dcfs.handle_fd = fd;
+			dcfs.mount_id = mid;
+			fd = -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(fh);
+}
+
+/* The handle of what fd (O_PATH) is, if open_by_handle_at can reopen it. */
+static struct file_handle *handle_of(int fd)
+{
+	struct file_handle *fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ), *small;
+	int mid;
+
+	if (!fh)
+		return NULL;
+	fh->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", fh, &mid, AT_EMPTY_PATH) < 0 ||
+	    mid != dcfs.mount_id) {
+		free(fh);
+		return NULL;
+	}
+	small = realloc(fh, sizeof(*fh) + fh->handle_bytes);
+	return small ? small : fh;
+}
+
+/* Do two handles name the same inode (same generation)? */
+static bool same_handle(const struct file_handle *a, const struct file_handle *b)
+{
+	return a->handle_type == b->handle_type &&
+	       a->handle_bytes == b->handle_bytes &&
+	       !memcmp(a->f_handle, b->f_handle, a->handle_bytes);
+}
+
+/*
+ * May a node met in the table under the key (dev, ino) stand for what fd
+ * opened?  A node that holds no descriptor does not pin its inode, so the
+ * inode may have died and its number been reused: a directory node then
+ * never, a file node if it has a handle and the handles agree.  *mine: fd's handle, made on first need.
+ * Stripe lock held: n is in the chain, so not freed, and n->fh, once set,
+ * changes only when n is freed.
+ */
+static bool same_inode(struct dnode *n, int fd, struct file_handle **mine,
+		       bool *tried)
+{
+	struct file_handle *fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
+
+	/* a removed directory's node closed its descriptor (removed_dir):
+	 * the number now belongs to another inode */
+	if (S_ISDIR(n->type) && __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE) < 0)
+		return false;
+	if (!fh)
+		return true;
+	if (!*tried) {
+		*tried = true;
+		*mine = fd >= 0 ? handle_of(fd) : NULL;
+	}
+	return *mine && same_handle(fh, *mine);
 }
 
 static struct dnode *node_alloc(const struct stat *st)
@@ -189,17 +290,22 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 	pthread_mutex_t *l = stripe_of(b);
 	struct dnode *n, *fresh;
 	uint32_t type = st->st_mode & S_IFMT;
+	struct file_handle *mine = NULL;
+	bool tried = false;
 
 	/* allocate outside the lock; rarely wasted */
 	fresh = node_alloc(st);
 	pthread_mutex_lock(l);
 	for (n = tab.buckets[b]; n; n = n->hnext)
 		if (n->ino == (uint64_t)st->st_ino && n->dev == (uint64_t)st->st_dev &&
-		    n->type == type && get_unless_zero(n))
+		    n->type == type && same_inode(n, *fdp, &mine, &tried) &&
+		    get_unless_zero(n))
 			break;
 	if (!n && fresh) {
 		n = fresh;
 		fresh = NULL;
+		n->fh = mine;		/* not yet seen by anyone */
+		mine = NULL;
 		if (keeps_fd(type)) {
 			n->fd = *fdp;
 			*fdp = -1;
@@ -210,6 +316,7 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 		CTR_ADD(nodes_total, 1);
 	}
 	pthread_mutex_unlock(l);
+	free(mine);
 	if (fresh) {
 		pthread_mutex_destroy(&fresh->lock);
 		free(fresh);
@@ -286,6 +393,113 @@ static void maybe_refresh(struct dnode *n, struct dc_dentry *d)
 	__atomic_store_n(&n->dentry, dc_get(d), __ATOMIC_RELEASE);
 }
 
+/*
+ * First activation of file n, whose descriptor is fd: 1 to go fd-less
+ * (hold only a handle), 0 to keep fd, -ESTALE if fd is not n's inode.
+ * Fd-less when node descriptors are over budget and n has, or now gets,
+ * a handle.  A node that has a handle is that inode for good (node_get
+ * matches on it): fd must agree with it.  Node lock held; nlookup is
+ * zero, so no request reads n->fh.
+ */
+static int go_fdless(struct dnode *n, int fd)
+{
+	struct file_handle *fh = n->fh, *now = NULL;
+	bool over = dcfs.handle_fd >= 0 && CTR_GET(node_fds) >= dcfs.fd_budget;
+
+	if (fh || over)
+		now = handle_of(fd);
+	if (fh) {
+		bool same = now && same_handle(fh, now);
+
+		free(now);
+		if (!same)
+			return -ESTALE;
+		return over;
+	}
+	if (!now)
+		return 0;
+	if (!over) {
+		free(now);
+		return 0;
+	}
+	/* release: pairs with the acquire loads in node_fd_use and
+	 * same_inode, which read fh without the node's lock */
+	__atomic_store_n(&n->fh, now, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/*
+ * This thread's descriptor opened by handle, and for which node.  The slot
+ * holds a reference on the node, so a later request that forgets to call
+ * node_fd_done() cannot match a freed node's address reused by another.
+ */
+static __thread struct dnode *use_node;
+static __thread int use_fd = -1;
+
+int node_fd_use(struct dnode *n)
+{
+	/* acquire: pairs with node_activate's release store of fd */
+	int fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
+	struct file_handle *fh;
+
+	if (fd >= 0)
+		return fd;
+	if (use_node == n)
+		return use_fd;
+	node_fd_done();
+	fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
+	if (!fh) {
+		errno = ESTALE;
+		return -1;
+	}
+	fd = open_by_handle_at(dcfs.handle_fd, fh, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			CTR_ADD(emfile, 1);
+		return -1;
+	}
+	node_ref(n);
+	use_node = n;
+	use_fd = fd;
+	return fd;
+}
+
+void node_fd_done(void)
+{
+	struct dnode *n = use_node;
+
+	if (n) {
+		close(use_fd);
+		use_node = NULL;
+		use_fd = -1;
+		node_put(n);
+	}
+}
+
+int node_stat(struct dnode *n, struct dnode *dir, const char *name,
+	      struct stat *st)
+{
+	int fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE), res, e;
+	bool ours = use_node != n;	/* else the caller is using it */
+
+	if (fd >= 0)
+		return fstat(fd, st);
+	/* fd-less: the name is the cheap way (one call, no descriptor), if
+	 * it still names n */
+	if (dir && fstatat(node_fd(dir), name, st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (uint64_t)st->st_ino == n->ino && (uint64_t)st->st_dev == n->dev)
+		return 0;
+	fd = node_fd_use(n);
+	if (fd < 0)
+		return -1;
+	res = fstat(fd, st);
+	e = errno;
+	if (ours)
+		node_fd_done();
+	errno = e;
+	return res;
+}
+
 int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 		  struct dc_dentry *d, int *fdp)
 {
@@ -307,6 +521,10 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 
 	pthread_mutex_lock(&n->lock);
 	if (__atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) == 0) {
+		if (S_ISDIR(n->type) && n->fd < 0) {
+			err = -ESTALE;	/* a removed directory (removed_dir) */
+			goto out;
+		}
 		if (!keeps_fd(n->type)) {
 			if (fdp && *fdp >= 0) {
 				fd = *fdp;	/* opened on this very inode */
@@ -327,8 +545,19 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 					goto out;
 				}
 			}
-			__atomic_store_n(&n->fd, fd, __ATOMIC_RELEASE);
-			CTR_ADD(node_fds, 1);
+			err = go_fdless(n, fd);
+			if (err < 0) {
+				close(fd);
+				goto out;
+			} else if (err) {
+				err = 0;
+				close(fd);
+				CTR_ADD(fdless, 1);
+			} else {
+				/* release: requests read it lock-free */
+				__atomic_store_n(&n->fd, fd, __ATOMIC_RELEASE);
+				CTR_ADD(node_fds, 1);
+			}
 		}
 		if (S_ISDIR(n->type) && d)
 			maybe_refresh(n, d);
@@ -351,6 +580,23 @@ void node_refresh(struct dnode *n, struct dc_dentry *d)
 	if (__atomic_load_n(&n->nlookup, __ATOMIC_RELAXED) > 0 && n->dentry != d)
 		maybe_refresh(n, d);
 	pthread_mutex_unlock(&n->lock);
+}
+
+/*
+ * A directory node the kernel forgot: was its directory removed?  Then its
+ * descriptor goes now.  The cache entry that names it is dead and lingers
+ * until the cache next shrinks, holding the node, and a tree removed
+ * through the mount would otherwise keep a descriptor per directory.  No
+ * request can use it any more: requests come only on nodes the kernel
+ * knows, and a lookup that finds the node again gets ESTALE from
+ * node_activate.  Node lock held, nlookup zero.
+ */
+static bool removed_dir(struct dnode *n)
+{
+	struct stat st;
+
+	return n != dcfs.root && n->fd >= 0 && fstat(n->fd, &st) == 0 &&
+	       st.st_nlink == 0;
 }
 
 void node_forget(struct dnode *n, uint64_t count)
@@ -383,6 +629,10 @@ void node_forget(struct dnode *n, uint64_t count)
 	}
 	__atomic_store_n(&n->nlookup, v - count, __ATOMIC_RELEASE);
 	if (v - count == 0) {
+		if (S_ISDIR(n->type) && removed_dir(n)) {
+			fd = n->fd;
+			__atomic_store_n(&n->fd, -1, __ATOMIC_RELEASE);
+		}
 		if (!keeps_fd(n->type)) {
 			fd = n->fd;
 			__atomic_store_n(&n->fd, -1, __ATOMIC_RELEASE);
@@ -404,6 +654,8 @@ void node_forget(struct dnode *n, uint64_t count)
 	if (fd >= 0) {
 		close(fd);
 		CTR_ADD(node_fds, -1);
+	} else if (!keeps_fd(n->type)) {
+		CTR_ADD(fdless, -1);	/* an active file without one was fd-less */
 	}
 	for (int i = 0; i < 2; i++)
 		if (io[i] >= 0) {
@@ -539,6 +791,8 @@ static int be_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 		return -ENAMETOOLONG;
 	if (!S_ISDIR(dir->mode) || !dn)
 		return -ENOTDIR;
+	if (__atomic_load_n(&dn->fd, __ATOMIC_ACQUIRE) < 0)
+		return -ENOENT;		/* removed (removed_dir): empty for good */
 	memcpy(buf, name, len);
 	buf[len] = '\0';
 	fd = openat(dn->fd, buf, O_PATH | O_NOFOLLOW | O_CLOEXEC);

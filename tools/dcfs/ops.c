@@ -55,6 +55,15 @@ static const char *proc_path(struct procpath *p, int fd)
 	return p->s;
 }
 
+/* /proc/self/fd/N of any node (node_fd_use: call node_fd_done() after);
+ * NULL with errno if it has no descriptor to be had */
+static const char *node_path(struct procpath *p, struct dnode *n)
+{
+	int fd = node_fd_use(n);
+
+	return fd < 0 ? NULL : proc_path(p, fd);
+}
+
 static bool out_of_fds(int err)
 {
 	return err == EMFILE || err == ENFILE;
@@ -185,7 +194,7 @@ again:
 	}
 	if (err)
 		return -err;
-	if (fstat(node_fd(n), &e->attr) < 0) {
+	if (node_stat(n, dir, name, &e->attr) < 0) {
 		err = errno;
 		node_forget(n, 1);
 		return err;
@@ -256,11 +265,25 @@ static void op_forget_multi(fuse_req_t req, size_t count,
  * handle of its own; fh 0 is never a real one (descriptors 0-2 are taken).
  * The kernel truncates with SETATTR rather than in OPEN (op_init turns
  * ATOMIC_O_TRUNC off), and a write's flags carry O_APPEND and O_SYNC,
- * which op_write_buf applies per write.
+ * which op_write_buf applies per write.  Over the node descriptor budget
+ * (node.c, "More nodes than descriptors") the descriptor serves one
+ * request and is closed after it (io_tmp, io_done).
  */
+static __thread int io_tmp[2] = { -1, -1 };
+
+/* Close this thread's descriptors opened for one request's I/O. */
+static void io_done(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (io_tmp[i] >= 0) {
+			close(io_tmp[i]);
+			io_tmp[i] = -1;
+		}
+}
+
 static int node_io_fd(struct dnode *n, bool write)
 {
-	int fd = __atomic_load_n(&n->io_fd[write], __ATOMIC_ACQUIRE);
+	int fd = __atomic_load_n(&n->io_fd[write], __ATOMIC_ACQUIRE), pfd;
 	struct procpath pp;
 	int err = 0;
 
@@ -268,13 +291,21 @@ static int node_io_fd(struct dnode *n, bool write)
 		return fd;
 	pthread_mutex_lock(&n->lock);
 	fd = n->io_fd[write];
-	if (fd < 0) {
-		fd = open(proc_path(&pp, node_fd(n)),
+	if (fd < 0 && (pfd = node_fd_use(n)) < 0) {
+		err = errno;
+	} else if (fd < 0) {
+		fd = open(proc_path(&pp, pfd),
 			  (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
 		/* a write-only file, for a daemon that is not root */
 		if (fd < 0 && write && errno == EACCES)
-			fd = open(proc_path(&pp, node_fd(n)), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd >= 0) {
+			fd = open(proc_path(&pp, pfd), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		node_fd_done();
+		if (fd >= 0 && CTR_GET(node_fds) >= dcfs.fd_budget) {
+			/* over budget: for this request only (io_done) */
+			if (io_tmp[write] >= 0)
+				close(io_tmp[write]);
+			io_tmp[write] = fd;
+		} else if (fd >= 0) {
 			/* release: pairs with the acquire above */
 			__atomic_store_n(&n->io_fd[write], fd, __ATOMIC_RELEASE);
 			CTR_ADD(node_fds, 1);
@@ -307,8 +338,9 @@ static int file_fd(struct dnode *n, struct fuse_file_info *fi)
 static void reply_attr(fuse_req_t req, struct dnode *n, int ffd)
 {
 	struct stat st;
+	int res = ffd >= 0 ? fstat(ffd, &st) : node_stat(n, NULL, NULL, &st);
 
-	if (fstat(ffd >= 0 ? ffd : node_fd(n), &st) < 0)
+	if (res < 0)
 		return reply_errno(req, errno);
 	fuse_reply_attr(req, &st, dcfs.attr_timeout);
 }
@@ -320,7 +352,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	reply_attr(req, n, file_fd(n, fi));
 }
 
-static int set_times(struct dnode *n, int ffd, const struct stat *attr,
+static int set_times(struct dnode *n, int fd, int ffd, const struct stat *attr,
 		     int valid)
 {
 	struct timespec tv[2];
@@ -338,47 +370,54 @@ static int set_times(struct dnode *n, int ffd, const struct stat *attr,
 		tv[1] = attr->st_mtim;
 	if (ffd >= 0)
 		return futimens(ffd, tv);
-	if (utimensat(node_fd(n), "", tv, AT_EMPTY_PATH) == 0)
+	if (utimensat(fd, "", tv, AT_EMPTY_PATH) == 0)
 		return 0;
 	if (errno != EINVAL || S_ISLNK(n->type))
 		return -1;
 	/* kernels before AT_EMPTY_PATH support in utimensat */
-	return utimensat(AT_FDCWD, proc_path(&pp, node_fd(n)), tv, 0);
+	return utimensat(AT_FDCWD, proc_path(&pp, fd), tv, 0);
 }
 
-static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
-		       int valid, struct fuse_file_info *fi)
+/* The changes SETATTR asks for, on n (descriptor fd, or open file ffd). */
+static int set_attrs(struct dnode *n, int fd, int ffd, const struct stat *attr,
+		     int valid)
 {
-	struct dnode *n = ino_node(ino);
-	int fd = node_fd(n), ffd = file_fd(n, fi);
 	struct procpath pp;
-	int res;
 
 	if (valid & FUSE_SET_ATTR_MODE) {
 		mode_t m = attr->st_mode & 07777;
 
-		res = ffd >= 0 ? fchmod(ffd, m) : chmod(proc_path(&pp, fd), m);
-		if (res < 0)
-			return reply_errno(req, errno);
+		if ((ffd >= 0 ? fchmod(ffd, m) : chmod(proc_path(&pp, fd), m)) < 0)
+			return -1;
 	}
 	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
 		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
 		gid_t gid = valid & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
 
 		if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-			return reply_errno(req, errno);
+			return -1;
 	}
 	if (valid & FUSE_SET_ATTR_SIZE) {
-		res = ffd >= 0 ? ftruncate(ffd, attr->st_size) :
-				 truncate(proc_path(&pp, fd), attr->st_size);
-		if (res < 0)
-			return reply_errno(req, errno);
+		if ((ffd >= 0 ? ftruncate(ffd, attr->st_size) :
+				truncate(proc_path(&pp, fd), attr->st_size)) < 0)
+			return -1;
 	}
-	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)) {
-		if (set_times(n, ffd, attr, valid) < 0)
-			return reply_errno(req, errno);
-	}
-	reply_attr(req, n, ffd);
+	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))
+		return set_times(n, fd, ffd, attr, valid);
+	return 0;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int valid, struct fuse_file_info *fi)
+{
+	struct dnode *n = ino_node(ino);
+	int fd = node_fd_use(n), ffd = file_fd(n, fi);
+
+	if (fd < 0 || set_attrs(n, fd, ffd, attr, valid) < 0)
+		reply_errno(req, errno);
+	else
+		reply_attr(req, n, ffd);
+	node_fd_done();
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -513,16 +552,21 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct procpath pp;
 	struct dc_inode in;
 	struct stat st;
-	int res, err;
+	int fd, res, err;
 
-	res = linkat(node_fd(n), "", node_fd(ndir), newname, AT_EMPTY_PATH);
+	fd = node_fd_use(n);
+	res = fd < 0 ? -1 : linkat(fd, "", node_fd(ndir), newname, AT_EMPTY_PATH);
 	if (res < 0 && errno == ENOENT && !S_ISLNK(n->type))
 		/* without CAP_DAC_READ_SEARCH AT_EMPTY_PATH is refused */
-		res = linkat(AT_FDCWD, proc_path(&pp, node_fd(n)), node_fd(ndir),
+		res = linkat(AT_FDCWD, proc_path(&pp, fd), node_fd(ndir),
 			     newname, AT_SYMLINK_FOLLOW);
-	if (res < 0)
-		return reply_errno(req, errno);
-	if (fstat(node_fd(n), &st) == 0) {
+	if (res < 0) {
+		reply_errno(req, errno);
+		return node_fd_done();
+	}
+	res = fstat(fd, &st);
+	node_fd_done();
+	if (res == 0) {
 		in.ino = st.st_ino;
 		in.cookie = (uint64_t)(uintptr_t)n;
 		in.mode = st.st_mode;
@@ -650,6 +694,18 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		rollback(dir, name, false, err);
 		return reply_errno(req, err);
 	}
+	if (!dcfs.open_requests) {
+		/* handle-less: the kernel sends no RELEASE once an OPEN was
+		 * refused (fuse_file_put skips it while no_open is set), so a
+		 * handle kept here would never be closed.  The file's reads
+		 * and writes go to the node's descriptors like any other's. */
+		close(fd);
+		fi->fh = 0;
+		fi->keep_cache = 1;
+		if (fuse_reply_create(req, &e, fi) != 0)
+			node_forget(n, 1);
+		return;
+	}
 	file_opened(fi, fd);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		node_forget(n, 1);
@@ -664,8 +720,11 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (!dcfs.open_requests)	/* handle-less I/O, see node_io_fd */
 		return (void)fuse_reply_err(req, ENOSYS);
-	fd = open(proc_path(&pp, node_fd(ino_node(ino))),
-		  (fi->flags | O_CLOEXEC) & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
+	fd = node_fd_use(ino_node(ino));
+	if (fd >= 0)
+		fd = open(proc_path(&pp, fd),
+			  (fi->flags | O_CLOEXEC) & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
+	node_fd_done();
 	if (fd < 0)
 		return reply_errno(req, errno);
 	file_opened(fi, fd);
@@ -673,8 +732,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		file_closed(fd);
 }
 
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
+static void read_reply(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
 	int fd = io_fd(ino_node(ino), fi, false);
@@ -695,6 +754,13 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	bv.buf[0].fd = fd;
 	bv.buf[0].pos = off;
 	fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	read_reply(req, ino, size, off, fi);
+	io_done();
 }
 
 /*
@@ -721,8 +787,10 @@ static void write_iov(fuse_req_t req, fuse_ino_t ino, const struct iovec *iov,
 	}
 	n = pwritev2(fd, iov, cnt, off, rwf);
 	if (n < 0)
-		return reply_errno(req, errno);
-	fuse_reply_write(req, (size_t)n);
+		reply_errno(req, errno);
+	else
+		fuse_reply_write(req, (size_t)n);
+	io_done();
 }
 
 static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
@@ -811,6 +879,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		return reply_errno(req, errno);
 	res = datasync ? fdatasync(fd) : fsync(fd);
 	fuse_reply_err(req, res < 0 ? errno : 0);
+	io_done();
 }
 
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
@@ -821,6 +890,7 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 	if (fd < 0)
 		return reply_errno(req, errno);
 	fuse_reply_err(req, fallocate(fd, mode, offset, length) < 0 ? errno : 0);
+	io_done();
 }
 
 static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
@@ -834,12 +904,13 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	if (in < 0)
 		return reply_errno(req, errno);
 	out = io_fd(ino_node(ino_out), fi_out, true);
-	if (out < 0)
-		return reply_errno(req, errno);
-	n = copy_file_range(in, &off_in, out, &off_out, len, (unsigned)flags);
+	n = out < 0 ? -1 :
+		copy_file_range(in, &off_in, out, &off_out, len, (unsigned)flags);
 	if (n < 0)
-		return reply_errno(req, errno);
-	fuse_reply_write(req, (size_t)n);
+		reply_errno(req, errno);
+	else
+		fuse_reply_write(req, (size_t)n);
+	io_done();
 }
 
 static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
@@ -852,8 +923,10 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		return reply_errno(req, errno);
 	res = lseek(fd, off, whence);
 	if (res < 0)
-		return reply_errno(req, errno);
-	fuse_reply_lseek(req, res);
+		reply_errno(req, errno);
+	else
+		fuse_reply_lseek(req, res);
+	io_done();
 }
 
 /* ---- directories ------------------------------------------------------------ */
@@ -1022,10 +1095,13 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs sv;
+	int fd = node_fd_use(ino_node(ino));
 
-	if (fstatvfs(node_fd(ino_node(ino)), &sv) < 0)
-		return reply_errno(req, errno);
-	fuse_reply_statfs(req, &sv);
+	if (fd < 0 || fstatvfs(fd, &sv) < 0)
+		reply_errno(req, errno);
+	else
+		fuse_reply_statfs(req, &sv);
+	node_fd_done();
 }
 
 /* Only without default_permissions does the kernel ask. */
@@ -1035,20 +1111,24 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	struct caller cr;
 	int res;
 
+	const char *path = node_path(&pp, ino_node(ino));
+
 	caller_begin(req, &cr, true);
-	res = faccessat(AT_FDCWD, proc_path(&pp, node_fd(ino_node(ino))), mask,
-			AT_EACCESS);
+	res = path ? faccessat(AT_FDCWD, path, mask, AT_EACCESS) : -1;
 	caller_end(&cr);
 	fuse_reply_err(req, res < 0 ? errno : 0);
+	node_fd_done();
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
 	struct procpath pp;
-	const char *path = proc_path(&pp, node_fd(ino_node(ino)));
+	const char *path = node_path(&pp, ino_node(ino));
 
-	fuse_reply_err(req, setxattr(path, name, value, size, flags) < 0 ? errno : 0);
+	fuse_reply_err(req, !path || setxattr(path, name, value, size, flags) < 0 ?
+			    errno : 0);
+	node_fd_done();
 }
 
 /* getxattr and listxattr: size 0 asks for the length only */
@@ -1057,13 +1137,15 @@ static void reply_xattr(fuse_req_t req, ssize_t (*get)(const char *, const char 
 			fuse_ino_t ino, const char *name, size_t size)
 {
 	struct procpath pp;
-	const char *path = proc_path(&pp, node_fd(ino_node(ino)));
+	const char *path = node_path(&pp, ino_node(ino));
 	char *value = NULL;
 	ssize_t n;
 
 	if (size && !(value = malloc(size)))
-		return reply_errno(req, ENOMEM);
-	n = get(path, name, value, size);
+		n = -1, errno = ENOMEM;
+	else
+		n = path ? get(path, name, value, size) : -1;
+	node_fd_done();
 	if (n < 0)
 		reply_errno(req, errno);
 	else if (size)
@@ -1104,17 +1186,22 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 	if (fuse_req_ctx(req)->uid == 0)
 		return reply_xattr(req, list_xattr, ino, NULL, size);
-	path = proc_path(&pp, node_fd(ino_node(ino)));
+	path = node_path(&pp, ino_node(ino));
 	do {
 		free(list);
-		n = listxattr(path, NULL, 0);
+		list = NULL;
+		n = path ? listxattr(path, NULL, 0) : -1;
 		if (n < 0)
-			return reply_errno(req, errno);
+			break;
 		list = malloc((size_t)n + 1);
-		if (!list)
-			return reply_errno(req, ENOMEM);
+		if (!list) {
+			errno = ENOMEM;
+			n = -1;
+			break;
+		}
 		n = listxattr(path, list, (size_t)n);
 	} while (n < 0 && errno == ERANGE);
+	node_fd_done();
 	if (n < 0) {
 		free(list);
 		return reply_errno(req, errno);
@@ -1137,9 +1224,10 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct procpath pp;
-	const char *path = proc_path(&pp, node_fd(ino_node(ino)));
+	const char *path = node_path(&pp, ino_node(ino));
 
-	fuse_reply_err(req, removexattr(path, name) < 0 ? errno : 0);
+	fuse_reply_err(req, !path || removexattr(path, name) < 0 ? errno : 0);
+	node_fd_done();
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
