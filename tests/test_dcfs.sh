@@ -438,6 +438,17 @@ if command -v prlimit >/dev/null && MOUNTS+=("$T/fd.mnt") && mkdir -p "$T/fd.mnt
 			touch -d @1000000000 "$T/fd.mnt/f77"
 		check "chmod, link, truncate, append and utimes on files held by handle" \
 			test "$(stat -c '%a %h' "$T/fd.src/f80") $(stat -c %s "$T/fd.src/f79") $(tail -1 "$T/fd.src/f78") $(stat -c %Y "$T/fd.src/f77")" = "600 2 1 more 1000000000"
+		# open, then unlinked through the mount: still readable, as
+		# natively (the kernel sends no OPEN; the unlink pins the file)
+		sync
+		echo 3 > /proc/sys/vm/drop_caches
+		stat "$T/fd.mnt"/f* > /dev/null
+		exec {hold}< "$T/fd.mnt/f50"
+		rm "$T/fd.mnt/f50"
+		got=$(cat <&$hold 2>&1)
+		exec {hold}<&-
+		check "a file held by handle, opened, then unlinked through the mount still reads ('$got')" \
+			test "$got" = 50
 		rm -f "$T/fd.mnt"/f* "$T/fd.mnt/l80"
 	else
 		skip "files held by handle (file handles do not work here)"

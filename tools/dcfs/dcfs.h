@@ -186,6 +186,9 @@ void nodes_setup_handles(uint64_t nofile);
  */
 int node_fd_use(struct dnode *n);
 void node_fd_done(void);
+/* Before name in dir is unlinked or replaced: a file held by handle that
+ * the kernel knows takes a descriptor (keeps its data while open). */
+void node_pin_victim(struct dnode *dir, const char *name);
 /* stat n, reached as name in dir (dir may be NULL): 0 or -1 with errno */
 int node_stat(struct dnode *n, struct dnode *dir, const char *name,
 	      struct stat *st);

@@ -284,6 +284,22 @@ static struct dnode *node_alloc(const struct stat *st)
 	return n;
 }
 
+/* The node for what fd opened (attributes st), referenced; stripe lock of
+ * bucket b held.  *mine, *tried: as for same_inode. */
+static struct dnode *find_locked(uint64_t b, const struct stat *st, int fd,
+				 struct file_handle **mine, bool *tried)
+{
+	uint32_t type = st->st_mode & S_IFMT;
+	struct dnode *n;
+
+	for (n = tab.buckets[b]; n; n = n->hnext)
+		if (n->ino == (uint64_t)st->st_ino && n->dev == (uint64_t)st->st_dev &&
+		    n->type == type && same_inode(n, fd, mine, tried) &&
+		    get_unless_zero(n))
+			return n;
+	return NULL;
+}
+
 int node_get(const struct stat *st, int *fdp, struct dnode **out)
 {
 	uint64_t b = key_hash(st->st_dev, st->st_ino) & tab.mask;
@@ -296,11 +312,7 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 	/* allocate outside the lock; rarely wasted */
 	fresh = node_alloc(st);
 	pthread_mutex_lock(l);
-	for (n = tab.buckets[b]; n; n = n->hnext)
-		if (n->ino == (uint64_t)st->st_ino && n->dev == (uint64_t)st->st_dev &&
-		    n->type == type && same_inode(n, *fdp, &mine, &tried) &&
-		    get_unless_zero(n))
-			break;
+	n = find_locked(b, st, *fdp, &mine, &tried);
 	if (!n && fresh) {
 		n = fresh;
 		fresh = NULL;
@@ -498,6 +510,54 @@ int node_stat(struct dnode *n, struct dnode *dir, const char *name,
 		node_fd_done();
 	errno = e;
 	return res;
+}
+
+/*
+ * name in dir is about to be unlinked, or replaced by a rename, through the
+ * mount.  If it is a file held by handle that the kernel knows, the node
+ * takes a descriptor first: a process may have the file open (handle-less
+ * I/O: no OPEN tells dcfs), and natively an open file keeps its data after
+ * its last name goes.  A handle does not keep them (open_by_handle_at of
+ * an unlinked inode is ESTALE); a descriptor does, until the kernel
+ * forgets the node.  Past the budget, but only for such files.
+ */
+void node_pin_victim(struct dnode *dir, const char *name)
+{
+	struct file_handle *mine = NULL;
+	bool tried = false;
+	struct dnode *n;
+	struct stat st;
+	uint64_t b;
+	int fd;
+
+	if (CTR_GET(fdless) == 0)
+		return;
+	fd = openat(node_fd(dir), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) < 0 || keeps_fd(st.st_mode & S_IFMT)) {
+		close(fd);
+		return;
+	}
+	b = key_hash(st.st_dev, st.st_ino) & tab.mask;
+	pthread_mutex_lock(stripe_of(b));
+	n = find_locked(b, &st, fd, &mine, &tried);
+	pthread_mutex_unlock(stripe_of(b));
+	free(mine);
+	if (n) {
+		pthread_mutex_lock(&n->lock);
+		if (n->fd < 0 && __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED) > 0) {
+			/* release: requests on n read fd lock-free */
+			__atomic_store_n(&n->fd, fd, __ATOMIC_RELEASE);
+			fd = -1;
+			CTR_ADD(node_fds, 1);
+			CTR_ADD(fdless, -1);
+		}
+		pthread_mutex_unlock(&n->lock);
+		node_put(n);
+	}
+	if (fd >= 0)
+		close(fd);
 }
 
 int node_activate(struct dnode *n, struct dnode *dir, const char *name,

@@ -588,6 +588,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct dnode *dir = ino_node(parent);
 
+	node_pin_victim(dir, name);
 	if (unlinkat(node_fd(dir), name, 0) < 0)
 		return reply_errno(req, errno);
 	dc_unlink(dcfs.cache, node_dentry(dir), name);
@@ -628,6 +629,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return reply_errno(req, EINVAL);
+	if (!(flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)))
+		node_pin_victim(ndir, newname);
 	if (renameat2(node_fd(dir), name, node_fd(ndir), newname, flags) < 0)
 		return reply_errno(req, errno);
 	if (flags & RENAME_NOREPLACE)
