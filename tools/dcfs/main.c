@@ -51,7 +51,7 @@ static struct {
 	uint64_t cache_entries;
 	bool foreground;
 	struct fuse_args fargs;			/* argv[0] and -o options */
-} opt = { .threads = 0, .idle_threads = -1 };	/* threads 0: default_threads() */
+} opt = { .threads = 10, .idle_threads = -1 };
 
 static pthread_t main_tid;
 static int status_fd = -1;		/* child -> parent, start-up result */
@@ -68,8 +68,8 @@ static void usage(FILE *f)
 "A FUSE passthrough of SOURCE_DIR whose names are cached by libdcache.\n"
 "\n"
 "  --mode rcu|global|rwlock  libdcache's locking mode (default rcu)\n"
-"  --threads N               most worker threads of the FUSE loop (default:\n"
-"                            the online CPUs, at least 2)\n"
+"  --threads N               most worker threads of the FUSE loop (default 10,\n"
+"                            libfuse's)\n"
 "  --idle-threads N          idle workers kept (default: libfuse's, unlimited)\n"
 "  --entry-timeout S         kernel's name cache timeout, seconds (default 1)\n"
 "  --attr-timeout S          kernel's attribute cache timeout (default 1);\n"
@@ -258,20 +258,6 @@ static void check_paths(void)
 		die("/dev/fuse: %s (is the fuse module loaded?)", strerror(errno));
 	if (opt.stats_path)
 		opt.stats_path = absolute(opt.stats_path);
-}
-
-/*
- * Worker threads: one per CPU, at least two (one slow request, an fsync,
- * must not stall the rest).  libfuse's own default, 10, is slower on few
- * CPUs: idle workers all wait in read(/dev/fuse) and the kernel wakes them
- * in FIFO order, so each request lands on the coldest thread, often on
- * another CPU (docs/dcfs.md, "Worker threads").
- */
-static unsigned default_threads(void)
-{
-	long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-	return n > 2 ? (unsigned)n : 2;
 }
 
 /* As many descriptors as we may have: each node the kernel knows has one. */
@@ -623,8 +609,7 @@ int main(int argc, char **argv)
 		report("out of memory");
 		return 1;
 	}
-	fuse_loop_cfg_set_max_threads(cfg, opt.threads ? (unsigned)opt.threads :
-							      default_threads());
+	fuse_loop_cfg_set_max_threads(cfg, (unsigned)opt.threads);
 	if (opt.idle_threads >= 0)
 		fuse_loop_cfg_set_idle_threads(cfg, (unsigned)opt.idle_threads);
 
