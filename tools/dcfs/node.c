@@ -182,10 +182,26 @@ void node_put(struct dnode *n)
 
 /* ---- fd-less files ------------------------------------------------------ */
 
+/* The handle of what fd (O_PATH) is, and its mount id in *mid. */
+static struct file_handle *handle_at(int fd, int *mid)
+{
+	struct file_handle *fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ), *small;
+
+	if (!fh)
+		return NULL;
+	fh->handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(fd, "", fh, mid, AT_EMPTY_PATH) < 0) {
+		free(fh);
+		return NULL;
+	}
+	small = realloc(fh, sizeof(*fh) + fh->handle_bytes);
+	return small ? small : fh;
+}
+
 void nodes_setup_handles(uint64_t nofile)
 {
 	struct file_handle *fh;
-	int mid, fd;
+	int mid, fd, probe;
 
 	/* files hold descriptors up to a quarter of the limit; the rest is
 	 * for what cannot go without: directories and symlinks (one each,
@@ -193,45 +209,34 @@ void nodes_setup_handles(uint64_t nofile)
 	 * streams, libfuse's pipes */
 	dcfs.handle_fd = -1;
 	dcfs.fd_budget = (int64_t)(nofile / 4);
-	fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ);
-	if (!fh)
-		return;
-	fh->handle_bytes = MAX_HANDLE_SZ;
 	/* open_by_handle_at wants a real descriptor of the file system, not
 	 * an O_PATH one, and CAP_DAC_READ_SEARCH: try both once */
 	fd = openat(dcfs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0 &&
-	    name_to_handle_at(dcfs.root_fd, "", fh, &mid, AT_EMPTY_PATH) == 0) {
-		int probe = open_by_handle_at(fd, fh, O_PATH | O_CLOEXEC);
-
-		if (probe >= 0) {
-			close(probe);
-			dcfs.handle_fd = fd;
-			dcfs.mount_id = mid;
-			fd = -1;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
+	if (fd < 0)
+		return;
+	fh = handle_at(dcfs.root_fd, &mid);
+	probe = fh ? open_by_handle_at(fd, fh, O_PATH | O_CLOEXEC) : -1;
 	free(fh);
+	if (probe < 0) {
+		close(fd);
+		return;
+	}
+	close(probe);
+	dcfs.handle_fd = fd;
+	dcfs.mount_id = mid;
 }
 
 /* The handle of what fd (O_PATH) is, if open_by_handle_at can reopen it. */
 static struct file_handle *handle_of(int fd)
 {
-	struct file_handle *fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ), *small;
 	int mid;
+	struct file_handle *fh = handle_at(fd, &mid);
 
-	if (!fh)
-		return NULL;
-	fh->handle_bytes = MAX_HANDLE_SZ;
-	if (name_to_handle_at(fd, "", fh, &mid, AT_EMPTY_PATH) < 0 ||
-	    mid != dcfs.mount_id) {
+	if (fh && mid != dcfs.mount_id) {
 		free(fh);
 		return NULL;
 	}
-	small = realloc(fh, sizeof(*fh) + fh->handle_bytes);
-	return small ? small : fh;
+	return fh;
 }
 
 /* Do two handles name the same inode (same generation)? */
@@ -246,8 +251,8 @@ static bool same_handle(const struct file_handle *a, const struct file_handle *b
  * May a node met in the table under the key (dev, ino) stand for what fd
  * opened?  A node that holds no descriptor does not pin its inode, so the
  * inode may have died and its number been reused: a directory node then
- * never, a file node if it has a handle and the handles agree.  *mine: fd's handle, made on first need.
- * Stripe lock held: n is in the chain, so not freed, and n->fh, once set,
+ * never, a file node if it has a handle and the handles agree.  *mine:
+ * fd's handle, made on first need.  Stripe lock held: n is in the chain, so not freed, and n->fh, once set,
  * changes only when n is freed.
  */
 static bool same_inode(struct dnode *n, int fd, struct file_handle **mine,
