@@ -295,25 +295,29 @@ for mode in rcu rwlock; do
 done
 
 # ---- worker threads come and go (liburcu registration) ------------------------------
+# One reader (--readers 1); an fsync of 64 MB keeps it on one request for far
+# longer than the 1 ms after which the loop starts another worker, so the
+# stress clients' requests are served meanwhile.  Extra workers park when the
+# stall is over and exit after 2 s parked.
 mkdir -p "$T/th.src"
-if start th "$T/th.src" --threads 8 --idle-threads 1 --entry-timeout 0 --attr-timeout 0 --cache-entries 16; then
-	pid=$(stat_val "$T/th.stats" pid)
+if start th "$T/th.src" --threads 8 --readers 1 --entry-timeout 0 --attr-timeout 0 --cache-entries 16; then
 	mkdir "$T/th.mnt/shared"
-	# a thread's start and exit cost ~80 times more under ASan: less churn
 	churn=60
 	ldd "$DCFS" 2>/dev/null | grep -Eq 'lib(asan|tsan)' && churn=15
 	pids=()
 	for id in 1 2 3 4 5 6; do "$CONFORM" stress "$T/th.mnt" "$id" $churn & pids+=($!); done
-	max=0
-	while any_alive "${pids[@]}"; do
-		t=$(ntasks "$pid")
-		[ "$t" -gt $max ] && max=$t
-		sleep 0.02
-	done
-	wait
-	sleep 0.3
-	after=$(ntasks "$pid")
-	check "workers were started and exited mid-run (threads: max $max, then $after)" [ "$max" -gt "$after" ]
+	( for k in 1 2; do
+		dd if=/dev/zero of="$T/th.mnt/big$k" bs=1M count=64 conv=fsync status=none || exit 1
+		rm -f "$T/th.mnt/big$k"
+	  done ) & pids+=($!)
+	fails=0
+	for p in "${pids[@]}"; do wait "$p" || fails=$((fails + 1)); done
+	check "stress clients and fsyncs beside one stuck reader all succeed ($fails failed)" [ "$fails" = 0 ]
+	sleep 3.2	# parked 2 s, then gone; the statistics are rewritten every second
+	started=$(stat_val "$T/th.stats" workers_started)
+	check "workers were started while the reader was stuck ($started started in all)" [ "$started" -gt 1 ]
+	check "and exited after: one worker left ($(stat_val "$T/th.stats" workers))" \
+		test "$(stat_val "$T/th.stats" workers)" = 1
 	ev0=$(stat_val "$T/th.stats" cache_evictions)
 	for id in 7 8 9; do "$CONFORM" stress "$T/th.mnt" "$id" $churn & done
 	wait

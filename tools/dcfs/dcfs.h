@@ -107,6 +107,8 @@ struct dcfs_counters {
 	int64_t open_files;	/* file and directory handles */
 	uint64_t emfile;	/* operations that failed for want of a descriptor */
 	uint64_t stale;		/* cached names found stale and forgotten */
+	int64_t workers;	/* worker threads alive (loop.c) */
+	uint64_t workers_started;
 };
 extern struct dcfs_counters dcfs_ctr;
 
@@ -207,5 +209,11 @@ static inline struct dc_dentry *node_dentry(struct dnode *n)
 
 /* ---- ops.c ----------------------------------------------------------- */
 extern const struct fuse_lowlevel_ops dcfs_ops;
+
+/* loop.c: serve the session on at most `threads` workers, `readers` (0:
+ * one per CPU) of them kept reading; returns 0 or a negative errno. */
+int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers);
+/* End the loop; async-signal-safe. */
+void dcfs_loop_stop(void);
 
 #endif /* DCFS_H */

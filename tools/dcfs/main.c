@@ -47,13 +47,12 @@ struct dcfs dcfs;
 static struct {
 	const char *source, *mountpoint;	/* as given */
 	char *src_abs, *mnt_abs, *stats_path;
-	int threads, idle_threads;
+	int threads, readers;
 	uint64_t cache_entries;
 	bool foreground;
 	struct fuse_args fargs;			/* argv[0] and -o options */
-} opt = { .threads = 10, .idle_threads = -1 };
+} opt = { .threads = 10 };
 
-static pthread_t main_tid;
 static int status_fd = -1;		/* child -> parent, start-up result */
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -68,9 +67,10 @@ static void usage(FILE *f)
 "A FUSE passthrough of SOURCE_DIR whose names are cached by libdcache.\n"
 "\n"
 "  --mode rcu|global|rwlock  libdcache's locking mode (default rcu)\n"
-"  --threads N               most worker threads of the FUSE loop (default 10,\n"
-"                            libfuse's)\n"
-"  --idle-threads N          idle workers kept (default: libfuse's, unlimited)\n"
+"  --threads N               most worker threads (default 10, as libfuse)\n"
+"  --readers N               workers serving requests while none is stuck on\n"
+"                            one for over 1 ms (default: one per CPU dcfs may\n"
+"                            run on; at most --threads)\n"
 "  --entry-timeout S         kernel's name cache timeout, seconds (default 1)\n"
 "  --attr-timeout S          kernel's attribute cache timeout (default 1);\n"
 "                            0 and 0 send every path component to dcfs\n"
@@ -166,8 +166,8 @@ static void parse_args(int argc, char **argv)
 				die("--mode: '%s' is not rcu, global or rwlock", v);
 		} else if ((v = long_value(argc, argv, &i, "--threads"))) {
 			opt.threads = (int)parse_count("--threads", v, 1, 100000);
-		} else if ((v = long_value(argc, argv, &i, "--idle-threads"))) {
-			opt.idle_threads = (int)parse_count("--idle-threads", v, 0, 100000);
+		} else if ((v = long_value(argc, argv, &i, "--readers"))) {
+			opt.readers = (int)parse_count("--readers", v, 1, 100000);
 		} else if ((v = long_value(argc, argv, &i, "--entry-timeout"))) {
 			dcfs.entry_timeout = parse_seconds("--entry-timeout", v);
 		} else if ((v = long_value(argc, argv, &i, "--attr-timeout"))) {
@@ -313,11 +313,8 @@ static void preload_unwinder(void)
 
 static void on_signal(int sig)
 {
-	if (dcfs.se)
-		fuse_session_exit(dcfs.se);
-	/* the loop's main thread waits on a semaphore: interrupt it */
-	if (!pthread_equal(pthread_self(), main_tid))
-		pthread_kill(main_tid, sig);
+	(void)sig;
+	dcfs_loop_stop();
 }
 
 static void set_signals(void)
@@ -360,6 +357,8 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		"open_files %lld\n"
 		"emfile %llu\n"
 		"stale_names %llu\n"
+		"workers %lld\n"
+		"workers_started %llu\n"
 		"cache_lookups %llu\n"
 		"cache_hits %llu\n"
 		"cache_negative_hits %llu\n"
@@ -377,6 +376,8 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		(long long)CTR_GET(fdless), (long long)CTR_GET(open_files),
 		(unsigned long long)CTR_GET(emfile),
 		(unsigned long long)CTR_GET(stale),
+		(long long)CTR_GET(workers),
+		(unsigned long long)CTR_GET(workers_started),
 		(unsigned long long)cs->lookups, (unsigned long long)cs->hits,
 		(unsigned long long)cs->negative_hits,
 		(unsigned long long)cs->misses, (unsigned long long)cs->restarts,
@@ -494,7 +495,6 @@ static void to_dev_null(void)
 
 int main(int argc, char **argv)
 {
-	struct fuse_loop_config *cfg;
 	struct dc_options copt;
 	struct dc_stats cs;
 	pthread_t stats_tid;
@@ -569,7 +569,6 @@ int main(int argc, char **argv)
 	}
 	if (chdir("/") < 0)
 		perror("dcfs: chdir /");
-	main_tid = pthread_self();
 	set_signals();
 
 	/* after the fork: the cache registers this thread with liburcu and
@@ -603,21 +602,12 @@ int main(int argc, char **argv)
 		else
 			fprintf(stderr, "dcfs: no statistics thread\n");
 	}
-	cfg = fuse_loop_cfg_create();
-	if (!cfg) {
-		fuse_session_unmount(dcfs.se);
-		report("out of memory");
-		return 1;
-	}
-	fuse_loop_cfg_set_max_threads(cfg, (unsigned)opt.threads);
-	if (opt.idle_threads >= 0)
-		fuse_loop_cfg_set_idle_threads(cfg, (unsigned)opt.idle_threads);
-
 	report("OK");
 	if (!opt.foreground)
 		to_dev_null();
-	ret = fuse_session_loop_mt(dcfs.se, cfg);
-	fuse_loop_cfg_destroy(cfg);
+	ret = dcfs_loop(dcfs.se, (unsigned)opt.threads, (unsigned)opt.readers);
+	if (ret < 0)
+		fprintf(stderr, "dcfs: the request loop ended: %s\n", strerror(-ret));
 	fuse_session_unmount(dcfs.se);
 
 	if (have_stats) {
