@@ -296,7 +296,7 @@ done
 
 # ---- worker threads come and go (liburcu registration) ------------------------------
 # One reader (--readers 1); an fsync of 64 MB keeps it on one request for far
-# longer than the 1 ms after which the loop starts another worker, so the
+# longer than the 10 ms after which the loop starts another worker, so the
 # stress clients' requests are served meanwhile.  Extra workers park when the
 # stall is over and exit after 2 s parked.
 mkdir -p "$T/th.src"

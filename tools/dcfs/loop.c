@@ -7,31 +7,33 @@
  * blocked in read(/dev/fuse), and the kernel wakes them in turn (an
  * exclusive FIFO wait), so with its ten workers nearly every request wakes
  * a thread that slept, most often on the other CPU: an inter-processor
- * interrupt, which on this VM is an exit to the hypervisor.  Measured with
- * fsmeta over the Linux tree on 2 CPUs: 3,296 ops/s with 10 workers, 5,835
- * with 2, and 4x the function-call IPIs per second with 10 (docs/dcfs.md,
- * "Worker threads").  Fewer workers alone is no answer: one request that
- * waits on the disk (a large read, an fsync) then holds up every other.
+ * interrupt, which on this VM is an exit to the hypervisor.  fsmeta over
+ * the Linux tree on 2 CPUs ran twice as fast with 2 workers as with 10
+ * (docs/dcfs.md, "Worker threads").  Fewer workers alone is no answer: one
+ * request that waits on the disk (an fsync) then holds up every other.
  *
  * So: `readers` threads (default one per CPU dcfs may run on) read and
  * serve requests.  A reader that finishes a request reads the next, which
  * under load is already queued: no sleep, no wake-up.  A monitor thread
- * looks every TICK: when every reader has been on one request for longer
- * than a tick, requests are piling up behind them, so it wakes a parked
- * worker or starts a new one, up to `threads` in all.  An extra worker
- * parks again after a request once some other worker is free to read, and
- * exits after PARK_EXIT parked.  While no request arrives for IDLE_TICKS
- * the monitor sleeps, and the first request after wakes it.
+ * looks every TICK: when every running worker has been on one request for
+ * longer than a tick, requests are piling up behind them, so it wakes the
+ * latest parked worker or starts a new one, up to `threads` in all.  An
+ * extra worker parks again after a request once some other worker is free
+ * to read, and exits after PARK_EXIT_S parked.  While no request arrives
+ * for IDLE_TICKS the monitor sleeps, and the first request after wakes it.
+ * The tick is long (10 ms) because each one preempts someone: at 1 ms the
+ * ticks alone cost a kernel build about 10 s of daemon CPU.
  *
  * Locking: pool.lock guards the worker slots, parking and the monitor's
  * sleep.  The request path takes no lock: a worker publishes the start of
  * a request in its own busy_since (read by the monitor and by workers
  * deciding to park) and checks monitor_asleep.
  *
- * Ending: a signal (dcfs_loop_stop), an unmount (the readers get ENODEV)
- * or a read error ends the session; the main thread then cancels the
- * workers blocked in read (cancellation is enabled only there, so a
- * request is never cut short) and wakes the parked ones.
+ * Ending: a signal (dcfs_loop_stop), an unmount (the readers get ENODEV),
+ * a read error or libfuse (fuse_session_exit inside a request) wakes the
+ * main thread, which ends the session, wakes the parked workers and
+ * cancels the others.  Cancellation is enabled only around the read, so a
+ * request is never cut short: a worker in one finishes it, then leaves.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -45,8 +47,8 @@
 
 #include "dcfs.h"
 
-#define TICK_NS		1000000ull	/* 1 ms: the longest a request waits behind stuck readers, about */
-#define IDLE_TICKS	1000		/* 1 s without a request: the monitor sleeps */
+#define TICK_NS		10000000ull	/* 10 ms: see "Stalls" in docs/dcfs.md */
+#define IDLE_TICKS	100		/* 1 s without a request: the monitor sleeps */
 #define PARK_EXIT_S	2		/* an extra worker parked this long exits */
 
 /*
@@ -60,6 +62,8 @@ struct worker {
 	pthread_t tid;
 	enum wstate state;		/* pool.lock */
 	bool go;			/* pool.lock: a parked worker is wanted */
+	bool join;			/* at the end: a thread to join */
+	uint64_t parked_seq;		/* pool.lock: when it parked; the latest is woken first */
 	pthread_cond_t wake;
 	struct fuse_buf buf;		/* the worker's own; libfuse sizes it */
 	/* CLOCK_MONOTONIC ns when the current request started; 0 between
@@ -76,10 +80,12 @@ static struct {
 	unsigned readers;		/* workers kept running */
 	_Atomic unsigned running;	/* written under pool.lock */
 	unsigned parked;
+	uint64_t park_count;
 	bool exiting;
+	bool start_failed;		/* reported once */
 	int error;
 	_Atomic bool monitor_asleep;
-	sem_t done;			/* posted when the session ends */
+	sem_t done;			/* posted when the session ends; never destroyed */
 } pool = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.monitor_wake = PTHREAD_COND_INITIALIZER,
@@ -93,11 +99,20 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Async-signal-safe: the handler of SIGINT/SIGTERM/SIGHUP calls it. */
+/* Before main: the signal handler may post `done` at any time after. */
+__attribute__((constructor)) static void init_done(void)
+{
+	sem_init(&pool.done, 0, 0);
+}
+
+/*
+ * The handler of SIGINT/SIGTERM/SIGHUP calls this, perhaps before the loop
+ * starts or after it ended: sem_post alone is async-signal-safe and the
+ * semaphore lives as long as the process.  The main thread, woken, ends
+ * the session.
+ */
 void dcfs_loop_stop(void)
 {
-	if (pool.se)
-		fuse_session_exit(pool.se);
 	sem_post(&pool.done);
 }
 
@@ -138,16 +153,15 @@ static bool maybe_park_locked(struct worker *w)
 		return !pool.exiting;
 	w->state = W_PARKED;
 	w->go = false;
+	w->parked_seq = ++pool.park_count;
 	pool.running--;
 	pool.parked++;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += PARK_EXIT_S;
 	while (!w->go && !pool.exiting && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&w->wake, &pool.lock, &until);
-	if (w->go) {			/* the monitor counted us running */
-		w->state = W_RUN;
+	if (w->go)			/* add_reader_locked made us W_RUN */
 		return !pool.exiting;
-	}
 	pool.parked--;
 	w->state = W_LEAVING;		/* nobody wakes it now; the thread exits */
 	return false;
@@ -173,6 +187,8 @@ static void worker_exit(void *arg)
 	CTR_ADD(workers, -1);
 }
 
+/* The session ended under a worker: unmounted, a read error, or libfuse
+ * ended it inside a request (fuse_session_exit).  Wake the main thread. */
 static void end_session(int res)
 {
 	pthread_mutex_lock(&pool.lock);
@@ -224,6 +240,8 @@ static void serve(struct worker *w)
 			pthread_mutex_unlock(&pool.lock);
 		}
 	}
+	if (fuse_session_exited(pool.se))
+		end_session(0);
 }
 
 static void *work(void *arg)
@@ -266,24 +284,33 @@ static int start_worker_locked(void)
 	return 0;
 }
 
-/* One more worker reading: the most recently parked, else a new one. */
+/* One more worker reading: the most recently parked (its stack and buffer
+ * are the likeliest still cached), else a new one. */
 static void add_reader_locked(void)
 {
+	struct worker *best = NULL;
 	unsigned i;
 
 	for (i = 0; i < pool.nslots; i++) {
 		struct worker *w = &pool.w[i];
 
-		if (w->state == W_PARKED && !w->go) {
-			w->go = true;
-			pool.parked--;
-			pool.running++;
-			pthread_cond_signal(&w->wake);
-			return;
-		}
+		if (w->state == W_PARKED && (!best || w->parked_seq > best->parked_seq))
+			best = w;
 	}
-	if (start_worker_locked() < 0)
-		fprintf(stderr, "dcfs: could not start a worker thread\n");
+	if (best) {
+		/* W_RUN now, not when it gets the CPU: counted as free to read,
+		 * so the next tick does not wake another for the same stall */
+		best->state = W_RUN;
+		best->go = true;
+		pool.parked--;
+		pool.running++;
+		pthread_cond_signal(&best->wake);
+		return;
+	}
+	if (start_worker_locked() < 0 && !pool.start_failed) {
+		pool.start_failed = true;
+		fprintf(stderr, "dcfs: could not start a worker thread (more stalls go unreported)\n");
+	}
 }
 
 static bool any_busy(void)
@@ -309,7 +336,8 @@ static void *monitor(void *arg)
 		pthread_mutex_lock(&pool.lock);
 		if (pool.exiting)
 			break;
-		if (pool.running < pool.nslots && stuck_locked(NULL, now_ns() - TICK_NS))
+		if (pool.running < pool.nslots && !fuse_session_exited(pool.se) &&
+		    stuck_locked(NULL, now_ns() - TICK_NS))
 			add_reader_locked();
 		idle = any_busy() ? 0 : idle + 1;
 		if (idle < IDLE_TICKS)
@@ -344,10 +372,8 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 	if (readers > threads)
 		readers = threads;
 	pool.w = calloc(threads, sizeof(*pool.w));
-	if (!pool.w || sem_init(&pool.done, 0, 0) < 0) {
-		free(pool.w);
+	if (!pool.w)
 		return -ENOMEM;
-	}
 	for (i = 0; i < threads; i++)
 		pthread_cond_init(&pool.w[i].wake, NULL);
 	pool.nslots = threads;
@@ -360,16 +386,19 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 	pthread_mutex_unlock(&pool.lock);
 	if (!err)
 		err = -pthread_create(&mon, NULL, monitor, NULL);
-	if (err) {
-		fuse_session_exit(se);
-		pool.error = err;
-	} else {
+	if (!err) {
 		while (sem_wait(&pool.done) < 0 && errno == EINTR)
 			;
 	}
+	fuse_session_exit(se);		/* a signal only posted `done` */
+	pthread_mutex_lock(&pool.lock);
+	if (err && !pool.error)
+		pool.error = err;
+	pthread_mutex_unlock(&pool.lock);
 
 	/* the end: the monitor first (it starts workers), then the workers:
-	 * the parked are woken, the rest cancelled (they can be only in read) */
+	 * the parked are woken, the rest cancelled, which takes effect in
+	 * read; one in a request finishes it first, then sees the end */
 	pthread_mutex_lock(&pool.lock);
 	pool.exiting = true;
 	pthread_cond_signal(&pool.monitor_wake);
@@ -385,18 +414,16 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 		else if (w->state == W_RUN)
 			pthread_cancel(w->tid);
 		/* from here on a slot stays FREE or not: nobody starts or joins */
-		w->go = w->state != W_FREE;
+		w->join = w->state != W_FREE;
 	}
 	pthread_mutex_unlock(&pool.lock);
 	for (i = 0; i < threads; i++)
-		if (pool.w[i].go)
+		if (pool.w[i].join)
 			pthread_join(pool.w[i].tid, NULL);
 
 	for (i = 0; i < threads; i++)
 		pthread_cond_destroy(&pool.w[i].wake);
 	free(pool.w);
 	pool.w = NULL;
-	pool.se = NULL;
-	sem_destroy(&pool.done);
 	return pool.error;
 }

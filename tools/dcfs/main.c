@@ -15,8 +15,8 @@
  *           when it did, 1 (with the reason) when it did not.
  * With --foreground there is no fork.
  *
- * Shutdown: SIGINT, SIGTERM or SIGHUP end the loop (the handler forwards
- * the signal to the main thread, whose wait it interrupts); so does an
+ * Shutdown: SIGINT, SIGTERM or SIGHUP end the loop (the handler posts the
+ * semaphore the main thread waits on, loop.c); so does an
  * external `fusermount3 -u` or `umount`.  Then dcfs unmounts (if still
  * mounted), drops the lookups the kernel never forgot, destroys the cache
  * (which releases every node it held), and writes its last statistics,
@@ -69,7 +69,7 @@ static void usage(FILE *f)
 "  --mode rcu|global|rwlock  libdcache's locking mode (default rcu)\n"
 "  --threads N               most worker threads (default 10, as libfuse)\n"
 "  --readers N               workers serving requests while none is stuck on\n"
-"                            one for over 1 ms (default: one per CPU dcfs may\n"
+"                            one for over 10 ms (default: one per CPU dcfs may\n"
 "                            run on; at most --threads)\n"
 "  --entry-timeout S         kernel's name cache timeout, seconds (default 1)\n"
 "  --attr-timeout S          kernel's attribute cache timeout (default 1);\n"
