@@ -79,7 +79,6 @@ static struct {
 	unsigned nslots;		/* = the most workers */
 	unsigned readers;		/* workers kept running */
 	_Atomic unsigned running;	/* written under pool.lock */
-	unsigned parked;
 	uint64_t park_count;
 	bool exiting;
 	bool start_failed;		/* reported once */
@@ -155,14 +154,12 @@ static bool maybe_park_locked(struct worker *w)
 	w->go = false;
 	w->parked_seq = ++pool.park_count;
 	pool.running--;
-	pool.parked++;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += PARK_EXIT_S;
 	while (!w->go && !pool.exiting && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&w->wake, &pool.lock, &until);
 	if (w->go)			/* add_reader_locked made us W_RUN */
 		return !pool.exiting;
-	pool.parked--;
 	w->state = W_LEAVING;		/* nobody wakes it now; the thread exits */
 	return false;
 }
@@ -302,8 +299,7 @@ static void add_reader_locked(void)
 		 * so the next tick does not wake another for the same stall */
 		best->state = W_RUN;
 		best->go = true;
-		pool.parked--;
-		pool.running++;
+			pool.running++;
 		pthread_cond_signal(&best->wake);
 		return;
 	}
