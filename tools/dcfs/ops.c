@@ -855,7 +855,15 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int fd;
 
 	(void)ino;
-	if (!fi->fh)		/* handle-less: nothing of the caller's to close */
+	/*
+	 * Handle-less I/O (the default): no file has a handle of its own, so
+	 * a close has nothing to report.  ENOSYS makes the kernel stop
+	 * sending FLUSH for good (fc->no_flush), which saves a round trip per
+	 * close(2), written files' included; a compile closes hundreds.
+	 */
+	if (!dcfs.open_requests)
+		return (void)fuse_reply_err(req, ENOSYS);
+	if (!fi->fh)
 		return (void)fuse_reply_err(req, 0);
 	fd = dup((int)fi->fh);
 	/* a close of a duplicate: what close(2) of the caller would report */
