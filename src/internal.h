@@ -408,10 +408,13 @@ static inline bool dc__name_eq(const struct dc_name *n, const char *s, size_t le
 
 /*
  * Find a settled, hashed entry for (dir, name) without any lock.  Returns it
- * with its sequence snapshot in *seqp; NULL when there is none, or when the
- * match was being changed under us (the caller cannot tell the two apart
- * and must fall back to a slower path either way; it never answers ENOENT
- * from a NULL here).  Caller holds rcu_read_lock.
+ * with its sequence snapshot in *seqp, taken before any of the fields it
+ * matched were read: the match is proven only when the caller's later
+ * seq_retry(&d->seq, *seqp) succeeds (an odd snapshot always fails it),
+ * as in Linux's __d_lookup_rcu.  NULL when there is none; a NULL may be a
+ * rename's doing (the entry moved chains), so the caller falls back to a
+ * slower path and never answers ENOENT from it.  Caller holds
+ * rcu_read_lock.
  */
 static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 					     struct dc_dentry *dir,
@@ -424,16 +427,14 @@ static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 	/* acquire on each link: the entry's fields were written before the
 	 * release store that published it (dc__hash_insert) */
 	for (d = LOAD_ACQ(*dc__bucket(c, dir, hash)); d; d = LOAD_ACQ(d->hnext)) {
+		/* acquire: the field reads below stay after the snapshot */
+		seq = seq_begin(&d->seq);
 		if (LOAD(d->hash) != hash || LOAD(d->parent) != dir)
 			continue;
-		seq = seq_begin(&d->seq);
 		if (dflags(d) & (DC_F_DEAD | DC_F_PENDING))
 			continue;
 		if (!dc__name_eq(LOAD_ACQ(d->name), s, len))
 			continue;
-		/* the parent, hash and name we matched belong together */
-		if (seq_retry(&d->seq, seq) || LOAD(d->parent) != dir)
-			return NULL;
 		*seqp = seq;
 		return d;
 	}
