@@ -353,6 +353,30 @@ static inline uint64_t mix(uint64_t h, uint64_t w)
 	return h ^ (h >> 29);
 }
 
+/* The n < 8 bytes at p as a little-endian word, zero above them: three
+ * fixed-size loads, where a memcpy of n bytes would be a call. */
+static inline uint64_t load_tail(const char *p, size_t n)
+{
+	uint64_t w = 0;
+	uint32_t x4;
+	uint16_t x2;
+	unsigned at = 0;
+
+	if (n & 4) {
+		memcpy(&x4, p, 4);
+		w = x4;
+		at = 4;
+	}
+	if (n & 2) {
+		memcpy(&x2, p + at, 2);
+		w |= (uint64_t)x2 << (8 * at);
+		at += 2;
+	}
+	if (n & 1)
+		w |= (uint64_t)(unsigned char)p[at] << (8 * at);
+	return w;
+}
+
 /*
  * Length and hash of the component at s, in one pass, eight bytes at a
  * time (little-endian loads; the final partial word is copied, never read
@@ -368,12 +392,10 @@ static inline size_t dc__hash_component(const char *s, const char *end,
 	for (;;) {
 		size_t left = (size_t)(end - p);
 
-		if (left >= 8) {
+		if (left >= 8)
 			memcpy(&w, p, 8);
-		} else {
-			w = 0;
-			memcpy(&w, p, left);
-		}
+		else
+			w = load_tail(p, left);
 		n = slash_at(w);
 		if (n > left)
 			n = (unsigned)left;
@@ -469,7 +491,14 @@ static inline size_t xname_size(size_t len)
 
 /* ---- lru.c ------------------------------------------------------------ */
 void dc__lru_add(struct dc_cache *c, struct dc_dentry *d);
-void dc__lru_touch(struct dc_dentry *d);
+/* Mark d used since the shrinker last looked (its second chance).  Inline:
+ * the rcu-walk calls it once per component. */
+static inline void dc__lru_touch(struct dc_dentry *d)
+{
+	/* test first: a hot entry's line stays shared between CPUs */
+	if (!(dflags(d) & DC_F_REFERENCED))
+		dflags_set(d, DC_F_REFERENCED);
+}
 void dc__maybe_shrink(struct dc_cache *c);
 long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target);
 void dc__lru_free_all(struct dc_cache *c);

@@ -64,13 +64,6 @@ void dc__lru_add(struct dc_cache *c, struct dc_dentry *d)
 	pthread_mutex_unlock(&c->lru_lock);
 }
 
-void dc__lru_touch(struct dc_dentry *d)
-{
-	/* test first: a hot entry's line stays shared between CPUs */
-	if (!(dflags(d) & DC_F_REFERENCED))
-		dflags_set(d, DC_F_REFERENCED);
-}
-
 /* Claim d for freeing if nobody holds it: count 0 -> DEAD. */
 static bool claim(struct dc_dentry *d)
 {
