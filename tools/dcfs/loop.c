@@ -299,7 +299,7 @@ static void add_reader_locked(void)
 		 * so the next tick does not wake another for the same stall */
 		best->state = W_RUN;
 		best->go = true;
-			pool.running++;
+		pool.running++;
 		pthread_cond_signal(&best->wake);
 		return;
 	}
