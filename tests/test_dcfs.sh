@@ -62,7 +62,10 @@ cleanup() {
 		[ -n "$p" ] && grep -q dcfs "/proc/$p/comm" 2>/dev/null && kill -KILL "$p" 2>/dev/null
 	done
 	rm -rf "$T"
+	[ -n "$URING_WAS" ] && echo "$URING_WAS" > "$URING_PARAM" 2>/dev/null
 }
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_WAS=
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
@@ -173,6 +176,16 @@ if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
 else
 	skip "refused: no /dev/fuse (no unshare -m here)"
 fi
+refused "bad --uring" "whole number" "$T/s.src" "$T/r.mnt" --uring=0
+# FUSE over io_uring (Linux 6.14+): the fuse module's enable_uring, a
+# system-wide setting, on for the --uring tests and put back at the end
+URING=0
+if [ -w "$URING_PARAM" ]; then
+	URING_WAS=$(cat "$URING_PARAM")
+	echo N > "$URING_PARAM"
+	refused "--uring while the kernel's enable_uring is N" "enable_uring" "$T/s.src" "$T/r.mnt" --uring
+	echo Y > "$URING_PARAM" && URING=1
+fi
 check "refused starts mounted nothing" not_mounted "$T/r.mnt"
 check "fusermount3 -u unmounts and the daemon exits" stop s
 
@@ -183,7 +196,8 @@ conform() {
 	shift 3
 	mkdir -p "$T/$name.src" "$T/$name.nat"
 	chmod 755 "$T/$name.src" "$T/$name.nat"
-	start "$name" "$T/$name.src" --mode "$mode" || { notok "conformance $label: mount"; return; }
+	# shellcheck disable=SC2086 # CONFORM_OPTS: words
+	start "$name" "$T/$name.src" --mode "$mode" $CONFORM_OPTS || { notok "conformance $label: mount"; return; }
 	if ! "$CONFORM" setup "$T/$name.nat" || ! "$CONFORM" setup "$T/$name.mnt"; then
 		notok "conformance $label: setup"
 		return
@@ -207,9 +221,19 @@ conform() {
 		notok "conformance $label: $same of $total native lines, $(wc -l < "$T/$name.out.mnt") through dcfs"
 	fi
 }
+CONFORM_OPTS=
 conform c_rcu rcu "as root (rcu)"
 conform c_glo global "as root (global)"
 conform c_rwl rwlock "as root (rwlock)"
+if [ $URING = 1 ]; then
+	CONFORM_OPTS=--uring conform c_uri rcu "as root (rcu, --uring)"
+	# the statistics are rewritten every second
+	wait_for 3 test "$(stat_val "$T/c_uri.stats" uring_requests)" -gt 200
+	check "--uring: requests came through the ring (uring $(stat_val "$T/c_uri.stats" uring), $(stat_val "$T/c_uri.stats" uring_requests) requests)" \
+		test "$(stat_val "$T/c_uri.stats" uring)" = 1 -a "$(stat_val "$T/c_uri.stats" uring_requests)" -gt 200
+else
+	skip "conformance with --uring (no FUSE over io_uring in this kernel: Linux 6.14+)"
+fi
 NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 if $NOBODY true 2>/dev/null; then
 	conform c_nob rcu "as nobody (rcu)" $NOBODY
@@ -226,12 +250,13 @@ fi
 # ---- no leaked nodes -----------------------------------------------------------
 sync
 echo 2 > /proc/sys/vm/drop_caches
-for c in c_rcu c_glo c_rwl; do
+for c in c_rcu c_glo c_rwl c_uri; do
+	[ -e "$T/$c.stats" ] || continue
 	wait_for 5 test "$(stat_val "$T/$c.stats" nodes)" = 1
 	check "after drop_caches the kernel holds only the root ($c: nodes $(stat_val "$T/$c.stats" nodes))" \
 		test "$(stat_val "$T/$c.stats" nodes)" = 1
 done
-for c in c_rcu c_glo c_rwl c_nob c_grp; do
+for c in c_rcu c_glo c_rwl c_uri c_nob c_grp; do
 	[ -e "$T/$c.stats" ] || continue
 	stop "$c"
 	check "$c unmounted; at exit every node was freed (nodes_total $(stat_val "$T/$c.stats" nodes_total))" \
@@ -258,10 +283,14 @@ NSTRESS=150
 # expected source tree, byte for byte (every fsync'ed log record)
 mkdir -p "$T/st.want/shared"
 for id in 1 2 3 4 5 6; do "$CONFORM" stress "$T/st.want" "$id" $NSTRESS; done
-for mode in rcu rwlock; do
-	name=st_$mode
+STRESS_RUNS="rcu rwlock"
+[ $URING = 1 ] && STRESS_RUNS="$STRESS_RUNS rcu+uring"
+for mode in $STRESS_RUNS; do
+	name=st_${mode/+/_}
+	extra=()
+	[ "${mode%+uring}" != "$mode" ] && extra=(--uring)
 	mkdir -p "$T/$name.src"
-	start "$name" "$T/$name.src" --mode "$mode" --entry-timeout 0 --attr-timeout 0 --cache-entries 64 ||
+	start "$name" "$T/$name.src" --mode "${mode%+uring}" "${extra[@]}" --entry-timeout 0 --attr-timeout 0 --cache-entries 64 ||
 		{ notok "concurrent clients ($mode): mount"; continue; }
 	mkdir "$T/$name.mnt/shared"
 	( for _ in $(seq 20); do echo 2 > /proc/sys/vm/drop_caches; sleep 0.1; done ) &
@@ -292,6 +321,9 @@ for mode in rcu rwlock; do
 	stop "$name"
 	check "clean exit after the storm ($mode): nodes_total $(stat_val "$T/$name.stats" nodes_total)" \
 		test "$(stat_val "$T/$name.stats" nodes_total)" = 0
+	[ ${#extra[@]} = 0 ] ||
+		check "the storm went through the ring ($(stat_val "$T/$name.stats" uring_requests) requests)" \
+			test "$(stat_val "$T/$name.stats" uring_requests)" -gt 1000
 done
 
 # ---- worker threads come and go (liburcu registration) ------------------------------

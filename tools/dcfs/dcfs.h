@@ -216,4 +216,18 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers);
 /* End the loop; async-signal-safe. */
 void dcfs_loop_stop(void);
 
+/* ---- uring.c: FUSE over io_uring (--uring) ------------------------------ */
+/* Is the fuse module's enable_uring on? */
+bool uring_kernel_enabled(void);
+/* Before dcfs_loop: ring threads, `depth` per CPU queue; on failure a
+ * message and /dev/fuse alone.  0 or -ENOMEM. */
+int uring_start(struct fuse_session *se, unsigned depth);
+/* After the session is unmounted, before it is destroyed. */
+void uring_stop(void);
+/* While INIT is served: will dcfs ask for the ring?  After: did it? */
+bool uring_offered(void);
+bool uring_active(void);
+/* Requests served through the ring so far. */
+uint64_t uring_requests(void);
+
 #endif /* DCFS_H */

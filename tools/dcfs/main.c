@@ -47,7 +47,7 @@ struct dcfs dcfs;
 static struct {
 	const char *source, *mountpoint;	/* as given */
 	char *src_abs, *mnt_abs, *stats_path;
-	int threads, readers;
+	int threads, readers, uring_depth;	/* uring_depth 0: no --uring */
 	uint64_t cache_entries;
 	bool foreground;
 	struct fuse_args fargs;			/* argv[0] and -o options */
@@ -78,6 +78,9 @@ static void usage(FILE *f)
 "  --open-requests           a file handle per open (OPEN and RELEASE sent\n"
 "                            for every open); default: handle-less I/O,\n"
 "                            no request per open (docs/dcfs.md)\n"
+"  --uring[=N]               FUSE over io_uring (Linux 6.14+, the fuse module's\n"
+"                            enable_uring set to Y): requests served on the CPU\n"
+"                            that made them, by N threads per CPU (default 2)\n"
 "  --stats FILE              node count and cache counters, rewritten every\n"
 "                            second and at exit\n"
 "  -f, --foreground          do not daemonize\n"
@@ -177,6 +180,10 @@ static void parse_args(int argc, char **argv)
 								  16, 1ll << 32);
 		} else if ((v = long_value(argc, argv, &i, "--stats"))) {
 			opt.stats_path = (char *)v;
+		} else if (!strcmp(a, "--uring")) {
+			opt.uring_depth = 2;
+		} else if (!strncmp(a, "--uring=", 8)) {
+			opt.uring_depth = (int)parse_count("--uring", a + 8, 1, 64);
 		} else if (!strcmp(a, "--open-requests")) {
 			dcfs.open_requests = true;
 		} else if (!strcmp(a, "-f") || !strcmp(a, "--foreground")) {
@@ -256,6 +263,9 @@ static void check_paths(void)
 		    opt.src_abs);
 	if (access("/dev/fuse", R_OK | W_OK) < 0)
 		die("/dev/fuse: %s (is the fuse module loaded?)", strerror(errno));
+	if (opt.uring_depth && !uring_kernel_enabled())
+		die("--uring: the kernel's FUSE over io_uring is off (as root: "
+		    "echo Y > /sys/module/fuse/parameters/enable_uring; Linux 6.14+)");
 	if (opt.stats_path)
 		opt.stats_path = absolute(opt.stats_path);
 }
@@ -359,6 +369,8 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		"stale_names %llu\n"
 		"workers %lld\n"
 		"workers_started %llu\n"
+		"uring %d\n"
+		"uring_requests %llu\n"
 		"cache_lookups %llu\n"
 		"cache_hits %llu\n"
 		"cache_negative_hits %llu\n"
@@ -378,6 +390,7 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		(unsigned long long)CTR_GET(stale),
 		(long long)CTR_GET(workers),
 		(unsigned long long)CTR_GET(workers_started),
+		uring_active(), (unsigned long long)uring_requests(),
 		(unsigned long long)cs->lookups, (unsigned long long)cs->hits,
 		(unsigned long long)cs->negative_hits,
 		(unsigned long long)cs->misses, (unsigned long long)cs->restarts,
@@ -602,6 +615,12 @@ int main(int argc, char **argv)
 		else
 			fprintf(stderr, "dcfs: no statistics thread\n");
 	}
+	/* before the loop reads INIT, which decides on the ring */
+	if (opt.uring_depth && uring_start(dcfs.se, (unsigned)opt.uring_depth)) {
+		fuse_session_unmount(dcfs.se);
+		report("start-up: %s", strerror(ENOMEM));
+		return 1;
+	}
 	report("OK");
 	if (!opt.foreground)
 		to_dev_null();
@@ -609,6 +628,7 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		fprintf(stderr, "dcfs: the request loop ended: %s\n", strerror(-ret));
 	fuse_session_unmount(dcfs.se);
+	uring_stop();
 
 	if (have_stats) {
 		pthread_mutex_lock(&stats_lock);

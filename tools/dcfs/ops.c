@@ -1244,8 +1244,9 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
-	/* large reads splice from the file to the kernel (op_read) */
-	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+	/* large reads splice from the file to the kernel (op_read); not
+	 * with the ring, whose replies are copied into its buffers */
+	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && !uring_offered())
 		conn->want |= FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
 	/* splicing every request in costs a system call per request: the
 	 * metadata operations dcfs is about matter more than big writes */
