@@ -383,9 +383,15 @@ else
 fi
 
 # ---- a small compile (and git) through the mount ---------------------------------------
-mkdir -p "$T/cc.src"
-if start cc "$T/cc.src"; then
-	P=$T/cc.mnt/proj
+compile_test() {	# NAME LABEL [dcfs options]
+	local name=$1 label=$2 out P
+	shift 2
+	mkdir -p "$T/$name.src"
+	if ! start "$name" "$T/$name.src" "$@"; then
+		notok "compile$label: mount"
+		return
+	fi
+	P=$T/$name.mnt/proj
 	mkdir -p "$P/src" "$P/include"
 	cat > "$P/include/calc.h" <<'EOF'
 int add(int a, int b);
@@ -406,22 +412,25 @@ int main(void) { printf("%d\n", mul(add(2, 4), 7)); return 0; }
 EOF
 	printf 'CFLAGS = -O1 -Iinclude\nOBJS = build/add.o build/mul.o build/main.o\n\ncalc: $(OBJS)\n\t$(CC) -o $@ $(OBJS)\n\nbuild/%%.o: src/%%.c include/calc.h | build\n\t$(CC) $(CFLAGS) -c -o $@ $<\n\nbuild:\n\tmkdir -p $@\n\nclean:\n\trm -rf build calc\n' > "$P/Makefile"
 	out=$(cd "$P" && make -s CC="$CC" -j2 2>&1 && ./calc)
-	check "a small C project builds and runs through the mount (printed '$out')" [ "$out" = 42 ]
+	check "a small C project builds and runs through the mount$label (printed '$out')" [ "$out" = 42 ]
 	out=$(cd "$P" && make -s clean && make -s CC="$CC" -j2 2>&1 && ./calc && make -q CC="$CC" calc && echo up-to-date)
-	check "clean, rebuild, and make sees it up to date" [ "$(echo $out)" = "42 up-to-date" ]
+	check "clean, rebuild, and make sees it up to date$label" [ "$(echo $out)" = "42 up-to-date" ]
 	if command -v git >/dev/null; then
 		out=$(cd "$P" && git init -q . && git -c user.name=t -c user.email=t@t add -A &&
 			git -c user.name=t -c user.email=t@t commit -qm one && echo x >> src/add.c &&
 			git -c user.name=t -c user.email=t@t commit -qam two && git checkout -q HEAD~1 -- src/add.c &&
 			git status --porcelain && git log --oneline | wc -l && git fsck --no-progress 2>&1 | head -3)
-		check "git init, add, commit, checkout, fsck through the mount" [ "$(echo $out)" = "M src/add.c 2" ]
+		check "git init, add, commit, checkout, fsck through the mount$label" [ "$(echo $out)" = "M src/add.c 2" ]
 	else
 		skip "git through the mount (git not installed)"
 	fi
-	check "the build's files are in the source" test -x "$T/cc.src/proj/calc" -a -f "$T/cc.src/proj/build/main.o"
-	stop cc
-else
-	notok "compile: mount"
+	check "the build's files are in the source$label" test -x "$T/$name.src/proj/calc" -a -f "$T/$name.src/proj/build/main.o"
+	stop "$name"
+}
+
+compile_test cc ""
+if [ $URING = 1 ]; then
+	compile_test ccu " (--uring)" --uring
 fi
 
 # ---- SIGKILL: what was fsync'ed is in the source --------------------------------------
