@@ -194,6 +194,9 @@ void node_pin_victim(struct dnode *dir, const char *name);
 /* stat n, reached as name in dir (dir may be NULL): 0 or -1 with errno */
 int node_stat(struct dnode *n, struct dnode *dir, const char *name,
 	      struct stat *st);
+/* The same with dir's descriptor, which may be stale (a file it names is
+ * used only if it is n's device and inode): -1 for none. */
+int node_stat_at(struct dnode *n, int dirfd, const char *name, struct stat *st);
 
 /* A directory's or symlink's descriptor (they always keep one): only while
  * the caller knows nlookup > 0.  Any other node: node_fd_use. */

@@ -493,8 +493,7 @@ void node_fd_done(void)
 	}
 }
 
-int node_stat(struct dnode *n, struct dnode *dir, const char *name,
-	      struct stat *st)
+int node_stat_at(struct dnode *n, int dirfd, const char *name, struct stat *st)
 {
 	int fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE), res, e;
 	bool ours = use_node != n;	/* else the caller is using it */
@@ -502,8 +501,9 @@ int node_stat(struct dnode *n, struct dnode *dir, const char *name,
 	if (fd >= 0)
 		return fstat(fd, st);
 	/* fd-less: the name is the cheap way (one call, no descriptor), if
-	 * it still names n */
-	if (dir && fstatat(node_fd(dir), name, st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	 * it still names n: the same device and inode number is the same
+	 * file, however it was reached */
+	if (dirfd >= 0 && fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    (uint64_t)st->st_ino == n->ino && (uint64_t)st->st_dev == n->dev)
 		return 0;
 	fd = node_fd_use(n);
@@ -515,6 +515,12 @@ int node_stat(struct dnode *n, struct dnode *dir, const char *name,
 		node_fd_done();
 	errno = e;
 	return res;
+}
+
+int node_stat(struct dnode *n, struct dnode *dir, const char *name,
+	      struct stat *st)
+{
+	return node_stat_at(n, dir ? node_fd(dir) : -1, name, st);
 }
 
 /*

@@ -211,11 +211,43 @@ again:
 	return 0;
 }
 
+/*
+ * The kernel follows a LOOKUP with a GETATTR of the same node when
+ * attributes expire at once (attr timeout 0: every stat, and every
+ * searched directory with default_permissions), and with --uring both
+ * come from one CPU's queue, so mostly to the same thread.  For a file
+ * held by handle the GETATTR would cost open_by_handle_at, fstat and
+ * close; the name it was just looked up by costs one fstatat.  So each
+ * thread remembers its last such lookup: the node's address, the
+ * directory's descriptor and the name — no reference, since node_stat_at
+ * uses what it finds only if it is the node's device and inode, and a
+ * stale descriptor at worst names something else.
+ */
+static __thread struct {
+	struct dnode *n;
+	int dirfd;
+	char name[NAME_MAX + 1];
+} last_lookup = { NULL, -1, "" };
+
+static void remember_lookup(struct dnode *n, struct dnode *dir, const char *name)
+{
+	size_t len = strlen(name);
+
+	if (node_fd(n) >= 0 || len > NAME_MAX)
+		return;
+	last_lookup.n = n;
+	last_lookup.dirfd = node_fd(dir);
+	memcpy(last_lookup.name, name, len + 1);
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param e;
 	struct dnode *n;
 	int err = do_lookup(ino_node(parent), name, &e, &n);
+
+	if (!err)
+		remember_lookup(n, ino_node(parent), name);
 
 	if (err == ENOENT && dcfs.entry_timeout > 0) {
 		/* a negative entry the kernel may keep for entry_timeout */
@@ -338,7 +370,9 @@ static int file_fd(struct dnode *n, struct fuse_file_info *fi)
 static void reply_attr(fuse_req_t req, struct dnode *n, int ffd)
 {
 	struct stat st;
-	int res = ffd >= 0 ? fstat(ffd, &st) : node_stat(n, NULL, NULL, &st);
+	int res = ffd >= 0 ? fstat(ffd, &st) :
+		  last_lookup.n == n ? node_stat_at(n, last_lookup.dirfd, last_lookup.name, &st) :
+		  node_stat(n, NULL, NULL, &st);
 
 	if (res < 0)
 		return reply_errno(req, errno);
