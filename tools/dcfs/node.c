@@ -799,7 +799,8 @@ static __thread int stash_fd = -1;
 void stash_clear(void)
 {
 	if (stash_node) {
-		close(stash_fd);
+		if (stash_fd >= 0)	/* -1 once node_activate took it */
+			close(stash_fd);
 		node_put(stash_node);
 		stash_node = NULL;
 		stash_fd = -1;
