@@ -67,11 +67,10 @@
 #include "dcfs.h"
 
 /*
- * The kernel's ABI (include/uapi/linux/fuse.h, Linux 6.14 and later);
- * Debian 12's headers predate it.
+ * The kernel's io_uring ABI (include/uapi/linux/fuse.h, Linux 6.14 and
+ * later); Debian 12's headers predate it.
  */
 #define FUSE_OVER_IO_URING_BIT2	(1u << (41 - 32))	/* in flags2 */
-#define FUSE_INIT_EXT_BIT	(1u << 30)
 #define URING_CMD_REGISTER	1
 #define URING_CMD_COMMIT_AND_FETCH 2
 
@@ -96,25 +95,13 @@ struct uring_cmd_req {		/* in the 128-byte SQE's command area */
 	uint8_t padding[6];
 };
 
-/* fuse_init_in and fuse_init_out, as far as the fields read here */
-struct init_in_head {
-	uint32_t major, minor, max_readahead, flags, flags2;
-};
-struct init_out_head {
-	uint32_t major, minor, max_readahead, flags;
-	uint16_t max_background, congestion_threshold;
-	uint32_t max_write, time_gran;
-	uint16_t max_pages, map_alignment;
-	uint32_t flags2;
-};
-
 #define ROOM	256	/* before the payload: fuse_in_header + op_in, copied */
 #define WAIT_NS	200000000ll	/* a ring thread looks for the end this often */
 
 struct ring {
 	pthread_t tid;
 	unsigned qid;
-	bool pin, started;
+	bool pin;
 	int fd;
 	/* the mappings of io_uring_setup(2) */
 	void *sq_map, *cq_map;
@@ -137,20 +124,20 @@ struct ring {
 enum { INIT_WAIT, INIT_RING, INIT_NO_RING, INIT_END };
 
 static struct {
-	bool wanted;			/* --uring */
-	unsigned nqueues, depth, nrings;
+	unsigned nrings;
 	struct ring *rings;
 	struct fuse_session *se;
-	/* INIT: written by the worker serving it, see the top comment */
+	/* INIT: written by the worker serving it, see the top comment;
+	 * init_unique is compared by every reply, hence atomic */
 	bool offered;
-	uint64_t init_unique;
+	_Atomic uint64_t init_unique;
 	size_t max_payload;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int init_state;			/* lock */
 	unsigned setup_done;		/* lock: rings set up or failed */
 	int setup_err;			/* lock: the first failure */
-	bool active;			/* INIT agreed on the ring */
+	bool active;			/* lock: INIT agreed on the ring */
 	uint64_t served_before;		/* lock: by rings joined */
 } ur = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -276,7 +263,8 @@ static int ring_wait(struct ring *r, int *res)
 		if (syscall(__NR_io_uring_enter, r->fd, to_submit, 1,
 			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
 			    &arg, sizeof(arg)) < 0 &&
-		    errno != ETIME && errno != EINTR)
+		    errno != ETIME && errno != EINTR && errno != EAGAIN &&
+		    errno != EBUSY)	/* those four: try again */
 			return -errno;
 		if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
 			return 0;
@@ -303,7 +291,8 @@ static ssize_t ring_reply(struct ring *r, const struct iovec *iov, int count)
 	}
 	memcpy(r->hdr.in_out, iov[0].iov_base, sizeof(struct fuse_out_header));
 	for (i = 1, off = 0; i < count; i++) {
-		memcpy(r->block + ROOM + off, iov[i].iov_base, iov[i].iov_len);
+		/* memmove: a reply may quote the request's own payload */
+		memmove(r->block + ROOM + off, iov[i].iov_base, iov[i].iov_len);
 		off += iov[i].iov_len;
 	}
 	r->hdr.ent.payload_sz = (uint32_t)off;
@@ -368,15 +357,15 @@ static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 	const struct fuse_in_header *ih = buf;
 
 	(void)userdata;
-	if (n >= (ssize_t)(sizeof(*ih) + sizeof(struct init_in_head)) &&
+	if (n >= (ssize_t)(sizeof(*ih) + sizeof(struct fuse_init_in)) &&
 	    ih->opcode == FUSE_INIT) {
-		const struct init_in_head *in = (const void *)(ih + 1);
+		const struct fuse_init_in *in = (const void *)(ih + 1);
 
-		/* the worker serving INIT reads and writes these; ring
-		 * threads read them after set_init_state (its mutex) */
-		ur.init_unique = ih->unique;
-		ur.offered = ur.nrings && (in->flags & FUSE_INIT_EXT_BIT) &&
+		/* read by this thread (op_init, init_reply); ring threads
+		 * read the outcome after set_init_state (its mutex) */
+		ur.offered = ur.nrings && (in->flags & FUSE_INIT_EXT) &&
 			     (in->flags2 & FUSE_OVER_IO_URING_BIT2);
+		atomic_store_explicit(&ur.init_unique, ih->unique, memory_order_relaxed);
 	}
 	return n;
 }
@@ -385,19 +374,19 @@ static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 static ssize_t init_reply(int fd, struct iovec *iov, int count)
 {
 	const struct fuse_out_header *oh = iov[0].iov_base;
-	struct init_out_head *out = iov[1].iov_base;
+	struct fuse_init_out *out = iov[1].iov_base;
 	bool ring = ur.offered && oh->error == 0 &&
-		    iov[1].iov_len >= sizeof(*out);
+		    iov[1].iov_len >= offsetof(struct fuse_init_out, flags2) + 4;
 	ssize_t n;
 
-	ur.init_unique = 0;
+	atomic_store_explicit(&ur.init_unique, 0, memory_order_relaxed);
 	if (ring) {
 		size_t page = (size_t)sysconf(_SC_PAGESIZE);
 		/* the kernel's ring->max_payload_sz: the most a request or
 		 * reply carries besides its headers */
 		size_t pages = (out->flags & FUSE_MAX_PAGES) ? out->max_pages : 32;
 
-		out->flags |= FUSE_INIT_EXT_BIT;
+		out->flags |= FUSE_INIT_EXT;
 		out->flags2 |= FUSE_OVER_IO_URING_BIT2;
 		ur.max_payload = pages * page;
 		if (ur.max_payload < out->max_write)
@@ -411,7 +400,9 @@ static ssize_t init_reply(int fd, struct iovec *iov, int count)
 	if (ur.nrings && !ring)
 		fprintf(stderr, "dcfs: --uring: the kernel did not offer FUSE "
 			"over io_uring; serving through /dev/fuse\n");
+	pthread_mutex_lock(&ur.lock);
 	ur.active = ring;
+	pthread_mutex_unlock(&ur.lock);
 	set_init_state(ring ? INIT_RING : INIT_NO_RING);
 	return n;
 }
@@ -420,12 +411,14 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
 	const struct fuse_out_header *oh = iov[0].iov_base;
 	struct ring *r = serving;
+	uint64_t init;
 
 	(void)userdata;
 	if (r && iov[0].iov_len == sizeof(*oh) && oh->unique == r->unique)
 		return ring_reply(r, iov, count);
-	if (count > 1 && ur.init_unique && oh->unique == ur.init_unique &&
-	    iov[0].iov_len == sizeof(*oh))
+	/* 0 once INIT is answered, and notifications carry unique 0 */
+	init = atomic_load_explicit(&ur.init_unique, memory_order_relaxed);
+	if (init && count > 1 && iov[0].iov_len == sizeof(*oh) && oh->unique == init)
 		return init_reply(fd, iov, count);
 	return writev(fd, iov, count);
 }
@@ -486,9 +479,15 @@ static void ring_run(struct ring *r)
 				strerror(-res), registered ? "; ending" :
 				" at registration; serving through /dev/fuse");
 			/* a registered queue that stops serving would hold
-			 * its CPU's requests for ever: end the session */
-			if (registered)
+			 * its CPU's requests for ever: end the session.  A
+			 * refused REGISTER turned the ring off. */
+			if (registered) {
 				dcfs_loop_stop();
+			} else {
+				pthread_mutex_lock(&ur.lock);
+				ur.active = false;
+				pthread_mutex_unlock(&ur.lock);
+			}
 			break;
 		}
 		registered = true;
@@ -567,7 +566,12 @@ bool uring_offered(void)
 
 bool uring_active(void)
 {
-	return ur.active;
+	bool active;
+
+	pthread_mutex_lock(&ur.lock);
+	active = ur.active;
+	pthread_mutex_unlock(&ur.lock);
+	return active;
 }
 
 uint64_t uring_requests(void)
