@@ -248,7 +248,6 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (!err)
 		remember_lookup(n, ino_node(parent), name);
-
 	if (err == ENOENT && dcfs.entry_timeout > 0) {
 		/* a negative entry the kernel may keep for entry_timeout */
 		entry_init(&e);
@@ -370,9 +369,14 @@ static int file_fd(struct dnode *n, struct fuse_file_info *fi)
 static void reply_attr(fuse_req_t req, struct dnode *n, int ffd)
 {
 	struct stat st;
-	int res = ffd >= 0 ? fstat(ffd, &st) :
-		  last_lookup.n == n ? node_stat_at(n, last_lookup.dirfd, last_lookup.name, &st) :
-		  node_stat(n, NULL, NULL, &st);
+	int res;
+
+	if (ffd >= 0)
+		res = fstat(ffd, &st);
+	else if (last_lookup.n == n)
+		res = node_stat_at(n, last_lookup.dirfd, last_lookup.name, &st);
+	else
+		res = node_stat(n, NULL, NULL, &st);
 
 	if (res < 0)
 		return reply_errno(req, errno);

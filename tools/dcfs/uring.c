@@ -138,6 +138,9 @@ static struct {
 	unsigned setup_done;		/* lock: rings set up or failed */
 	int setup_err;			/* lock: the first failure */
 	bool active;			/* lock: INIT agreed on the ring */
+	/* uring_stop: ring threads leave; read without the lock after
+	 * every request and every WAIT_NS */
+	_Atomic bool stopping;
 	uint64_t served_before;		/* lock: by rings joined */
 } ur = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -453,14 +456,13 @@ static void ring_run(struct ring *r)
 	ring_queue_cmd(r, URING_CMD_REGISTER, 0);
 	for (;;) {
 		rc = ring_wait(r, &res);
-		if (rc == 0) {
-			pthread_mutex_lock(&ur.lock);
-			state = ur.init_state;
-			pthread_mutex_unlock(&ur.lock);
-			if (state == INIT_END)
-				break;
+		/* at the end, even under load (clients of a lazily detached
+		 * mount): a request left unanswered is ended by the kernel
+		 * when dcfs closes /dev/fuse */
+		if (atomic_load_explicit(&ur.stopping, memory_order_relaxed))
+			break;
+		if (rc == 0)
 			continue;
-		}
 		if (rc < 0) {
 			res = rc;
 		} else if (res == -EAGAIN && !registered) {
@@ -513,7 +515,7 @@ static void *ring_main(void *arg)
 	/* SINGLE_ISSUER: the ring belongs to the thread that creates it */
 	err = ring_setup(r);
 	pthread_mutex_lock(&ur.lock);
-	if (err)
+	if (err && !ur.setup_err)
 		ur.setup_err = err;
 	ur.setup_done++;
 	pthread_cond_broadcast(&ur.cond);
@@ -667,6 +669,7 @@ void uring_stop(void)
 {
 	if (!ur.rings)
 		return;
+	atomic_store_explicit(&ur.stopping, true, memory_order_relaxed);
 	set_init_state(INIT_END);
 	join_rings(ur.nrings);
 }
