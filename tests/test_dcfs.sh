@@ -588,6 +588,15 @@ assert len(d["goals"]) == 3' "$T/fm.json"
 		grep -q "^goal: dcfs rcu failed operations = 0: met" "$T/fm.err"
 	check "dcbench fsmeta: nothing left (mount, scratch in the tree, work directory)" \
 		test -z "$(grep " $T/fm" /proc/mounts; ls -A "$T/fm.src" | grep fsmeta; ls -A "$T/fm.tmp")"
+	if [ $URING = 1 ]; then
+		TMPDIR=$T/fm.tmp "$DCBENCH" fsmeta --dir "$T/fm.src" --configs rcu,rcu-uring \
+			--repeat 1 --passes 1 --mix 20 > /dev/null 2> "$T/fmu.err"
+		rc=$?
+		check "dcbench fsmeta --configs rcu,rcu-uring: exit 0 (exit $rc), the ring compared with /dev/fuse" \
+			[ $rc = 0 ] && grep -q "^dcfs-rcu-uring .* 0 " "$T/fmu.err" &&
+			grep -q "^info: dcfs rcu-uring / rcu " "$T/fmu.err"
+		[ $rc = 0 ] || sed 's/^/#   /' "$T/fmu.err"
+	fi
 	fm_refused() {	# DESC EXIT ARGS...: dcbench fsmeta ARGS exits with EXIT, a message
 		local desc=$1 want=$2 out rc
 		shift 2

@@ -26,7 +26,7 @@
 #include "json.h"
 
 #define CMD		"fsmeta"
-#define MAX_CONFIGS	6
+#define MAX_CONFIGS	9	/* every kind parse_config knows, once each */
 #define MAX_REPEAT	1000
 #define DEFAULT_CONFIGS	"native,rcu,global,rwlock,passthrough_ll,passthrough_ll-dp"
 
@@ -54,7 +54,10 @@ static const char fsmeta_help[] =
 "                     passthrough_ll has one timeout (-o timeout=): it gets\n"
 "                     --entry-timeout (its own default would be 1 s)\n"
 "  --configs LIST     of native, rcu, global, rwlock (dcfs modes; dcfs-rcu etc.\n"
-"                     also accepted), passthrough_ll (as shipped) and\n"
+"                     also accepted), rcu-uring, global-uring, rwlock-uring\n"
+"                     (the mode with dcfs --uring: FUSE over io_uring, needs\n"
+"                     the fuse module's enable_uring set to Y), passthrough_ll\n"
+"                     (as shipped) and\n"
 "                     passthrough_ll-dp (with dcfs's mount options\n"
 "                     default_permissions,allow_other); default all:\n"
 "                     " DEFAULT_CONFIGS "\n"
@@ -120,20 +123,23 @@ static int parse_seconds(const char *opt, const char *s, double *out)
 /* One name of --configs: the fsmount kind and the label shown. */
 static int parse_config(const char *name, struct config *c)
 {
-	static const char *const kinds[] = {
-		"native", "rcu", "global", "rwlock", "passthrough_ll", "passthrough_ll-dp",
+	static const struct { const char *name; bool dcfs; } kinds[] = {
+		{ "native", false }, { "rcu", true }, { "global", true },
+		{ "rwlock", true }, { "passthrough_ll", false },
+		{ "passthrough_ll-dp", false }, { "rcu-uring", true },
+		{ "global-uring", true }, { "rwlock-uring", true },
 	};
 	const char *k = name;
 
 	if (!strncmp(k, "dcfs-", 5))
 		k += 5;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		bool dcfs = i >= 1 && i <= 3;
+		bool dcfs = kinds[i].dcfs;
 
-		if (strcmp(k, kinds[i]) || (k != name && !dcfs))
+		if (strcmp(k, kinds[i].name) || (k != name && !dcfs))
 			continue;
-		c->kind = kinds[i];
-		snprintf(c->label, sizeof(c->label), "%s%s", dcfs ? "dcfs-" : "", kinds[i]);
+		c->kind = kinds[i].name;
+		snprintf(c->label, sizeof(c->label), "%s%s", dcfs ? "dcfs-" : "", kinds[i].name);
 		return 0;
 	}
 	return -1;
@@ -156,7 +162,8 @@ static int parse_configs(const char *list, struct config *cfg, unsigned *n)
 		name[len] = '\0';
 		if (parse_config(name, &c))
 			return cli_usage(CMD, "--configs: '%s' is not native, rcu, global, rwlock, "
-					 "passthrough_ll or passthrough_ll-dp", name);
+					 "rcu-uring, global-uring, rwlock-uring, passthrough_ll "
+					 "or passthrough_ll-dp", name);
 		for (unsigned k = 0; k < *n; k++)
 			dup |= cfg[k].kind == c.kind;
 		if (!dup)
@@ -741,6 +748,8 @@ stop:
 	{
 		struct config *nat = find(cfg, ncfg, "native"), *rcu = find(cfg, ncfg, "rcu");
 		struct config *ptd = find(cfg, ncfg, "passthrough_ll-dp");
+		struct config *ptl = find(cfg, ncfg, "passthrough_ll");
+		struct config *rcu_uring = find(cfg, ncfg, "rcu-uring");
 		bool apply = s.threads == 2 && s.entry_to == 0 && s.attr_to == 0;
 		struct goal g[3];
 		unsigned ng;
@@ -755,6 +764,12 @@ stop:
 		if (rcu && ptd && ptd->med > 0)
 			fprintf(rep, "info: dcfs rcu / passthrough_ll-dp (same mount options) = %.2f\n",
 				rcu->med / ptd->med);
+		if (rcu_uring && ptl && ptl->med > 0)
+			fprintf(rep, "info: dcfs rcu-uring / passthrough_ll = %.2f\n",
+				rcu_uring->med / ptl->med);
+		if (rcu_uring && rcu && rcu->med > 0)
+			fprintf(rep, "info: dcfs rcu-uring / rcu (FUSE over io_uring against /dev/fuse) = %.2f\n",
+				rcu_uring->med / rcu->med);
 		ng = goals(cfg, ncfg, g);
 		if (!apply)
 			fprintf(rep, "note: the goals are set for --threads 2 with both timeouts 0; "

@@ -23,6 +23,7 @@
 
 static const char *const kinds[] = {
 	"native", "rcu", "global", "rwlock", "passthrough_ll", "passthrough_ll-dp",
+	"rcu-uring", "global-uring", "rwlock-uring",
 };
 
 bool fsm_kind_valid(const char *kind)
@@ -321,7 +322,8 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 			fprintf(stderr, "dcbench: no dcfs beside dcbench (make)\n");
 			return -1;
 		}
-		snprintf(mode, sizeof(mode), "%s", kind);
+		/* "rcu-uring": dcfs --mode rcu --uring */
+		snprintf(mode, sizeof(mode), "%.*s", (int)strcspn(kind, "-"), kind);
 		argv[n++] = bin;
 		argv[n++] = (char *)src;
 		argv[n++] = (char *)mnt;
@@ -332,6 +334,8 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		argv[n++] = et;
 		argv[n++] = "--attr-timeout";
 		argv[n++] = at;
+		if (strchr(kind, '-'))
+			argv[n++] = "--uring";
 	}
 	if (extra && *extra) {
 		extra_copy = strdup(extra);
