@@ -16,7 +16,10 @@
 # through the mount; SIGKILL of the daemon loses nothing that was
 # fsync'ed; more nodes than descriptors (files held by handle), then
 # out of descriptors (EMFILE, nothing corrupted); SIGTERM, SIGINT and
-# fusermount3 -u unmount cleanly.
+# fusermount3 -u unmount cleanly.  Where the kernel has FUSE over io_uring
+# (Linux 6.14+), the test turns the fuse module's enable_uring on (and back
+# at the end) and runs the conformance script, the concurrent clients, the
+# compile and an fsmeta comparison again with --uring.
 #
 # Prints "ok N - ..." / "not ok N - ..." lines and ends with
 # "test_dcfs: N passed, M failed, K skipped"; exits 0 only if none failed,
