@@ -183,11 +183,29 @@ refused "bad --uring" "whole number" "$T/s.src" "$T/r.mnt" --uring=0
 # FUSE over io_uring (Linux 6.14+): the fuse module's enable_uring, a
 # system-wide setting, on for the --uring tests and put back at the end
 URING=0
-if [ -w "$URING_PARAM" ]; then
+# (kernel.io_uring_disabled, where set, forbids rings: dcfs would serve
+# through /dev/fuse, saying so, and the ring checks could not pass)
+if [ -w "$URING_PARAM" ] && [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" = 0 ]; then
 	URING_WAS=$(cat "$URING_PARAM")
 	echo N > "$URING_PARAM"
 	refused "--uring while the kernel's enable_uring is N" "enable_uring" "$T/s.src" "$T/r.mnt" --uring
 	echo Y > "$URING_PARAM" && URING=1
+	# rings forbidden (kernel.io_uring_disabled 2, put back at once):
+	# --uring says so and serves through /dev/fuse
+	mkdir -p "$T/fb.src"
+	echo hi > "$T/fb.src/file"
+	if echo 2 > /proc/sys/kernel/io_uring_disabled 2>/dev/null; then
+		out=$(start fb "$T/fb.src" --uring 2>&1)
+		rc=$?
+		echo 0 > /proc/sys/kernel/io_uring_disabled
+		if [ $rc = 0 ] && grep -q "serving through /dev/fuse" <<<"$out" &&
+		   [ "$(cat "$T/fb.mnt/file")" = hi ]; then
+			ok "--uring where rings are forbidden: says so, serves through /dev/fuse"
+		else
+			notok "--uring where rings are forbidden (exit $rc: $out)"
+		fi
+		stop fb
+	fi
 fi
 check "refused starts mounted nothing" not_mounted "$T/r.mnt"
 check "fusermount3 -u unmounts and the daemon exits" stop s
@@ -235,7 +253,7 @@ if [ $URING = 1 ]; then
 	check "--uring: requests came through the ring (uring $(stat_val "$T/c_uri.stats" uring), $(stat_val "$T/c_uri.stats" uring_requests) requests)" \
 		test "$(stat_val "$T/c_uri.stats" uring)" = 1 -a "$(stat_val "$T/c_uri.stats" uring_requests)" -gt 200
 else
-	skip "conformance with --uring (no FUSE over io_uring in this kernel: Linux 6.14+)"
+	skip "conformance with --uring (no FUSE over io_uring here: Linux 6.14+, io_uring allowed)"
 fi
 NOBODY="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 if $NOBODY true 2>/dev/null; then
