@@ -103,9 +103,10 @@ struct ring {
 	unsigned qid;
 	bool pin;
 	int fd;
-	/* the mappings of io_uring_setup(2) */
-	void *sq_map, *cq_map;
-	size_t sq_map_sz, cq_map_sz, sqes_sz;
+	/* the mappings of io_uring_setup(2): both queues in one
+	 * (IORING_FEAT_SINGLE_MMAP), the SQEs in another */
+	void *map;
+	size_t map_sz, sqes_sz;
 	struct io_uring_sqe *sqes;	/* 128-byte entries */
 	unsigned *sq_head, *sq_tail, *sq_mask, *sq_array;
 	unsigned *cq_head, *cq_tail, *cq_mask;
@@ -164,15 +165,13 @@ static void ring_unmap(struct ring *r)
 {
 	if (r->sqes && r->sqes != MAP_FAILED)
 		munmap(r->sqes, r->sqes_sz);
-	if (r->cq_map && r->cq_map != r->sq_map && r->cq_map != MAP_FAILED)
-		munmap(r->cq_map, r->cq_map_sz);
-	if (r->sq_map && r->sq_map != MAP_FAILED)
-		munmap(r->sq_map, r->sq_map_sz);
+	if (r->map && r->map != MAP_FAILED)
+		munmap(r->map, r->map_sz);
 	if (r->fd >= 0)
 		close(r->fd);
 	r->fd = -1;
 	r->sqes = NULL;
-	r->sq_map = r->cq_map = NULL;
+	r->map = NULL;
 }
 
 /* 0 or a negative errno. */
@@ -195,28 +194,26 @@ static int ring_setup(struct ring *r)
 		r->fd = -1;
 		return -EOPNOTSUPP;
 	}
-	r->sq_map_sz = p.sq_off.array + p.sq_entries * sizeof(unsigned);
-	r->cq_map_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
-	if (r->cq_map_sz > r->sq_map_sz)
-		r->sq_map_sz = r->cq_map_sz;
-	r->sq_map = mmap(NULL, r->sq_map_sz, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
-	if (r->sq_map == MAP_FAILED)
+	r->map_sz = p.sq_off.array + p.sq_entries * sizeof(unsigned);
+	if (r->map_sz < p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe))
+		r->map_sz = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	r->map = mmap(NULL, r->map_sz, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+	if (r->map == MAP_FAILED)
 		goto fail;
-	r->cq_map = r->sq_map;		/* IORING_FEAT_SINGLE_MMAP */
 	r->sqes_sz = p.sq_entries * 128;
 	r->sqes = mmap(NULL, r->sqes_sz, PROT_READ | PROT_WRITE,
 		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
 	if (r->sqes == MAP_FAILED)
 		goto fail;
-	r->sq_head = (unsigned *)((char *)r->sq_map + p.sq_off.head);
-	r->sq_tail = (unsigned *)((char *)r->sq_map + p.sq_off.tail);
-	r->sq_mask = (unsigned *)((char *)r->sq_map + p.sq_off.ring_mask);
-	r->sq_array = (unsigned *)((char *)r->sq_map + p.sq_off.array);
-	r->cq_head = (unsigned *)((char *)r->cq_map + p.cq_off.head);
-	r->cq_tail = (unsigned *)((char *)r->cq_map + p.cq_off.tail);
-	r->cq_mask = (unsigned *)((char *)r->cq_map + p.cq_off.ring_mask);
-	r->cqes = (struct io_uring_cqe *)((char *)r->cq_map + p.cq_off.cqes);
+	r->sq_head = (unsigned *)((char *)r->map + p.sq_off.head);
+	r->sq_tail = (unsigned *)((char *)r->map + p.sq_off.tail);
+	r->sq_mask = (unsigned *)((char *)r->map + p.sq_off.ring_mask);
+	r->sq_array = (unsigned *)((char *)r->map + p.sq_off.array);
+	r->cq_head = (unsigned *)((char *)r->map + p.cq_off.head);
+	r->cq_tail = (unsigned *)((char *)r->map + p.cq_off.tail);
+	r->cq_mask = (unsigned *)((char *)r->map + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)((char *)r->map + p.cq_off.cqes);
 	return 0;
 fail:
 	ring_unmap(r);
