@@ -26,7 +26,7 @@
 #include "json.h"
 
 #define CMD		"fsmeta"
-#define MAX_CONFIGS	9	/* every kind parse_config knows, once each */
+#define MAX_CONFIGS	9	/* every kind fsmount.c knows, once each */
 #define MAX_REPEAT	1000
 #define DEFAULT_CONFIGS	"native,rcu,global,rwlock,passthrough_ll,passthrough_ll-dp"
 
@@ -123,26 +123,14 @@ static int parse_seconds(const char *opt, const char *s, double *out)
 /* One name of --configs: the fsmount kind and the label shown. */
 static int parse_config(const char *name, struct config *c)
 {
-	static const struct { const char *name; bool dcfs; } kinds[] = {
-		{ "native", false }, { "rcu", true }, { "global", true },
-		{ "rwlock", true }, { "passthrough_ll", false },
-		{ "passthrough_ll-dp", false }, { "rcu-uring", true },
-		{ "global-uring", true }, { "rwlock-uring", true },
-	};
-	const char *k = name;
+	bool prefixed = !strncmp(name, "dcfs-", 5);
+	const char *k = fsm_kind(prefixed ? name + 5 : name);
 
-	if (!strncmp(k, "dcfs-", 5))
-		k += 5;
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		bool dcfs = kinds[i].dcfs;
-
-		if (strcmp(k, kinds[i].name) || (k != name && !dcfs))
-			continue;
-		c->kind = kinds[i].name;
-		snprintf(c->label, sizeof(c->label), "%s%s", dcfs ? "dcfs-" : "", kinds[i].name);
-		return 0;
-	}
-	return -1;
+	if (!k || (prefixed && !fsm_kind_dcfs(k)))
+		return -1;
+	c->kind = k;
+	snprintf(c->label, sizeof(c->label), "%s%s", fsm_kind_dcfs(k) ? "dcfs-" : "", k);
+	return 0;
 }
 
 static int parse_configs(const char *list, struct config *cfg, unsigned *n)
@@ -610,7 +598,7 @@ int dcb_fsmeta_main(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 	for (unsigned i = 0; i < ncfg; i++)
-		if (is_fuse(&cfg[i]) && strncmp(cfg[i].kind, "passthrough_ll", 14) && !dcfs_built()) {
+		if (fsm_kind_dcfs(cfg[i].kind) && !dcfs_built()) {
 			fprintf(stderr, "dcbench fsmeta: no dcfs beside dcbench (make)\n");
 			return EXIT_FAIL;
 		}
@@ -709,7 +697,7 @@ int dcb_fsmeta_main(int argc, char **argv)
 				fprintf(stderr, "dcbench fsmeta: warning: cannot write "
 					"/proc/sys/vm/drop_caches: %s\n", strerror(errno));
 			if (fsm_start(&m, c->kind, dir, mnt, s.entry_to, s.attr_to, NULL, work,
-				      is_fuse(c) && strncmp(c->kind, "passthrough_ll", 14) ?
+				      fsm_kind_dcfs(c->kind) ?
 				      s.dcfs_opts : NULL) < 0) {
 				rc = EXIT_FAIL;
 				goto stop;

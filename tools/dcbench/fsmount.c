@@ -26,12 +26,17 @@ static const char *const kinds[] = {
 	"rcu-uring", "global-uring", "rwlock-uring",
 };
 
-bool fsm_kind_valid(const char *kind)
+const char *fsm_kind(const char *kind)
 {
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (!strcmp(kind, kinds[i]))
-			return true;
-	return false;
+			return kinds[i];
+	return NULL;
+}
+
+bool fsm_kind_dcfs(const char *kind)
+{
+	return strcmp(kind, "native") && strncmp(kind, "passthrough_ll", 14);
 }
 
 static double mono_now(void)
@@ -286,7 +291,7 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 	double deadline;
 
 	memset(m, 0, sizeof(*m));
-	if (!fsm_kind_valid(kind)) {
+	if (!fsm_kind(kind)) {
 		fprintf(stderr, "dcbench: unknown file system '%s'\n", kind);
 		return -1;
 	}

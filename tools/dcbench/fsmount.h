@@ -15,13 +15,16 @@
 #include <sys/types.h>
 
 struct fsmount {
-	char kind[32];		/* "native", "rcu", "global", "rwlock", "passthrough_ll" */
+	char kind[32];		/* "native", "rcu", ..., "rcu-uring", ..., "passthrough_ll" */
 	pid_t pid;		/* the daemon; 0 for native */
 	char dir[4096];		/* where to work: the mount point, or the source */
 };
 
-/* Is kind one fsm_start knows? */
-bool fsm_kind_valid(const char *kind);
+/* The name fsm_start knows kind by (a static string, so two kinds are the
+ * same if the pointers are), or NULL if it knows no such kind. */
+const char *fsm_kind(const char *kind);
+/* Is a known kind dcfs in one of its modes ("rcu", ..., "rcu-uring", ...)? */
+bool fsm_kind_dcfs(const char *kind);
 
 /*
  * Mounts kind's file system mirroring src on mnt (an empty directory) and
