@@ -103,6 +103,11 @@ struct ring {
 	unsigned qid;
 	bool pin;
 	int fd;
+	/* what io_uring_enter and the SQEs name: the ring's registered index
+	 * and /dev/fuse's fixed-file slot, or the descriptors themselves */
+	int enter_fd, fuse_fd;
+	unsigned enter_flags;
+	uint8_t sqe_flags;
 	/* the mappings of io_uring_setup(2): both queues in one
 	 * (IORING_FEAT_SINGLE_MMAP), the SQEs in another */
 	void *map;
@@ -174,6 +179,33 @@ static void ring_unmap(struct ring *r)
 	r->map = NULL;
 }
 
+/*
+ * Spare the kernel two descriptor lookups per request (fget and fput of
+ * the ring in io_uring_enter, of /dev/fuse in each command): register the
+ * ring's own descriptor and /dev/fuse as a fixed file.  Each is optional:
+ * where the kernel refuses, the plain descriptor serves.
+ */
+static void ring_register_fds(struct ring *r)
+{
+	struct io_uring_rsrc_update up = { .offset = -1u, .data = (uint64_t)r->fd };
+	int fuse = fuse_session_fd(ur.se);
+
+	r->enter_fd = r->fd;
+	r->enter_flags = 0;
+	r->fuse_fd = fuse;
+	r->sqe_flags = 0;
+	if (syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_RING_FDS,
+		    &up, 1) == 1) {
+		r->enter_fd = (int)up.offset;
+		r->enter_flags = IORING_ENTER_REGISTERED_RING;
+	}
+	if (syscall(__NR_io_uring_register, r->fd, IORING_REGISTER_FILES,
+		    &fuse, 1) == 0) {
+		r->fuse_fd = 0;
+		r->sqe_flags = IOSQE_FIXED_FILE;
+	}
+}
+
 /* 0 or a negative errno. */
 static int ring_setup(struct ring *r)
 {
@@ -214,6 +246,7 @@ static int ring_setup(struct ring *r)
 	r->cq_tail = (unsigned *)((char *)r->map + p.cq_off.tail);
 	r->cq_mask = (unsigned *)((char *)r->map + p.cq_off.ring_mask);
 	r->cqes = (struct io_uring_cqe *)((char *)r->map + p.cq_off.cqes);
+	ring_register_fds(r);
 	return 0;
 fail:
 	ring_unmap(r);
@@ -230,7 +263,8 @@ static void ring_queue_cmd(struct ring *r, uint32_t op, uint64_t commit_id)
 
 	memset(sqe, 0, 128);
 	sqe->opcode = IORING_OP_URING_CMD;
-	sqe->fd = fuse_session_fd(ur.se);
+	sqe->fd = r->fuse_fd;
+	sqe->flags = r->sqe_flags;
 	sqe->cmd_op = op;
 	if (op == URING_CMD_REGISTER) {
 		sqe->addr = (uint64_t)(uintptr_t)r->iov;
@@ -260,8 +294,9 @@ static int ring_wait(struct ring *r, int *res)
 		unsigned to_submit = *r->sq_tail -
 				     __atomic_load_n(r->sq_head, __ATOMIC_ACQUIRE);
 
-		if (syscall(__NR_io_uring_enter, r->fd, to_submit, 1,
-			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
+		if (syscall(__NR_io_uring_enter, r->enter_fd, to_submit, 1,
+			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG |
+			    r->enter_flags,
 			    &arg, sizeof(arg)) < 0 &&
 		    errno != ETIME && errno != EINTR && errno != EAGAIN &&
 		    errno != EBUSY)	/* those four: try again */
