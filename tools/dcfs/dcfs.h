@@ -154,9 +154,11 @@ void node_forget(struct dnode *n, uint64_t count);
 void nodes_drop_kernel_refs(void);
 int64_t nodes_count(void);
 
-/* The descriptor a backend lookup opened, kept for the next activation. */
-void stash_set(struct dnode *n, int fd);
+/* The descriptor a backend lookup opened, kept for the next activation,
+ * and the attributes it found. */
+void stash_set(struct dnode *n, int fd, const struct stat *st);
 int *stash_fd_for(struct dnode *n);
+const struct stat *stash_stat_for(struct dnode *n);
 void stash_clear(void);
 
 static inline struct dnode *ino_node(fuse_ino_t ino)

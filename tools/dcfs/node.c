@@ -787,14 +787,18 @@ void nodes_drop_kernel_refs(void)
 /* ---- the per-thread descriptor stash ---------------------------------- */
 
 /*
- * A backend lookup opens an O_PATH descriptor on the name to learn what it
- * is.  A directory or symlink node keeps it; for any other file it is
- * exactly the descriptor node_activate() is about to open again, so the
- * lookup leaves it here, with a reference on the node, for the thread's
- * next activation of that node.  ops.c empties the stash after each use.
+ * A backend lookup opens an O_PATH descriptor on the name and fstat()s it
+ * to learn what it is.  A directory or symlink node keeps the descriptor;
+ * for any other file it is exactly the one node_activate() is about to
+ * open again, so the lookup leaves it here, with a reference on the node,
+ * for the thread's next activation of that node.  The attributes go with
+ * it: the LOOKUP being served replies with them rather than stat the same
+ * inode a second time.  ops.c empties the stash after each use, so what
+ * it holds always comes from the request in hand.
  */
 static __thread struct dnode *stash_node;
 static __thread int stash_fd = -1;
+static __thread struct stat stash_st;
 
 void stash_clear(void)
 {
@@ -807,18 +811,25 @@ void stash_clear(void)
 	}
 }
 
-void stash_set(struct dnode *n, int fd)
+void stash_set(struct dnode *n, int fd, const struct stat *st)
 {
 	stash_clear();
 	node_ref(n);
 	stash_node = n;
 	stash_fd = fd;
+	stash_st = *st;
 }
 
 /* The stashed descriptor if it is n's, to pass to node_activate. */
 int *stash_fd_for(struct dnode *n)
 {
 	return stash_node == n ? &stash_fd : NULL;
+}
+
+/* The stashed attributes if they are n's. */
+const struct stat *stash_stat_for(struct dnode *n)
+{
+	return stash_node == n ? &stash_st : NULL;
 }
 
 /* ---- the backend ------------------------------------------------------ */
@@ -883,8 +894,7 @@ static int be_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 		close(fd);
 		return err;
 	}
-	if (fd >= 0)
-		stash_set(n, fd);
+	stash_set(n, fd, &st);	/* fd is -1 if the node kept it */
 	fill_inode(out, &st, n);
 	return 0;
 }

@@ -186,6 +186,15 @@ again:
 	n = (struct dnode *)(uintptr_t)st.cookie;
 	err = node_activate(n, dir, name, d, stash_fd_for(n));
 	dc_put(dcfs.cache, d);
+	if (err == 0 && stash_stat_for(n)) {
+		/* a miss: the backend stat'ed n while serving this request */
+		e->attr = *stash_stat_for(n);
+	} else if (err == 0 && node_stat(n, dir, name, &e->attr) < 0) {
+		err = errno;
+		node_forget(n, 1);
+		stash_clear();
+		return err;
+	}
 	stash_clear();
 	if (err == -ESTALE && tries++ < 3) {
 		CTR_ADD(stale, 1);
@@ -194,11 +203,6 @@ again:
 	}
 	if (err)
 		return -err;
-	if (node_stat(n, dir, name, &e->attr) < 0) {
-		err = errno;
-		node_forget(n, 1);
-		return err;
-	}
 	if (e->attr.st_nlink == 0 && !S_ISDIR(n->type) && tries++ < 3) {
 		/* no name holds this inode any more, yet the cache did */
 		node_forget(n, 1);
@@ -507,8 +511,7 @@ static void announce(struct dnode *dir, const char *name, const char *link)
 		dc_invalidate_name(dcfs.cache, dd, name);
 		return;
 	}
-	if (fd >= 0)
-		stash_set(n, fd);	/* before the cache may drop n */
+	stash_set(n, fd, &st);	/* before the cache may drop n */
 	in.ino = st.st_ino;
 	in.cookie = (uint64_t)(uintptr_t)n;
 	in.mode = st.st_mode;
