@@ -48,6 +48,9 @@ run "plain test_dcpath.sh" tests/test_dcpath.sh build
 # dcfs end to end through a real FUSE mount (skipped without /dev/fuse)
 run "plain test_dcfs.sh" tests/test_dcfs.sh build
 run "asan test_dcfs.sh" tests/test_dcfs.sh build-asan
+# dcbench micro, briefly, on the shipped tree listing (skipped without it)
+run "plain test_micro.sh" tests/test_micro.sh build
+run "asan test_micro.sh" tests/test_micro.sh build-asan
 # dcbench kernbench on a stand-in tree, compiled through dcfs
 run "plain test_kernbench.sh" tests/test_kernbench.sh build
 # clang: the same sources, no warnings

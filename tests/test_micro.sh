@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# tests/test_micro.sh [BUILD_DIR] - dcbench micro end to end on the
+# shipped Linux tree listing, briefly (one run of 20 ms per cell: a smoke
+# test of the suite, not a measurement; no figure is asserted).  Checks
+# that every implementation answered every lookup right (the suite
+# verifies each answer against the tree), that the report and the JSON
+# document hold what docs/micro.md promises, that --ref-node-bytes says
+# what it changed, and the refusals of bad options.
+#
+# Prints "ok N - ..." / "not ok N - ..." and ends with
+# "test_micro: N passed, M failed, K skipped"; exit 77 when the listing
+# is not there (../shared/traces beside the repository).
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+DCBENCH=$PWD/$BUILD/dcbench
+TREE=$PWD/../shared/traces/linux-6.1-tree.tsv.xz
+n=0 passed=0 failed=0
+
+ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+
+[ -x "$DCBENCH" ] || { echo "test_micro: build $BUILD first"; exit 1; }
+[ -r "$TREE" ] || { echo "test_micro: cannot run here: no $TREE"; exit 77; }
+
+T=$(mktemp -d /tmp/test_micro.XXXXXX) || exit 1
+trap 'rm -rf "$T"' EXIT
+brief=(--tree "$TREE" --threads 1,2 --runs 1 --ms 20)
+
+"$DCBENCH" micro "${brief[@]}" --scenarios small,negative,mixed-10 --json \
+	> "$T/out.json" 2> "$T/out.txt"
+check "three scenarios, every implementation: exit 0" [ $? = 0 ]
+check "no wrong answer" grep -q '"wrong_answers": 0' "$T/out.json"
+check "no failed update" grep -q '"failed_updates": 0' "$T/out.json"
+check "JSON: schema_version" grep -q '"schema_version": 1' "$T/out.json"
+for impl in rcu rwlock global kernel lfht mutex; do
+	c=$(grep -A1 '"scenario": ' "$T/out.json" | grep -c "\"impl\": \"$impl\"")
+	check "JSON: $impl has 6 results (3 scenarios x 2 thread counts), has $c" [ "$c" = 6 ]
+done
+check "JSON: bytes_per_entry measured" grep -Eq '"bytes_per_entry": [0-9]' "$T/out.json"
+check "JSON: the references unpadded" grep -q '"ref_node_bytes": 0' "$T/out.json"
+check "report: the table of each scenario" \
+	sh -c "grep -q '^small: ' '$T/out.txt' && grep -q '^negative: ' '$T/out.txt' && grep -q '^mixed-10: ' '$T/out.txt'"
+check "report: bytes per cached entry" grep -q '^bytes per cached entry' "$T/out.txt"
+check "report: update costs" grep -q '^update costs' "$T/out.txt"
+check "report: the goals, with hot's marked not measured" \
+	grep -Eq 'hot 1 thread: rcu ns/component / lfht +- .*not measured' "$T/out.txt"
+check "report: one run is flagged as indicative" grep -q 'indicative only' "$T/out.txt"
+if command -v python3 >/dev/null; then
+	check "the JSON parses" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/out.json"
+fi
+
+"$DCBENCH" micro "${brief[@]}" --scenarios negative --impls rcu,lfht,mutex \
+	--no-bytes --no-updates --ref-node-bytes 120 --json > "$T/pad.json" 2> "$T/pad.txt"
+check "--ref-node-bytes 120: exit 0" [ $? = 0 ]
+check "--ref-node-bytes: the header says so" grep -q '^references padded: .*at least 120 bytes' "$T/pad.txt"
+check "--ref-node-bytes: the goals against lfht are not measured" \
+	grep -Eq 'negative 2 threads: rcu scaling / lfht scaling +- .*not measured' "$T/pad.txt"
+check "--ref-node-bytes: in the JSON" grep -q '"ref_node_bytes": 120' "$T/pad.json"
+check "--ref-node-bytes: still no wrong answer" grep -q '"wrong_answers": 0' "$T/pad.json"
+
+if command -v gnuplot >/dev/null; then
+	"$DCBENCH" micro "${brief[@]}" --scenarios small --impls rcu,mutex --no-bytes \
+		--no-updates --plot "$T/p.svg" > /dev/null 2>&1
+	check "--plot: an SVG" grep -q '<svg' "$T/p.svg"
+fi
+
+for bad in "--ref-node-bytes 5000" "--ref-node-bytes x" "--runs 0" "--threads 0" \
+	   "--scenarios bogus" "--impls zfs" "--bogus"; do
+	# shellcheck disable=SC2086
+	"$DCBENCH" micro $bad > /dev/null 2>&1
+	check "refused: $bad (exit 2)" [ $? = 2 ]
+done
+"$DCBENCH" micro --tree "$T/none.tsv.xz" --scenarios small > /dev/null 2> "$T/err.txt"
+check "a missing listing: exit 1, names it" [ $? = 1 ] && grep -q 'none.tsv.xz' "$T/err.txt"
+
+echo "test_micro: $passed passed, $failed failed, 0 skipped"
+[ $failed = 0 ]
