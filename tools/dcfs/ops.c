@@ -164,6 +164,7 @@ static int do_lookup(struct dnode *dir, const char *name,
 {
 	struct dc_dentry *dd = node_dentry(dir), *d;
 	size_t len = strlen(name);
+	const struct stat *fresh;
 	struct dc_stat st;
 	struct dnode *n;
 	int err, tries = 0;
@@ -186,9 +187,10 @@ again:
 	n = (struct dnode *)(uintptr_t)st.cookie;
 	err = node_activate(n, dir, name, d, stash_fd_for(n));
 	dc_put(dcfs.cache, d);
-	if (err == 0 && stash_stat_for(n)) {
-		/* a miss: the backend stat'ed n while serving this request */
-		e->attr = *stash_stat_for(n);
+	/* after a miss, the backend stat'ed n while serving this request */
+	fresh = err == 0 ? stash_stat_for(n) : NULL;
+	if (fresh) {
+		e->attr = *fresh;
 	} else if (err == 0 && node_stat(n, dir, name, &e->attr) < 0) {
 		err = errno;
 		node_forget(n, 1);
