@@ -206,6 +206,21 @@ if [ -w "$URING_PARAM" ] && [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/n
 		fi
 		stop fb
 	fi
+	# a REGISTER that io_uring fails before FUSE sees it (the test hook
+	# makes each ring's first one name no descriptor): dcfs must turn the
+	# ring off itself, or every request would wait for that queue
+	mkdir -p "$T/fr.mnt"
+	out=$(DCFS_TEST_FAIL_URING_REGISTER=1 timeout 30 "$DCFS" "$T/fb.src" "$T/fr.mnt" \
+		--stats "$T/fr.stats" --uring 2>&1)
+	rc=$?
+	MOUNTS+=("$T/fr.mnt")
+	if [ $rc = 0 ] && [ "$(timeout 10 cat "$T/fr.mnt/file")" = hi ] &&
+	   wait_for 3 test "$(stat_val "$T/fr.stats" uring)" = 0; then
+		ok "--uring, every REGISTER failed by io_uring: serves through /dev/fuse"
+	else
+		notok "--uring, every REGISTER failed by io_uring (exit $rc: $out)"
+	fi
+	stop fr
 fi
 check "refused starts mounted nothing" not_mounted "$T/r.mnt"
 check "fusermount3 -u unmounts and the daemon exits" stop s

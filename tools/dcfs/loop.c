@@ -229,6 +229,7 @@ static void serve(struct worker *w)
 		if (atomic_load(&pool.monitor_asleep))
 			wake_monitor();
 		fuse_session_process_buf(pool.se, &w->buf);
+		stash_clear();	/* nothing a request stashed outlives it */
 		atomic_store_explicit(&w->busy_since, 0, memory_order_release);
 		/* a relaxed peek, rechecked under the lock */
 		if (atomic_load_explicit(&pool.running, memory_order_relaxed) > pool.readers) {

@@ -108,6 +108,10 @@ struct ring {
 	int enter_fd, fuse_fd;
 	unsigned enter_flags;
 	uint8_t sqe_flags;
+	/* tests only (DCFS_TEST_FAIL_URING_REGISTER in the environment): the
+	 * first REGISTER names no descriptor, so io_uring fails it before
+	 * FUSE sees it -- the failure ring_refuse() exists for */
+	bool fail_register;
 	/* the mappings of io_uring_setup(2): both queues in one
 	 * (IORING_FEAT_SINGLE_MMAP), the SQEs in another */
 	void *map;
@@ -265,6 +269,11 @@ static void ring_queue_cmd(struct ring *r, uint32_t op, uint64_t commit_id)
 	sqe->opcode = IORING_OP_URING_CMD;
 	sqe->fd = r->fuse_fd;
 	sqe->flags = r->sqe_flags;
+	if (op == URING_CMD_REGISTER && r->fail_register) {
+		r->fail_register = false;
+		sqe->fd = -1;
+		sqe->flags = 0;
+	}
 	sqe->cmd_op = op;
 	if (op == URING_CMD_REGISTER) {
 		sqe->addr = (uint64_t)(uintptr_t)r->iov;
@@ -301,6 +310,12 @@ static int ring_wait(struct ring *r, int *res)
 		    errno != ETIME && errno != EINTR && errno != EAGAIN &&
 		    errno != EBUSY)	/* those four: try again */
 			return -errno;
+		if (errno == EAGAIN || errno == EBUSY) {
+			/* short of kernel memory: do not spin on it */
+			const struct timespec ms = { 0, 1000000 };
+
+			nanosleep(&ms, NULL);
+		}
 		if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
 			return 0;
 	}
@@ -379,6 +394,7 @@ static void ring_serve(struct ring *r)
 	serving = r;
 	fuse_session_process_buf(ur.se, &buf);
 	serving = NULL;
+	stash_clear();		/* nothing a request stashed outlives it */
 	/* every entry must be committed, or its queue stops */
 	if (!r->replied)
 		ring_reply_err(r, r->unique, EIO);
@@ -464,6 +480,29 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
  * Wait for INIT; then register the entry and serve it.  Returns when the
  * connection ends, uring_stop asks, or the ring is not used.
  */
+/*
+ * This queue's REGISTER failed before it ever served.  FUSE turns the ring
+ * off for the connection (and wakes the requests waiting for every queue
+ * to register) when it refuses an entry itself; but io_uring may fail the
+ * command before FUSE sees it (short of memory, say), and then every
+ * request made on this CPU would wait for an entry that never comes.  So
+ * ask once more with an empty payload, through the plain descriptor:
+ * FUSE refuses that for sure.  False if even that got no answer.
+ */
+static bool ring_refuse(struct ring *r)
+{
+	int res, rc;
+
+	r->iov[1].iov_len = 0;
+	r->fuse_fd = fuse_session_fd(ur.se);
+	r->sqe_flags = 0;
+	ring_queue_cmd(r, URING_CMD_REGISTER, 0);
+	while ((rc = ring_wait(r, &res)) == 0)
+		if (atomic_load_explicit(&ur.stopping, memory_order_relaxed))
+			return true;
+	return rc > 0;
+}
+
 static void ring_run(struct ring *r)
 {
 	bool registered = false;
@@ -485,6 +524,7 @@ static void ring_run(struct ring *r)
 	r->iov[1].iov_len = r->block ? r->payload_sz : 0;
 	r->iov[0].iov_base = &r->hdr;
 	r->iov[0].iov_len = sizeof(r->hdr);
+	r->fail_register = getenv("DCFS_TEST_FAIL_URING_REGISTER") != NULL;
 	ring_queue_cmd(r, URING_CMD_REGISTER, 0);
 	for (;;) {
 		rc = ring_wait(r, &res);
@@ -506,21 +546,25 @@ static void ring_run(struct ring *r)
 			continue;
 		}
 		if (res < 0) {
+			bool fallback;
+
 			if (res == -ENOTCONN || res == -ECONNABORTED ||
 			    res == -ECANCELED)
 				break;
+			/* a queue that stops serving, or never starts while
+			 * the ring stays on, would hold its CPU's requests
+			 * for ever: then the session ends */
+			fallback = !registered && rc > 0 && ring_refuse(r);
 			fprintf(stderr, "dcfs: --uring: queue %u: %s%s\n", r->qid,
-				strerror(-res), registered ? "; ending" :
-				" at registration; serving through /dev/fuse");
-			/* a registered queue that stops serving would hold
-			 * its CPU's requests for ever: end the session.  A
-			 * refused REGISTER turned the ring off. */
-			if (registered) {
-				dcfs_loop_stop();
-			} else {
+				strerror(-res), registered ? "; ending" : fallback ?
+				" at registration; serving through /dev/fuse" :
+				" at registration; ending");
+			if (fallback) {
 				pthread_mutex_lock(&ur.lock);
 				ur.active = false;
 				pthread_mutex_unlock(&ur.lock);
+			} else {
+				dcfs_loop_stop();
 			}
 			break;
 		}
