@@ -305,16 +305,15 @@ static int ring_wait(struct ring *r, int *res)
 
 		if (syscall(__NR_io_uring_enter, r->enter_fd, to_submit, 1,
 			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG |
-			    r->enter_flags,
-			    &arg, sizeof(arg)) < 0 &&
-		    errno != ETIME && errno != EINTR && errno != EAGAIN &&
-		    errno != EBUSY)	/* those four: try again */
-			return -errno;
-		if (errno == EAGAIN || errno == EBUSY) {
-			/* short of kernel memory: do not spin on it */
+			    r->enter_flags, &arg, sizeof(arg)) < 0) {
 			const struct timespec ms = { 0, 1000000 };
 
-			nanosleep(&ms, NULL);
+			/* ETIME, EINTR: try again; EAGAIN, EBUSY (short of
+			 * kernel memory): try again, without spinning */
+			if (errno == EAGAIN || errno == EBUSY)
+				nanosleep(&ms, NULL);
+			else if (errno != ETIME && errno != EINTR)
+				return -errno;
 		}
 		if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
 			return 0;
@@ -477,10 +476,6 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 /* ---- ring threads -------------------------------------------------------- */
 
 /*
- * Wait for INIT; then register the entry and serve it.  Returns when the
- * connection ends, uring_stop asks, or the ring is not used.
- */
-/*
  * This queue's REGISTER failed before it ever served.  FUSE turns the ring
  * off for the connection (and wakes the requests waiting for every queue
  * to register) when it refuses an entry itself; but io_uring may fail the
@@ -503,6 +498,10 @@ static bool ring_refuse(struct ring *r)
 	return rc > 0;
 }
 
+/*
+ * Wait for INIT; then register the entry and serve it.  Returns when the
+ * connection ends, uring_stop asks, or the ring is not used.
+ */
 static void ring_run(struct ring *r)
 {
 	bool registered = false;
