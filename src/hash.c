@@ -9,8 +9,9 @@
  * never needs to grow; see docs/design.md for why we chose this over a
  * resizable table.)
  *
- * Writers (holding wlock) publish with release stores; readers follow
- * chains with acquire loads under rcu_read_lock.  Removing an entry keeps
+ * Writers (holding wlock) publish with release stores -- every store of
+ * a chain link, hnext included -- and readers follow chains with acquire
+ * loads under rcu_read_lock.  Removing an entry keeps
  * its hnext intact, so a reader standing on it walks on into the rest of
  * the chain.  An entry MOVED to another chain (rename) can lead a reader
  * into the wrong chain: c->rename_seq is odd across every move, and a
@@ -66,7 +67,14 @@ void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **b = dc__bucket(c, d->parent, d->hash);
 
-	STORE(d->hnext, LOAD(*b));
+	/*
+	 * release: a rename re-links d while readers may stand on it
+	 * (move_entry), and they follow this pointer into the new chain, to
+	 * entries they never reached through a bucket head; we saw those
+	 * entries' initialisation through the write lock, and this passes it
+	 * on to the readers' acquire of d->hnext (tests/test_hnext.c).
+	 */
+	STORE_REL(d->hnext, LOAD(*b));
 	/* release: d's fields before the pointer that makes d reachable */
 	STORE_REL(*b, d);
 }
