@@ -30,7 +30,19 @@ run() {
 	else
 		failed=$((failed + 1))
 		echo "not ok - $name"
-		tail -40 "$log" | sed 's/^/    /'
+		show_failure "$log" | sed 's/^/    /'
+	fi
+}
+
+# A sanitizer report in full (both stacks of a race, say): the tail of
+# the log would cut it.  Otherwise the last lines.
+show_failure() {
+	local pat='^(WARNING|ERROR): [A-Za-z]+Sanitizer|runtime error:'
+
+	if grep -qE "$pat" "$1"; then
+		awk -v pat="$pat" '$0 ~ pat { on = 1 } on' "$1" | head -200
+	else
+		tail -40 "$1"
 	fi
 }
 
