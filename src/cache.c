@@ -180,7 +180,8 @@ static int build_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 	struct dc_name *n;
 
 	buf[--pos] = '\0';
-	for (; d != c->root; d = LOAD(d->parent)) {
+	/* acquire: pairs with move_entry's release of parent */
+	for (; d != c->root; d = LOAD_ACQ(d->parent)) {
 		if (dflags(d) & DC_F_DEAD)
 			return -ENOENT;
 		n = LOAD_ACQ(d->name);

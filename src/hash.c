@@ -72,7 +72,7 @@ void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 	 * (move_entry), and they follow this pointer into the new chain, to
 	 * entries they never reached through a bucket head; we saw those
 	 * entries' initialisation through the write lock, and this passes it
-	 * on to the readers' acquire of d->hnext (tests/test_hnext.c).
+	 * on to the readers' acquire of d->hnext (tests/test_relink.c).
 	 */
 	STORE_REL(d->hnext, LOAD(*b));
 	/* release: d's fields before the pointer that makes d reachable */

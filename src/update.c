@@ -318,7 +318,11 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 	dc__hash_remove(c, d);
 	if (odir != ndir) {
 		dc_get(ndir);
-		STORE(d->parent, ndir);
+		/* release: readers standing on d follow d->parent ("..", paths
+		 * of entries) to ndir, which they may never have reached any
+		 * other way; what we saw of it through the write lock, its
+		 * initialisation included, goes with the pointer */
+		STORE_REL(d->parent, ndir);
 	}
 	/* release: the new name's bytes before the pointer to them */
 	STORE_REL(d->name, &x->n);

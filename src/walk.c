@@ -181,7 +181,8 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		if (is_dotdot(&cp)) {
 			if (cur == root)
 				continue;
-			child = LOAD(cur->parent);
+			/* acquire: pairs with move_entry's release of parent */
+			child = LOAD_ACQ(cur->parent);
 			cseq = seq_begin(&child->seq);
 			/* interlock: the parent's seq first, then cur's check */
 			if (seq_retry(&cur->seq, seq))
@@ -498,7 +499,7 @@ static struct dc_dentry *get_parent(struct dc_cache *c, struct dc_dentry *d)
 
 	dc__read_lock(c);
 	do
-		p = LOAD(d->parent);
+		p = LOAD_ACQ(d->parent);	/* see move_entry */
 	while (!dc__get_not_dead(p));	/* only if d moved and p went away */
 	dc__read_unlock(c);
 	return p;
