@@ -49,7 +49,9 @@ chmod 755 "$T"
 # sanitizer reports go to files here, checked at the end
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T/sanitizer"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T/sanitizer"
-export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS }log_path=$T/sanitizer"
+# (TSan: liburcu's own hand-offs are suppressed, as in make check; a
+# suppressions= of the caller's, later in the string, wins)
+export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp ${TSAN_OPTIONS:+$TSAN_OPTIONS }log_path=$T/sanitizer"
 MOUNTS=()
 cleanup() {
 	local m
