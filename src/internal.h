@@ -414,13 +414,20 @@ static inline size_t dc__hash_component(const char *s, const char *end,
 	return (size_t)(p - s);
 }
 
+/* The bucket of (dir, name) in a table of 2^(64 - shift) heads. */
+static inline size_t dc__bucket_index(uint32_t hash, const struct dc_dentry *dir,
+				      unsigned shift)
+{
+	uint64_t k = ((uint64_t)hash << 32 | hash) ^ ((uintptr_t)dir >> 3);
+
+	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> shift);
+}
+
 static inline struct dc_dentry **dc__bucket(struct dc_cache *c,
 					    const struct dc_dentry *dir,
 					    uint32_t hash)
 {
-	uint64_t k = ((uint64_t)hash << 32 | hash) ^ ((uintptr_t)dir >> 3);
-
-	return &c->buckets[(k * 0x9e3779b97f4a7c15ull) >> c->shift];
+	return &c->buckets[dc__bucket_index(hash, dir, c->shift)];
 }
 
 static inline bool dc__name_eq(const struct dc_name *n, const char *s, size_t len)
@@ -435,20 +442,36 @@ static inline bool dc__name_eq(const struct dc_name *n, const char *s, size_t le
  * seq_retry(&d->seq, *seqp) succeeds (an odd snapshot always fails it),
  * as in Linux's __d_lookup_rcu.  NULL when there is none; a NULL may be a
  * rename's doing (the entry moved chains), so the caller falls back to a
- * slower path and never answers ENOENT from it.  Caller holds
- * rcu_read_lock.
+ * slower path and never answers ENOENT from it.  next_hash, when not NULL,
+ * is the hash of the component the caller will look up in the entry found
+ * (see the prefetch below).  Caller holds rcu_read_lock.
  */
 static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 					     struct dc_dentry *dir,
 					     const char *s, size_t len,
-					     uint32_t hash, uint32_t *seqp)
+					     uint32_t hash, uint32_t *seqp,
+					     const uint32_t *next_hash)
 {
+	/* fixed at creation (the table never resizes): read them once, not
+	 * again after every acquire below */
+	struct dc_dentry **const tab = c->buckets;
+	const unsigned shift = c->shift;
 	struct dc_dentry *d;
 	uint32_t seq;
 
 	/* acquire on each link: the entry's fields were written before the
 	 * release store that published it (dc__hash_insert) */
-	for (d = LOAD_ACQ(*dc__bucket(c, dir, hash)); d; d = LOAD_ACQ(d->hnext)) {
+	for (d = LOAD_ACQ(tab[dc__bucket_index(hash, dir, shift)]); d;
+	     d = LOAD_ACQ(d->hnext)) {
+		/*
+		 * The next component's bucket depends only on d's address, so
+		 * start fetching it now, while d's own line is still on its
+		 * way: two misses in parallel instead of one after the other.
+		 * A prefetch reads nothing we rely on; if d is not the match
+		 * (or stale), the fetch is wasted, never wrong.
+		 */
+		if (next_hash)
+			__builtin_prefetch(&tab[dc__bucket_index(*next_hash, d, shift)]);
 		/* acquire: the field reads below stay after the snapshot */
 		seq = seq_begin(&d->seq);
 		if (LOAD(d->hash) != hash || LOAD(d->parent) != dir)

@@ -48,6 +48,9 @@ struct nameidata {
 	bool must_dir;			/* the last component needs a directory */
 	bool missed;			/* the backend was asked */
 	bool neg_hit;			/* the answer was a cached negative */
+	const char *ahead;		/* a component hashed ahead (hash_ahead) */
+	size_t ahead_len;
+	uint32_t ahead_hash;
 	char *bufs[DC_MAXSYMLINKS];	/* ref-walk's copies of link targets */
 	int nbufs;
 };
@@ -57,6 +60,7 @@ struct component {
 	size_t len;
 	uint32_t hash;
 	bool final;			/* nothing follows it */
+	const char *next;		/* past its slashes: the next one or the end */
 };
 
 static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
@@ -66,6 +70,7 @@ static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
 	 * read, and zeroing a kilobyte would cost more than a cached lookup */
 	nd->depth = nd->nlinks = nd->nbufs = 0;
 	nd->trailing = nd->must_dir = nd->missed = nd->neg_hit = false;
+	nd->ahead = NULL;
 	nd->c = c;
 	nd->flags = flags;
 	nd->cur.p = path;
@@ -97,13 +102,38 @@ static bool next_component(struct nameidata *nd, struct component *cp)
 		nd->cur = nd->stack[--nd->depth];
 	}
 	cp->name = nd->cur.p;
-	cp->len = dc__hash_component(nd->cur.p, nd->cur.end, &cp->hash);
+	if (nd->cur.p == nd->ahead) {
+		cp->len = nd->ahead_len;
+		cp->hash = nd->ahead_hash;
+	} else {
+		cp->len = dc__hash_component(nd->cur.p, nd->cur.end, &cp->hash);
+	}
+	nd->ahead = NULL;
 	nd->cur.p += cp->len;
 	for (q = nd->cur.p; q < nd->cur.end && *q == '/'; q++)
 		slash = true;
+	cp->next = q;
 	cp->final = q == nd->cur.end && nd->depth == 0;
 	nd->must_dir = cp->final && (slash || nd->trailing);
 	return true;
+}
+
+/*
+ * Hash the component after cp, when cp's string has one, for walk_rcu's
+ * prefetch of its bucket; next_component then takes the hash from here
+ * instead of computing it again.  NULL at the end of the string (the rest
+ * of an outer string after a symlink is not worth looking for).
+ * next_component takes the hash only for a component at the same address,
+ * and forgets it either way: after a symlink is pushed, the next component
+ * is in the link's text and is hashed afresh.
+ */
+static const uint32_t *hash_ahead(struct nameidata *nd, const struct component *cp)
+{
+	if (cp->next == nd->cur.end)
+		return NULL;
+	nd->ahead = cp->next;
+	nd->ahead_len = dc__hash_component(cp->next, nd->cur.end, &nd->ahead_hash);
+	return &nd->ahead_hash;
 }
 
 /* Should the walk follow a symlink met as component cp? */
@@ -197,7 +227,8 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		}
 		if (dflags(cur) & DC_F_DEAD)
 			return -ECHILD;
-		child = dc__find_rcu(c, cur, cp.name, cp.len, cp.hash, &cseq);
+		child = dc__find_rcu(c, cur, cp.name, cp.len, cp.hash, &cseq,
+				     hash_ahead(nd, &cp));
 		if (!child)
 			return -ECHILD;
 		/* interlock: child's seq was taken; now prove cur held it */
@@ -475,7 +506,7 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 	}
 	for (;;) {
 		rseq = seq_begin(&c->rename_seq);
-		d = dc__find_rcu(c, dir, cp->name, cp->len, cp->hash, &dseq);
+		d = dc__find_rcu(c, dir, cp->name, cp->len, cp->hash, &dseq, NULL);
 		if (d && dc__get_not_dead(d)) {
 			/* still the entry we matched, now that it is pinned? */
 			if (!seq_retry(&d->seq, dseq))
