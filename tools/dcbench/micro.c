@@ -3063,6 +3063,7 @@ static void write_json(struct bench *b, const char *date, const char *host)
 				if (m) {
 					json_kuint(&j, "operations", c->ops);
 					json_kuint(&j, "lookups", c->lookups);
+					json_kuint(&j, "components", c->comps);
 					json_kuint(&j, "updates", c->upd);
 					json_kuint(&j, "failed_lookups", c->fails);
 					json_kuint(&j, "failed_updates", c->uerr);
