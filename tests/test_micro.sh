@@ -7,7 +7,8 @@
 # that every implementation answered every lookup right (the suite
 # verifies each answer against the tree), that the report and the JSON
 # document hold what docs/micro.md promises, that --ref-node-bytes says
-# what it changed, and the refusals of bad options.
+# what it changed, and the refusals of bad options; and, where valgrind
+# can run the build, that bench/profile.sh prints its counts.
 #
 # Prints "ok N - ..." / "not ok N - ..." and ends with
 # "test_micro: N passed, M failed, K skipped"; exit 77 when the listing
@@ -61,6 +62,22 @@ check "--ref-node-bytes: the goals against lfht are not measured" \
 	grep -Eq 'negative 2 threads: rcu scaling / lfht scaling +- .*not measured' "$T/pad.txt"
 check "--ref-node-bytes: in the JSON" grep -q '"ref_node_bytes": 120' "$T/pad.json"
 check "--ref-node-bytes: still no wrong answer" grep -q '"wrong_answers": 0' "$T/pad.json"
+
+check "JSON: components counted" grep -Eq '"components": [1-9]' "$T/out.json"
+
+# bench/profile.sh, briefly, where valgrind can run the binary (not under
+# a sanitizer): it must print a row of counts for the implementation
+if command -v valgrind >/dev/null && ! ldd "$DCBENCH" 2>/dev/null | grep -q 'lib[at]san'; then
+	DCBENCH=$DCBENCH PROFILE_OUT=$T/prof.txt bash bench/profile.sh --scenario small \
+		--impls rcu --ms 20 > "$T/prof.out" 2>&1
+	check "profile.sh: exit 0" [ $? = 0 ]
+	check "profile.sh: a row of counts for rcu" \
+		grep -Eq '^rcu +[1-9][0-9]* +[1-9][0-9.]* \( *[1-9][0-9.]*\)' "$T/prof.txt"
+	bash bench/profile.sh --bogus > /dev/null 2>&1
+	check "profile.sh: refused: --bogus (exit 2)" [ $? = 2 ]
+	bash bench/profile.sh --ms x > /dev/null 2>&1
+	check "profile.sh: refused: --ms x (exit 2)" [ $? = 2 ]
+fi
 
 if command -v gnuplot >/dev/null; then
 	"$DCBENCH" micro "${brief[@]}" --scenarios small --impls rcu,mutex --no-bytes \
