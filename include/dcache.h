@@ -53,7 +53,8 @@ struct dc_inode {
 	uint64_t cookie;	/* backend's handle; the cache hands it back to
 				 * release() when it drops the inode */
 	uint32_t mode;		/* st_mode: type and permission bits */
-	uint32_t gen;		/* generation, backend-defined */
+	uint32_t gen;		/* backend-defined; ino and gen together name
+				 * the inode (a generation, or a device) */
 };
 
 /*
@@ -223,6 +224,16 @@ uint64_t dc_memfs_count(struct dc_memfs *fs);
  * change made behind its back call dc_invalidate or dc_invalidate_name.
  */
 int dc_hostfs_backend(const char *root, struct dc_backend *out);
+/* The gen hostfs gives an inode of device dev (st_dev): the kernel's own
+ * 32-bit encoding, 12 bits of major and 20 of minor.  A caller that tells
+ * the cache of a hostfs inode (dc_create...) fills gen with this. */
+static inline uint32_t dc_hostfs_gen(uint64_t dev)
+{
+	uint32_t major = (uint32_t)(((dev >> 32) & 0xfffff000u) | ((dev >> 8) & 0xfffu));
+	uint32_t minor = (uint32_t)(((dev >> 12) & 0xffffff00u) | (dev & 0xffu));
+
+	return (major << 20) | (minor & 0xfffffu);
+}
 
 /* ---- Debugging -------------------------------------------------------- */
 

@@ -5,6 +5,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include "internal.h"
 
@@ -35,6 +37,25 @@ DC_API int dc_mode_parse(const char *name, enum dc_mode *out)
 			return 0;
 		}
 	return -EINVAL;
+}
+
+/*
+ * The name hash's key.  From the kernel's random pool; should that fail
+ * (no getrandom, a sandbox refusing it) the clock, the cache's address and
+ * a counter still make it differ per cache, which is all the flooding
+ * defence needs against names computed ahead of time.
+ */
+static uint64_t hash_seed(const struct dc_cache *c)
+{
+	uint64_t seed;
+	struct timespec ts;
+
+	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
+		return seed;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+	       (uint64_t)(uintptr_t)c ^ (c->id << 48);
+	return seed * 0x9e3779b97f4a7c15ull;
 }
 
 static void locks_init(struct dc_cache *c)
@@ -114,6 +135,7 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 		goto fail_backend;
 	c->mode = opt->mode;
 	c->id = __atomic_fetch_add(&next_cache_id, 1, __ATOMIC_RELAXED);
+	c->seed = hash_seed(c);
 	c->be = opt->backend;
 	c->max_entries = opt->max_entries ? opt->max_entries : DC_DEFAULT_MAX_ENTRIES;
 	c->max_negative = opt->max_negative ? opt->max_negative : c->max_entries / 4;
@@ -227,9 +249,9 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 
 	if (dflags(d) & DC_F_DEAD || LOAD(d->count) < 0 || !d->parent)
 		return -1;
-	if (d->seq & 1 || dc__hash_name(n->s, n->len) != d->hash)
+	if (d->seq & 1 || dc__hash_name(c, d->parent, n->s, n->len) != d->hash)
 		return -1;
-	if (dc__bucket(c, d->parent, d->hash) != &c->buckets[bucket])
+	if (dc__bucket(c, d->hash) != &c->buckets[bucket])
 		return -1;
 	if (!dc__is_dir(d->parent->mode) && !(dflags(d->parent) & DC_F_DEAD))
 		return -1;
@@ -249,7 +271,7 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 DC_API int dc_debug_check(struct dc_cache *c)
 {
 	struct dc_dentry *d;
-	uint64_t i, hashed = 0, listed = 0, neg = 0;
+	uint64_t i, hashed = 0, listed = 0, neg = 0, astray = 0;
 	int err = 0;
 
 	if (!c)
@@ -267,11 +289,20 @@ DC_API int dc_debug_check(struct dc_cache *c)
 				    dc__name_eq(e->name, d->name->s, d->name->len))
 					err = -2;
 		}
-	for (d = c->lru_pos.head; d; d = d->lru_next)
+	for (d = c->lru_pos.head; d; d = d->lru_next) {
+		bool n = d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
+
+		listed++, neg += n, astray += n;
+		if (dflags(d) & DC_F_ONNEG)
+			err = -1;
+	}
+	for (d = c->lru_neg.head; d; d = d->lru_next) {
 		listed++, neg += d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
-	for (d = c->lru_neg.head; d; d = d->lru_next)
-		listed++, neg += d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
-	if (listed + 1 != c->nr_entries || neg != c->nr_negative || hashed > listed)
+		if (!(dflags(d) & DC_F_ONNEG))
+			err = -1;
+	}
+	if (listed + 1 != c->nr_entries || neg != c->nr_negative || hashed > listed ||
+	    astray != c->nr_neg_astray)
 		err = -1;
 	pthread_mutex_unlock(&c->lru_lock);
 	dc__write_unlock(c);

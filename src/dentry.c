@@ -10,8 +10,18 @@
  *    "unused", not "free": the entry stays cached until the LRU evicts it.
  *    The shrinker claims an entry by moving its count from 0 to
  *    DC_COUNT_DEAD; dc__get_not_dead never takes a reference after that.
+ *    An update that changes an unused entry's inode in place claims it the
+ *    same way for the length of the change (dc__replace_inode), so "unused"
+ *    stays true until the change is done: a lock-free reference taker
+ *    fails meanwhile and falls back to the locked path, which waits for the
+ *    write lock (Linux's lockref_get_not_dead against d_lock).
  *  - Every field a lock-free reader may look at is changed inside
  *    seq_write_begin/seq_write_end on the entry's seq.
+ *  - What an in-place change replaces (the backend's inode, a symlink's
+ *    text) is given up only after the seq write that unpublishes it: from
+ *    then on no reader can reach it, so release() runs on an inode nobody
+ *    can still take, and the text's call_rcu waits for every reader that
+ *    could have loaded it.  Unpublish, then free.
  *  - Memory a reader may still hold (the entry, its names, its symlink
  *    target) is freed only through call_rcu.
  */
@@ -219,6 +229,28 @@ void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n)
 
 /* ---- references ---------------------------------------------------------- */
 
+/*
+ * Claim an unused entry for a change in place: count 0 -> DC_COUNT_DEAD,
+ * the shrinker's claim.  Write lock held (the shrinker, the only other
+ * claimer, holds it too).  false: somebody holds a reference.
+ */
+static bool claim_unused(struct dc_dentry *d)
+{
+	int32_t zero = 0;
+
+	/* acquire: pairs with dc_put's release, the last holder is done */
+	return __atomic_compare_exchange_n(&d->count, &zero, DC_COUNT_DEAD, false,
+					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* End a claim: the entry is unused again, and may be referenced. */
+static void unclaim(struct dc_dentry *d)
+{
+	/* release: a reference taken from now on comes after the change (its
+	 * taker still validates against the seq, which moved first) */
+	__atomic_store_n(&d->count, 0, __ATOMIC_RELEASE);
+}
+
 bool dc__get_not_dead(struct dc_dentry *d)
 {
 	int32_t v = LOAD(d->count);
@@ -261,55 +293,98 @@ void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
 	seq_write_end(&d->seq);
 }
 
-static void drop_inode(struct dc_cache *c, struct dc_dentry *d)
-{
-	if (d->mode && c->be.ops->release) {
-		struct dc_inode in = { d->ino, d->cookie, d->mode, d->gen };
+/* What an in-place change replaces, kept until no reader can reach it. */
+struct old_inode {
+	struct dc_inode in;
+	uintptr_t aux;
+};
 
-		c->be.ops->release(c->be.ctx, &in);
-	}
-	if (dc__is_lnk(d->mode) && d->aux)
-		dc__xname_free_rcu(c, (struct dc_xname *)d->aux);
+static void save_inode(const struct dc_dentry *d, struct old_inode *o)
+{
+	o->in = (struct dc_inode){ d->ino, d->cookie, d->mode, d->gen };
+	o->aux = d->aux;
+}
+
+/* Called after the seq write that unpublished o: see the locking rules. */
+static void drop_inode(struct dc_cache *c, const struct old_inode *o)
+{
+	if (o->in.mode && c->be.ops->release)
+		c->be.ops->release(c->be.ctx, &o->in);
+	if (dc__is_lnk(o->in.mode) && o->aux)
+		dc__xname_free_rcu(c, (struct dc_xname *)o->aux);
+}
+
+/* A negative entry on the positive list, which the negative cap's pass
+ * over that list looks for (lru.c).  Write lock held. */
+static bool astray(const struct dc_dentry *d)
+{
+	return counted_negative(d) && !(dflags(d) & DC_F_ONNEG);
 }
 
 /*
- * Give d an inode (a negative entry turns positive, or a positive one gets
- * another inode).  target: a symlink's text, owned by d from now.
+ * Store inode in (NULL: none, the entry turns negative) into d, inside a
+ * seq write, keeping what d held in *old and the counts true.  target: a
+ * symlink's text, owned by d from now.
+ */
+static void change_inode(struct dc_cache *c, struct dc_dentry *d,
+			 const struct dc_inode *in, struct dc_xname *target,
+			 struct old_inode *old)
+{
+	bool was_neg = counted_negative(d), was_astray = astray(d);
+	uint32_t mode = in ? in->mode : 0;
+
+	save_inode(d, old);
+	seq_write_begin(&d->seq);
+	STORE(d->ino, in ? in->ino : 0);
+	STORE(d->cookie, in ? in->cookie : 0);
+	STORE(d->gen, in ? in->gen : 0);
+	/* a directory's aux is its generation, starting from 0 */
+	STORE(d->aux, dc__is_lnk(mode) ? (uintptr_t)target : 0);
+	STORE(d->mode, mode);
+	seq_write_end(&d->seq);
+	if (was_neg && !counted_negative(d))
+		__atomic_sub_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
+	else if (!was_neg && counted_negative(d))
+		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
+	if (was_astray && !astray(d))
+		c->nr_neg_astray--;
+	else if (!was_astray && astray(d))
+		c->nr_neg_astray++;
+	if (target && !dc__is_lnk(mode))
+		dc__free(c, target, xname_size(target->n.len));
+}
+
+/*
+ * Give d, negative or a lookup in flight, the inode in: nothing to give
+ * up, and nobody is promised a negative entry stays so.
  */
 void dc__set_inode(struct dc_cache *c, struct dc_dentry *d,
 		   const struct dc_inode *in, struct dc_xname *target)
 {
-	bool was_neg = counted_negative(d);
+	struct old_inode old;
 
-	drop_inode(c, d);
-	seq_write_begin(&d->seq);
-	STORE(d->ino, in->ino);
-	STORE(d->cookie, in->cookie);
-	STORE(d->gen, in->gen);
-	/* a directory's aux is its generation, starting from 0 */
-	STORE(d->aux, dc__is_lnk(in->mode) ? (uintptr_t)target : 0);
-	STORE(d->mode, in->mode);
-	seq_write_end(&d->seq);
-	if (was_neg)
-		__atomic_sub_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
-	if (target && !dc__is_lnk(in->mode))
-		dc__free(c, target, xname_size(target->n.len));
+	change_inode(c, d, in, target, &old);
 }
 
-void dc__set_negative(struct dc_cache *c, struct dc_dentry *d)
+/*
+ * An unused positive non-directory takes the inode in (NULL: turns
+ * negative) in place.  false, changing nothing, when somebody holds it:
+ * a holder is promised its entry's inode never changes.  The claim keeps
+ * "unused" true for the length of the change; the old inode is given up
+ * once the seq write hid it and the claim is over, so that a backend's
+ * release() may itself look the name up.
+ */
+bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
+		       const struct dc_inode *in, struct dc_xname *target)
 {
-	if (counted_negative(d))
-		return;
-	drop_inode(c, d);
-	seq_write_begin(&d->seq);
-	STORE(d->mode, 0);
-	STORE(d->ino, 0);
-	STORE(d->cookie, 0);
-	STORE(d->gen, 0);
-	STORE(d->aux, 0);
-	seq_write_end(&d->seq);
-	if (counted_negative(d))
-		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
+	struct old_inode old;
+
+	if (!claim_unused(d))
+		return false;
+	change_inode(c, d, in, target, &old);
+	unclaim(d);
+	drop_inode(c, &old);	/* unpublished: see the locking rules */
+	return true;
 }
 
 /* Names in dir changed: a backend answer fetched before now is stale. */

@@ -17,21 +17,31 @@
  * into the wrong chain: c->rename_seq is odd across every move, and a
  * reader that missed re-checks it (dc_lookup_cached in walk.c).
  *
- * The stored hash is of the name alone; the bucket mixes in the parent's
- * address, so "Makefile" in 5,000 directories lands in 5,000 buckets.
- * Component hashing finds the component's end and hashes it in the same
- * pass, a word at a time (Linux's hash_name does the same).
+ * The stored hash is of the name keyed with the cache's random seed and
+ * salted with the parent's address (dc__hash_salt): "Makefile" in 5,000
+ * directories lands in 5,000 buckets, and a set of names made to share a
+ * chain cannot be computed without the seed, nor carried from one
+ * directory to another.  Component hashing finds the component's end and
+ * hashes it in the same pass, a word at a time (Linux's hash_name does the
+ * same); the salt is applied per directory, so the rcu-walk can hash the
+ * next component before it knows which entry it will stand in.
  */
 #include <string.h>
 
 #include "internal.h"
 
-uint32_t dc__hash_name(const char *s, size_t len)
+uint64_t dc__hash_key(const struct dc_cache *c, const char *s, size_t len)
 {
-	uint32_t hash;
+	uint64_t key;
 
-	dc__hash_component(s, s + len, &hash);
-	return hash;
+	dc__hash_component(s, s + len, c->seed, &key);
+	return key;
+}
+
+uint32_t dc__hash_name(const struct dc_cache *c, const struct dc_dentry *dir,
+		       const char *s, size_t len)
+{
+	return dc__hash_salt(dc__hash_key(c, s, len), dir);
 }
 
 int dc__hash_init(struct dc_cache *c, uint64_t max_entries)
@@ -55,7 +65,7 @@ struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 {
 	struct dc_dentry *d;
 
-	for (d = LOAD(*dc__bucket(c, dir, hash)); d; d = LOAD(d->hnext))
+	for (d = LOAD(*dc__bucket(c, hash)); d; d = LOAD(d->hnext))
 		if (d->hash == hash && d->parent == dir &&
 		    !(dflags(d) & DC_F_DEAD) && dc__name_eq(d->name, s, len))
 			return d;
@@ -65,7 +75,7 @@ struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 /* Publish d at the head of its chain.  wlock held; d fully initialized. */
 void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 {
-	struct dc_dentry **b = dc__bucket(c, d->parent, d->hash);
+	struct dc_dentry **b = dc__bucket(c, d->hash);
 
 	/*
 	 * release: a rename re-links d while readers may stand on it
@@ -82,7 +92,7 @@ void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 /* Unlink d from its chain, leaving d->hnext for readers on it.  wlock. */
 void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d)
 {
-	struct dc_dentry **pp = dc__bucket(c, d->parent, d->hash);
+	struct dc_dentry **pp = dc__bucket(c, d->hash);
 
 	while (*pp && *pp != d)
 		pp = &(*pp)->hnext;

@@ -31,7 +31,8 @@
  * lookup it discards it must release, or the descriptor leaks.
  *
  * Attributes: ino and mode come from fstat on the O_PATH descriptor; gen
- * is always 0.  getattr on an inode without a descriptor is -ESTALE.
+ * is the device (dc_hostfs_gen), so that a tree spanning mounts (btrfs
+ * subvolumes all have inode 256) never shows two inodes as one.  getattr on an inode without a descriptor is -ESTALE.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* O_PATH */
@@ -91,7 +92,7 @@ static void stat_fill(const struct stat *st, uint64_t cookie,
 	out->ino = st->st_ino;
 	out->cookie = cookie;
 	out->mode = st->st_mode;
-	out->gen = 0;
+	out->gen = dc_hostfs_gen(st->st_dev);
 }
 
 static int hostfs_root(void *ctx, struct dc_inode *out)

@@ -170,6 +170,7 @@ struct dc_cache {
 	unsigned shift;			/* 64 - log2(nbuckets) */
 	struct dc_dentry *root;
 	uint32_t rename_seq;		/* odd while an entry moves between chains */
+	uint64_t seed;			/* keys the name hash; random per cache */
 
 	_Alignas(64) pthread_mutex_t wlock;
 	pthread_rwlock_t rwlock;
@@ -180,6 +181,7 @@ struct dc_cache {
 	struct dc_lru lru_pos, lru_neg;
 	uint64_t nr_entries;		/* allocated, not yet evicted; atomic */
 	uint64_t nr_negative;		/* of which negative; atomic */
+	uint64_t nr_neg_astray;		/* negative, on lru_pos; wlock */
 	uint64_t max_entries, max_negative;
 	uint64_t nr_freeing;		/* evicted, waiting for a grace period */
 	int shrinking;			/* one opportunistic shrinker at a time */
@@ -326,7 +328,9 @@ static inline void rcu_after_grace(struct rcu_head *head)
  * calls them once per component, and a call each costs more than their
  * bodies on a cached lookup.  See hash.c for the table's rules.
  */
-uint32_t dc__hash_name(const char *s, size_t len);
+uint64_t dc__hash_key(const struct dc_cache *c, const char *s, size_t len);
+uint32_t dc__hash_name(const struct dc_cache *c, const struct dc_dentry *dir,
+		       const char *s, size_t len);
 int dc__hash_init(struct dc_cache *c, uint64_t max_entries);
 struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 				  const char *s, size_t len, uint32_t hash);
@@ -378,15 +382,18 @@ static inline uint64_t load_tail(const char *p, size_t n)
 }
 
 /*
- * Length and hash of the component at s, in one pass, eight bytes at a
- * time (little-endian loads; the final partial word is copied, never read
+ * Length and keyed hash of the component at s, in one pass, eight bytes at
+ * a time (little-endian loads; the final partial word is copied, never read
  * past end, so ASan and the page after the string have nothing to say).
+ * The state starts from the cache's random seed, so which names collide is
+ * different in every cache and cannot be computed ahead of time.  *key is
+ * not yet tied to a directory: dc__hash_salt makes it the stored hash.
  */
 static inline size_t dc__hash_component(const char *s, const char *end,
-					uint32_t *hash)
+					uint64_t seed, uint64_t *key)
 {
 	const char *p = s;
-	uint64_t h = 0x243f6a8885a308d3ull, w;
+	uint64_t h = seed, w;
 	unsigned n;
 
 	for (;;) {
@@ -409,25 +416,37 @@ static inline size_t dc__hash_component(const char *s, const char *end,
 		h = mix(h, w);
 		p += 8;
 	}
-	h = mix(h, (uint64_t)(p - s));
-	*hash = (uint32_t)(h ^ (h >> 32));
+	*key = mix(h, (uint64_t)(p - s));
 	return (size_t)(p - s);
 }
 
-/* The bucket of (dir, name) in a table of 2^(64 - shift) heads. */
-static inline size_t dc__bucket_index(uint32_t hash, const struct dc_dentry *dir,
-				      unsigned shift)
+/*
+ * The hash an entry stores and lookups match: the name's key salted with
+ * the directory it is in, as Linux salts hash_name with the parent.  Two
+ * multiplies with a shift between them, so names that collide in one
+ * directory (xor or add a constant to their keys) do not collide in
+ * another: one multiply alone would keep their differences in step.
+ */
+static inline uint32_t dc__hash_salt(uint64_t key, const struct dc_dentry *dir)
 {
-	uint64_t k = ((uint64_t)hash << 32 | hash) ^ ((uintptr_t)dir >> 3);
+	uint64_t h = (key ^ (uintptr_t)dir) * 0x9e3779b97f4a7c15ull;
+
+	h ^= h >> 32;
+	h *= 0xd6e8feb86659fd93ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* The bucket of a salted hash in a table of 2^(64 - shift) heads. */
+static inline size_t dc__bucket_index(uint32_t hash, unsigned shift)
+{
+	uint64_t k = (uint64_t)hash << 32 | hash;
 
 	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> shift);
 }
 
-static inline struct dc_dentry **dc__bucket(struct dc_cache *c,
-					    const struct dc_dentry *dir,
-					    uint32_t hash)
+static inline struct dc_dentry **dc__bucket(struct dc_cache *c, uint32_t hash)
 {
-	return &c->buckets[dc__bucket_index(hash, dir, c->shift)];
+	return &c->buckets[dc__bucket_index(hash, c->shift)];
 }
 
 static inline bool dc__name_eq(const struct dc_name *n, const char *s, size_t len)
@@ -442,15 +461,16 @@ static inline bool dc__name_eq(const struct dc_name *n, const char *s, size_t le
  * seq_retry(&d->seq, *seqp) succeeds (an odd snapshot always fails it),
  * as in Linux's __d_lookup_rcu.  NULL when there is none; a NULL may be a
  * rename's doing (the entry moved chains), so the caller falls back to a
- * slower path and never answers ENOENT from it.  next_hash, when not NULL,
- * is the hash of the component the caller will look up in the entry found
- * (see the prefetch below).  Caller holds rcu_read_lock.
+ * slower path and never answers ENOENT from it.  hash is the name's hash
+ * salted with dir (dc__hash_salt).  next_key, when not NULL, is the key of
+ * the component the caller will look up in the entry found (see the
+ * prefetch below).  Caller holds rcu_read_lock.
  */
 static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 					     struct dc_dentry *dir,
 					     const char *s, size_t len,
 					     uint32_t hash, uint32_t *seqp,
-					     const uint32_t *next_hash)
+					     const uint64_t *next_key)
 {
 	/* fixed at creation (the table never resizes): read them once, not
 	 * again after every acquire below */
@@ -461,17 +481,18 @@ static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 
 	/* acquire on each link: the entry's fields were written before the
 	 * release store that published it (dc__hash_insert) */
-	for (d = LOAD_ACQ(tab[dc__bucket_index(hash, dir, shift)]); d;
+	for (d = LOAD_ACQ(tab[dc__bucket_index(hash, shift)]); d;
 	     d = LOAD_ACQ(d->hnext)) {
 		/*
-		 * The next component's bucket depends only on d's address, so
-		 * start fetching it now, while d's own line is still on its
+		 * The next component's bucket depends only on its key and d's
+		 * address, so start fetching it now, while d's own line is still on its
 		 * way: two misses in parallel instead of one after the other.
 		 * A prefetch reads nothing we rely on; if d is not the match
 		 * (or stale), the fetch is wasted, never wrong.
 		 */
-		if (next_hash)
-			__builtin_prefetch(&tab[dc__bucket_index(*next_hash, d, shift)]);
+		if (next_key)
+			__builtin_prefetch(&tab[dc__bucket_index(
+				dc__hash_salt(*next_key, d), shift)]);
 		/* acquire: the field reads below stay after the snapshot */
 		seq = seq_begin(&d->seq);
 		if (LOAD(d->hash) != hash || LOAD(d->parent) != dir)
@@ -494,10 +515,12 @@ struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 struct dc_xname *dc__xname_new(struct dc_cache *c, const char *s, size_t len);
 void dc__xname_free_rcu(struct dc_cache *c, struct dc_xname *x);
 bool dc__get_not_dead(struct dc_dentry *d);
+
 void dc__unhash(struct dc_cache *c, struct dc_dentry *d);
 void dc__set_inode(struct dc_cache *c, struct dc_dentry *d,
 		   const struct dc_inode *ino, struct dc_xname *target);
-void dc__set_negative(struct dc_cache *c, struct dc_dentry *d);
+bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
+		       const struct dc_inode *in, struct dc_xname *target);
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
 void dc__bump_dirgen(struct dc_dentry *dir);

@@ -6,7 +6,10 @@
  * allocation until the shrinker frees it: the negative list if it was
  * negative when it last moved, else the positive list.  Entries change
  * state in place, so a list may hold a few of the other kind; the
- * shrinker moves them over as it passes.  Nothing else ever removes an
+ * shrinker moves them over as it passes.  Negatives on the positive list
+ * (a name unlinked in place) are counted, c->nr_neg_astray, and the
+ * negative cap's pass looks for them there when the negative list alone
+ * cannot bring the count under the cap, and only then.  Nothing else ever removes an
  * entry from a list, which is why a singly linked FIFO is enough: an
  * update that drops an entry only marks it DEAD, and the shrinker frees it
  * the next time it passes (dead entries go first, whatever their mark).
@@ -88,6 +91,12 @@ static bool over_negative(struct dc_cache *c, void *arg)
 	return LOAD(c->nr_negative) > ((struct targets *)arg)->negative;
 }
 
+/* Over the negative cap with negatives still on the positive list. */
+static bool over_negative_astray(struct dc_cache *c, void *arg)
+{
+	return c->nr_neg_astray && over_negative(c, arg);
+}
+
 static bool over_entries(struct dc_cache *c, void *arg)
 {
 	return LOAD(c->nr_entries) > ((struct targets *)arg)->entries;
@@ -107,10 +116,13 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 
 	while (budget-- && over(c, arg) && (d = list_pop(l))) {
 		fl = dflags(d);
-		/* on the negative list but positive now (a miss settled, a
-		 * create): the negative cap is no reason to evict it */
-		if (l == &c->lru_neg && over == over_negative && LOAD(d->mode) &&
-		    !(fl & DC_F_DEAD)) {
+		/* from here it is either evicted or put where its state says */
+		if (is_negative(d) && !(fl & DC_F_ONNEG))
+			c->nr_neg_astray--;
+		/* not negative (positive now, or a lookup in flight): the
+		 * negative cap is no reason to evict it */
+		if ((over == over_negative || over == over_negative_astray) &&
+		    !is_negative(d) && !(fl & DC_F_DEAD)) {
 			lru_put(c, d);
 			continue;
 		}
@@ -154,6 +166,7 @@ long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target)
 	/* two passes: the first may only clear REFERENCED marks */
 	len = LOAD(c->nr_entries) * 2 + 2;
 	scan_list(c, &c->lru_neg, len, over_negative, &t, &victims, &n);
+	scan_list(c, &c->lru_pos, len, over_negative_astray, &t, &victims, &n);
 	scan_list(c, &c->lru_pos, len, over_entries, &t, &victims, &n);
 	scan_list(c, &c->lru_neg, len, over_entries, &t, &victims, &n);
 	pthread_mutex_unlock(&c->lru_lock);
@@ -166,22 +179,30 @@ long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target)
 /*
  * Called after adding entries: if over a cap, evict down to 15/16 of it so
  * the work is done in batches rather than one entry per insert.  One
- * thread at a time; the others carry on (the cap may be overshot by what
- * they add meanwhile).
+ * thread at a time while the overshoot is small; the others carry on.
+ * The shrinker may be slow (it waits for a grace period when the free
+ * queue is long), so past an eighth over a cap every adder shrinks too,
+ * and waits as the shrinker does: then the caps hold within an eighth
+ * (plus one entry per thread) however the threads are scheduled.
  */
 void dc__maybe_shrink(struct dc_cache *c)
 {
+	uint64_t n = LOAD(c->nr_entries), neg = LOAD(c->nr_negative);
+	uint64_t target = c->max_entries - c->max_entries / 16;
+	uint64_t neg_target = c->max_negative - c->max_negative / 16;
 	int idle = 0;
 
-	if (LOAD(c->nr_entries) <= c->max_entries &&
-	    LOAD(c->nr_negative) <= c->max_negative)
+	if (n <= c->max_entries && neg <= c->max_negative)
 		return;
-	if (!__atomic_compare_exchange_n(&c->shrinking, &idle, 1, false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return;
-	dc__shrink(c, c->max_entries - c->max_entries / 16,
-		   c->max_negative - c->max_negative / 16);
-	STORE_REL(c->shrinking, 0);
+	if (__atomic_compare_exchange_n(&c->shrinking, &idle, 1, false,
+					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		dc__shrink(c, target, neg_target);
+		/* release: pairs with the acquire of the next one to start */
+		STORE_REL(c->shrinking, 0);
+	} else if (n > c->max_entries + c->max_entries / 8 ||
+		   neg > c->max_negative + c->max_negative / 8) {
+		dc__shrink(c, target, neg_target);
+	}
 }
 
 DC_API long dc_shrink(struct dc_cache *c, uint64_t target)

@@ -26,8 +26,20 @@
 struct dname {
 	const char *s;
 	size_t len;
-	uint32_t hash;
+	uint64_t key;		/* dc__hash_salt(key, dir) is its hash in dir */
 };
+
+static uint32_t hash_in(const struct dc_dentry *dir, const struct dname *n)
+{
+	return dc__hash_salt(n->key, dir);
+}
+
+/* Two entries for one inode: ino and gen together name it (gen tells
+ * apart inodes that share a number: a generation, a device). */
+static bool same_inode(const struct dc_dentry *a, const struct dc_dentry *b)
+{
+	return a->ino == b->ino && a->gen == b->gen;
+}
 
 static int prepare(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		   struct dname *n)
@@ -42,7 +54,7 @@ static int prepare(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	if (!dc__is_dir(LOAD(dir->mode)))
 		return LOAD(dir->mode) ? -ENOTDIR : -ENOENT;
 	n->s = name;
-	n->hash = dc__hash_name(name, n->len);
+	n->key = dc__hash_key(c, name, n->len);
 	dc__thread_enter();
 	return 0;
 }
@@ -51,7 +63,7 @@ static int prepare(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 static struct dc_dentry *find_settled(struct dc_cache *c, struct dc_dentry *dir,
 				      const struct dname *n)
 {
-	struct dc_dentry *d = dc__find_locked(c, dir, n->s, n->len, n->hash);
+	struct dc_dentry *d = dc__find_locked(c, dir, n->s, n->len, hash_in(dir, n));
 
 	if (d && (dflags(d) & DC_F_PENDING)) {
 		dc__unhash(c, d);
@@ -115,15 +127,16 @@ static void forget_tree(struct dc_cache *c, struct dc_dentry *d)
 		}
 }
 
-/* A hashed directory entry for inode ino, by a scan of the whole table. */
-static struct dc_dentry *find_dir_by_ino(struct dc_cache *c, uint64_t ino)
+/* A hashed directory entry for dir's inode, by a scan of the whole table. */
+static struct dc_dentry *find_dir_by_ino(struct dc_cache *c,
+					 const struct dc_dentry *dir)
 {
 	struct dc_dentry *d;
 	uint64_t i;
 
 	for (i = 0; i < c->nbuckets; i++)
 		for (d = c->buckets[i]; d; d = d->hnext)
-			if (d->ino == ino && dc__is_dir(d->mode) &&
+			if (same_inode(d, dir) && dc__is_dir(d->mode) &&
 			    !(dflags(d) & (DC_F_DEAD | DC_F_PENDING)))
 				return d;
 	return NULL;
@@ -146,12 +159,14 @@ static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 	if (!(dflags(dir) & DC_F_DEAD) || !dir->parent)
 		return dir;
 	p = live_dir(c, dir->parent);
+	/* p may be another entry than dir->parent: hash the name for it */
 	if (p)
-		e = dc__find_locked(c, p, dir->name->s, dir->name->len, dir->hash);
+		e = dc__find_locked(c, p, dir->name->s, dir->name->len,
+				    dc__hash_name(c, p, dir->name->s, dir->name->len));
 	if (e && !(dflags(e) & DC_F_PENDING) && dc__is_dir(e->mode) &&
-	    e->ino == dir->ino)
+	    same_inode(e, dir))
 		return e;
-	return find_dir_by_ino(c, dir->ino);
+	return find_dir_by_ino(c, dir);
 }
 
 /* Hash a new entry (NULL: out of memory, the name simply stays uncached). */
@@ -175,8 +190,10 @@ static void release_inode(struct dc_cache *c, const struct dc_inode *in,
 
 /*
  * name now exists in dir as inode in.  A negative entry turns positive in
- * place; an unused positive non-directory takes the new inode in place;
- * anything else is dropped and a new entry hashed.
+ * place; an unused positive non-directory takes the new inode in place,
+ * claimed for the change so that nobody can take it meanwhile; anything
+ * else (a directory, or an entry somebody holds, who was promised that
+ * its inode never changes under them) is dropped and a new entry hashed.
  */
 static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		    const struct dc_inode *in, const char *link)
@@ -209,13 +226,15 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	} else if (link && !target) {
 		forget_tree(c, d);
 		err = -ENOMEM;
-	} else if (d && (d->mode == 0 ||
-			 (!dc__is_dir(d->mode) && LOAD(d->count) == 0))) {
+	} else if (d && d->mode == 0) {
 		dc__set_inode(c, d, in, target);
+		used = true;
+	} else if (d && !dc__is_dir(d->mode) && dc__replace_inode(c, d, in, target)) {
 		used = true;
 	} else {
 		forget_tree(c, d);	/* a directory: the name is another inode now */
-		if (install(c, dc__alloc(c, dir, n.s, n.len, n.hash, 0, in, target)))
+		if (install(c, dc__alloc(c, dir, n.s, n.len, hash_in(dir, &n), 0,
+					 in, target)))
 			used = true;
 		else
 			err = -ENOMEM;
@@ -258,9 +277,10 @@ DC_API int dc_link(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 }
 
 /*
- * name is gone from dir.  An unused non-directory turns negative in place;
- * otherwise (a directory: its cached children must become unreachable; or
- * an entry someone holds) the entry is dropped and a negative one hashed.
+ * name is gone from dir.  An unused non-directory turns negative in place
+ * (claimed for the change, as in add_name); otherwise (a directory: its
+ * cached children must become unreachable; or an entry someone holds) the
+ * entry is dropped and a negative one hashed.
  */
 static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *name)
 {
@@ -276,11 +296,12 @@ static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *na
 	if (dir) {
 		dc__bump_dirgen(dir);
 		d = find_settled(c, dir, &n);
-		if (d && d->mode && !dc__is_dir(d->mode) && LOAD(d->count) == 0) {
-			dc__set_negative(c, d);
-		} else if (!d || d->mode) {
+		/* unless it is negative already or turns negative in place */
+		if (!d || (d->mode && (dc__is_dir(d->mode) ||
+				       !dc__replace_inode(c, d, NULL, NULL)))) {
 			forget(c, d);
-			install(c, dc__alloc(c, dir, n.s, n.len, n.hash, 0, NULL, NULL));
+			install(c, dc__alloc(c, dir, n.s, n.len, hash_in(dir, &n), 0,
+					     NULL, NULL));
 		}
 	}
 	dc__write_unlock(c);
@@ -371,16 +392,22 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 	/*
 	 * The target already holds the source's inode: either two names of
 	 * one inode, which rename(2) leaves both in place, or a miss since the
-	 * backend's rename cached the new name.  The target is right either
-	 * way; the old name may or may not exist, so forget it.
+	 * backend's rename cached the new name.  The target's inode is right
+	 * either way; the old name may or may not exist, so forget it.  A
+	 * directory cached under both names had two sets of children, and
+	 * updates made through a handle on one since the backend's rename
+	 * (an unlink through the old name's handle, say) reached that one
+	 * only: neither can be trusted, so both are forgotten.
 	 */
-	if (t && t->mode && t->ino == s->ino) {
-		forget_tree(c, s);	/* a directory lives on as t */
+	if (t && t->mode && same_inode(t, s)) {
+		forget_tree(c, s);
+		if (dc__is_dir(t->mode))
+			forget_tree(c, t);
 		return 0;
 	}
 	forget(c, t);	/* replaced: an empty directory, if one */
 	seq_write_begin(&c->rename_seq);
-	move_entry(c, s, ndir, xs, nn->hash);
+	move_entry(c, s, ndir, xs, hash_in(ndir, nn));
 	seq_write_end(&c->rename_seq);
 	/*
 	 * The old name is gone -- unless the target, which the cache did not
@@ -388,7 +415,8 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 	 * So only a known target lets us cache the old name as negative.
 	 */
 	if (t)
-		install(c, dc__alloc(c, odir, on->s, on->len, on->hash, 0, NULL, NULL));
+		install(c, dc__alloc(c, odir, on->s, on->len, hash_in(odir, on), 0,
+				     NULL, NULL));
 	return 1;
 }
 
@@ -486,7 +514,7 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 	dir = live_dir(c, dir);
 	if (dir) {
 		dc__bump_dirgen(dir);
-		forget_tree(c, dc__find_locked(c, dir, n.s, n.len, n.hash));
+		forget_tree(c, dc__find_locked(c, dir, n.s, n.len, hash_in(dir, &n)));
 	}
 	dc__write_unlock(c);
 	return 0;

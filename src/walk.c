@@ -50,7 +50,7 @@ struct nameidata {
 	bool neg_hit;			/* the answer was a cached negative */
 	const char *ahead;		/* a component hashed ahead (hash_ahead) */
 	size_t ahead_len;
-	uint32_t ahead_hash;
+	uint64_t ahead_key;
 	char *bufs[DC_MAXSYMLINKS];	/* ref-walk's copies of link targets */
 	int nbufs;
 };
@@ -58,7 +58,7 @@ struct nameidata {
 struct component {
 	const char *name;
 	size_t len;
-	uint32_t hash;
+	uint64_t key;			/* dc__hash_salt makes it a directory's hash */
 	bool final;			/* nothing follows it */
 	const char *next;		/* past its slashes: the next one or the end */
 };
@@ -104,9 +104,10 @@ static bool next_component(struct nameidata *nd, struct component *cp)
 	cp->name = nd->cur.p;
 	if (nd->cur.p == nd->ahead) {
 		cp->len = nd->ahead_len;
-		cp->hash = nd->ahead_hash;
+		cp->key = nd->ahead_key;
 	} else {
-		cp->len = dc__hash_component(nd->cur.p, nd->cur.end, &cp->hash);
+		cp->len = dc__hash_component(nd->cur.p, nd->cur.end, nd->c->seed,
+					     &cp->key);
 	}
 	nd->ahead = NULL;
 	nd->cur.p += cp->len;
@@ -120,20 +121,21 @@ static bool next_component(struct nameidata *nd, struct component *cp)
 
 /*
  * Hash the component after cp, when cp's string has one, for walk_rcu's
- * prefetch of its bucket; next_component then takes the hash from here
+ * prefetch of its bucket; next_component then takes the key from here
  * instead of computing it again.  NULL at the end of the string (the rest
  * of an outer string after a symlink is not worth looking for).
  * next_component takes the hash only for a component at the same address,
  * and forgets it either way: after a symlink is pushed, the next component
  * is in the link's text and is hashed afresh.
  */
-static const uint32_t *hash_ahead(struct nameidata *nd, const struct component *cp)
+static const uint64_t *hash_ahead(struct nameidata *nd, const struct component *cp)
 {
 	if (cp->next == nd->cur.end)
 		return NULL;
 	nd->ahead = cp->next;
-	nd->ahead_len = dc__hash_component(cp->next, nd->cur.end, &nd->ahead_hash);
-	return &nd->ahead_hash;
+	nd->ahead_len = dc__hash_component(cp->next, nd->cur.end, nd->c->seed,
+					   &nd->ahead_key);
+	return &nd->ahead_key;
 }
 
 /* Should the walk follow a symlink met as component cp? */
@@ -227,7 +229,8 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		}
 		if (dflags(cur) & DC_F_DEAD)
 			return -ECHILD;
-		child = dc__find_rcu(c, cur, cp.name, cp.len, cp.hash, &cseq,
+		child = dc__find_rcu(c, cur, cp.name, cp.len,
+				     dc__hash_salt(cp.key, cur), &cseq,
 				     hash_ahead(nd, &cp));
 		if (!child)
 			return -ECHILD;
@@ -235,13 +238,15 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		if (seq_retry(&cur->seq, seq))
 			return -ECHILD;
 		mode = LOAD(child->mode);
+		/* a negative answer is as much a use as a positive one: a
+		 * name probed often (PATH, include paths) stays cached */
+		dc__lru_touch(child);
 		if (mode == 0) {
 			if (seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			nd->neg_hit = true;
 			return -ENOENT;
 		}
-		dc__lru_touch(child);
 		if (dc__is_lnk(mode) && follow(nd, &cp)) {
 			struct dc_xname *x = (struct dc_xname *)LOAD_ACQ(child->aux);
 
@@ -290,6 +295,27 @@ static void wake_waiters(struct dc_cache *c)
 	pthread_mutex_unlock(&c->pend_lock);
 }
 
+/*
+ * A symlink's text into buf (DC_PATH_MAX bytes), NUL-terminated; its
+ * length or a negative errno.  A backend that truncates as readlink(2)
+ * does fills the whole buffer: that text is too long to be a path
+ * (DC_PATH_MAX counts the NUL), and longer than the buffer can hold.
+ */
+static int read_target(struct dc_cache *c, const struct dc_inode *link, char *buf)
+{
+	int n;
+
+	if (!c->be.ops->readlink)
+		return -EINVAL;
+	n = c->be.ops->readlink(c->be.ctx, link, buf, DC_PATH_MAX);
+	if (n < 0)
+		return n;
+	if (n >= DC_PATH_MAX)
+		return -ENAMETOOLONG;
+	buf[n] = '\0';
+	return n;
+}
+
 /* Ask the backend for name in dir; fetch a symlink's text too. */
 static int backend_lookup(struct dc_cache *c, struct dc_dentry *dir,
 			  const char *name, size_t len, struct dc_inode *out,
@@ -314,7 +340,7 @@ again:
 	if (!buf)
 		err = -ENOMEM;
 	else
-		err = c->be.ops->readlink(c->be.ctx, out, buf, DC_PATH_MAX);
+		err = read_target(c, out, buf);
 	if (err >= 0) {
 		*target = dc__xname_new(c, buf, (size_t)err);
 		err = *target ? 0 : -ENOMEM;
@@ -391,6 +417,9 @@ static int lookup_uncached(struct dc_cache *c, struct dc_dentry *dir,
 		}
 		return -ENOMEM;
 	}
+	/* these entries count against the cap like any other: each such
+	 * lookup adds one, freed once unused and passed by the shrinker */
+	dc__maybe_shrink(c);
 	*out = d;
 	return 0;
 }
@@ -487,16 +516,16 @@ again:
 
 /* ---- ref-walk ------------------------------------------------------------ */
 
-/* A reference to the cached entry for cp in dir, or NULL. */
+/* A reference to the cached entry for cp (hash: salted with dir) in dir, or NULL. */
 static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir,
-				       const struct component *cp)
+				       const struct component *cp, uint32_t hash)
 {
 	struct dc_dentry *d;
 	uint32_t rseq, dseq;
 
 	dc__read_lock(c);
 	if (c->mode != DC_MODE_RCU) {
-		d = dc__find_locked(c, dir, cp->name, cp->len, cp->hash);
+		d = dc__find_locked(c, dir, cp->name, cp->len, hash);
 		if (d && (dflags(d) & DC_F_PENDING))
 			d = NULL;
 		if (d)	/* the shrinker needs the write lock: d is not dying */
@@ -506,7 +535,7 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 	}
 	for (;;) {
 		rseq = seq_begin(&c->rename_seq);
-		d = dc__find_rcu(c, dir, cp->name, cp->len, cp->hash, &dseq, NULL);
+		d = dc__find_rcu(c, dir, cp->name, cp->len, hash, &dseq, NULL);
 		if (d && dc__get_not_dead(d)) {
 			/* still the entry we matched, now that it is pinned? */
 			if (!seq_retry(&d->seq, dseq))
@@ -571,14 +600,10 @@ static int copy_link(struct nameidata *nd, struct dc_dentry *link,
 		if (!err) {
 			struct dc_inode in = { st.ino, st.cookie, st.mode, st.gen };
 
-			err = c->be.ops->readlink ?
-			      c->be.ops->readlink(c->be.ctx, &in, buf, DC_PATH_MAX - 1) :
-			      -EINVAL;
+			err = read_target(c, &in, buf);
 		}
-		if (err >= 0) {
-			buf[err] = '\0';
+		if (err > 0)
 			err = 0;
-		}
 	}
 	if (err) {
 		dc__free(c, buf, DC_PATH_MAX);
@@ -601,19 +626,20 @@ static int copy_link(struct nameidata *nd, struct dc_dentry *link,
 static int step_ref(struct nameidata *nd, struct dc_dentry *dir,
 		    const struct component *cp, struct dc_dentry **out)
 {
+	uint32_t hash = dc__hash_salt(cp->key, dir);
 	struct dc_dentry *d = NULL;
 
 	/* an unhashed directory's cached children may be stale: the slow
 	 * path asks the backend for them (lookup_uncached) */
 	if (!(dflags(dir) & DC_F_DEAD))
-		d = lookup_cached(nd->c, dir, cp);
+		d = lookup_cached(nd->c, dir, cp, hash);
 	if (d) {
 		dc__lru_touch(d);
 		*out = d;
 		return 0;
 	}
 	nd->missed = true;
-	return lookup_slow(nd->c, dir, cp->name, cp->len, cp->hash, out);
+	return lookup_slow(nd->c, dir, cp->name, cp->len, hash, out);
 }
 
 static int walk_ref(struct nameidata *nd, struct dc_dentry *base,

@@ -724,7 +724,7 @@ static void test_hostfs_lookup(struct dc_backend *b)
 	CHECK(S_ISDIR(root.mode));
 	CHECK_RC(stat(tmpdir, &st), 0);
 	CHECK_RC(root.ino, st.st_ino);
-	CHECK_RC(root.gen, 0);
+	CHECK_RC(root.gen, dc_hostfs_gen(st.st_dev));	/* the device */
 	CHECK_RC(root.cookie, UINT64_MAX);
 	tmp = root;
 	CHECK_RC(ops->getattr(b->ctx, &tmp), 0);
@@ -735,7 +735,7 @@ static void test_hostfs_lookup(struct dc_backend *b)
 	CHECK(S_ISREG(f.mode));
 	CHECK_RC(f.ino, lstat_ino("f"));
 	CHECK_RC(f.cookie, 0);
-	CHECK_RC(f.gen, 0);
+	CHECK_RC(f.gen, dc_hostfs_gen(st.st_dev));
 	CHECK_RC(ops->getattr(b->ctx, &f), -ESTALE);
 	CHECK_RC(hf_lookup(b, &f, "x", &tmp), -ENOTDIR);
 	CHECK_RC(hf_lookup(b, &root, "p", &p), 0);

@@ -60,7 +60,8 @@ static void *reader(void *arg)
 	n = which == HNEXT ? LOAD_ACQ(d->hnext) : LOAD_ACQ(d->parent);
 	CHECK(n != NULL);
 	if (n) {
-		CHECK_EQ(LOAD(n->hash), dc__hash_name(nname, strlen(nname)));
+		CHECK_EQ(LOAD(n->hash), dc__hash_name(cache, LOAD(n->parent), nname,
+						       strlen(nname)));
 		CHECK(dc__name_eq(LOAD_ACQ(n->name), nname, strlen(nname)));
 		CHECK_EQ(LOAD(n->mode) & S_IFMT, which == HNEXT ? S_IFREG : S_IFDIR);
 	}
@@ -88,12 +89,12 @@ static struct dc_dentry *lookup(struct dc_dentry *dir, const char *name)
 static void bucket_mate(struct dc_dentry *dir, const char *name, char *out,
 			size_t size)
 {
-	struct dc_dentry **b = dc__bucket(cache, dir, dc__hash_name(name, strlen(name)));
+	struct dc_dentry **b = dc__bucket(cache, dc__hash_name(cache, dir, name, strlen(name)));
 	int i;
 
 	for (i = 0; i < 100000; i++) {
 		snprintf(out, size, "q%d", i);
-		if (dc__bucket(cache, dir, dc__hash_name(out, strlen(out))) == b)
+		if (dc__bucket(cache, dc__hash_name(cache, dir, out, strlen(out))) == b)
 			return;
 	}
 	CHECK(!"no bucket mate");

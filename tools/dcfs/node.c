@@ -840,7 +840,7 @@ static void fill_inode(struct dc_inode *out, const struct stat *st,
 	out->ino = st->st_ino;
 	out->cookie = (uint64_t)(uintptr_t)n;
 	out->mode = st->st_mode;
-	out->gen = 0;
+	out->gen = dc_hostfs_gen(st->st_dev);
 }
 
 static int be_root(void *ctx, struct dc_inode *out)

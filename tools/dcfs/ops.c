@@ -517,7 +517,7 @@ static void announce(struct dnode *dir, const char *name, const char *link)
 	in.ino = st.st_ino;
 	in.cookie = (uint64_t)(uintptr_t)n;
 	in.mode = st.st_mode;
-	in.gen = 0;
+	in.gen = dc_hostfs_gen(st.st_dev);
 	if (S_ISDIR(st.st_mode))
 		told(dc_mkdir(dcfs.cache, dd, name, &in), n, dd, name);
 	else if (S_ISLNK(st.st_mode) && link)
@@ -613,7 +613,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		in.ino = st.st_ino;
 		in.cookie = (uint64_t)(uintptr_t)n;
 		in.mode = st.st_mode;
-		in.gen = 0;
+		in.gen = dc_hostfs_gen(st.st_dev);
 		node_ref(n);		/* the new entry's */
 		told(dc_link(dcfs.cache, node_dentry(ndir), newname, &in), n,
 		     node_dentry(ndir), newname);

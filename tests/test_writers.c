@@ -1,0 +1,859 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_writers.c - the writer paths never lie, never free what a reader can
+ * still reach, and stay bounded.  One staged case per way they once did:
+ *
+ *  text_freed       an in-place change of a symlink queued its old text
+ *                   for freeing before the seq write that hides it; a
+ *                   grace period could end while a new reader still found
+ *                   the text.  call_rcu is interposed: at the moment the
+ *                   text is queued, the grace period is let run out and a
+ *                   new reader resolves the link.  It must not read the
+ *                   text (ASan: use after free; every build: the old
+ *                   target's answer).
+ *  held_changed     "unused" was a plain load of the count, and release()
+ *                   ran before the seq write: a reference taken meanwhile
+ *                   held an entry that then changed inode under it, its
+ *                   cookie released.  The backend's release() takes a
+ *                   reference from another thread; what it holds must
+ *                   never change.
+ *  two_dirs         a directory cached under both names of a rename
+ *                   (a lookup between the backend's rename and dc_rename):
+ *                   an unlink through a handle on one reached only that
+ *                   one, and the other kept the file.
+ *  dropped_bounded  lookups in a dropped directory allocated an entry each
+ *                   and never shrank.
+ *  unlink_bounded   entries unlinked in place stayed on the positive list,
+ *                   where the negative cap never looked.
+ *  flooding         the name hash was unkeyed and unsalted: names made to
+ *                   share one hash shared one chain in every directory.
+ *  same_number      live_dir matched directories on inode number alone.
+ *  long_target      a backend's readlink filling the whole buffer, as
+ *                   readlink(2) does when it truncates, overflowed a copy.
+ *  negative_kept    a negative answered by the rcu-walk was not marked
+ *                   used, so the most probed negatives went first.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+
+#include "dcache.h"
+#include "harness.h"
+#include "../src/internal.h"
+
+/* ---- call_rcu, interposed ------------------------------------------------ */
+
+static void (*stall_hook)(void);	/* run once at the next call_rcu */
+
+/* The executable's definition wins over liburcu's: every call_rcu of the
+ * statically linked library comes here first. */
+void urcu_memb_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *))
+{
+	static void (*real)(struct rcu_head *, void (*)(struct rcu_head *));
+	void (*hook)(void) = __atomic_exchange_n(&stall_hook, NULL, __ATOMIC_ACQ_REL);
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "urcu_memb_call_rcu");
+	real(head, fn);
+	if (hook)
+		hook();
+}
+
+/* ---- a memfs backend with hooks ------------------------------------------ */
+
+struct hooked {
+	struct dc_backend inner;
+	void (*on_release)(const struct dc_inode *in);
+	unsigned long lookups;		/* backend lookups made */
+	const char *count_name;		/* ... of this name, into named */
+	unsigned long named;
+};
+
+static int h_root(void *ctx, struct dc_inode *out)
+{
+	struct hooked *k = ctx;
+
+	return k->inner.ops->root(k->inner.ctx, out);
+}
+
+static int h_lookup(void *ctx, const struct dc_inode *dir, const char *name,
+		    size_t len, struct dc_inode *out)
+{
+	struct hooked *k = ctx;
+
+	__atomic_add_fetch(&k->lookups, 1, __ATOMIC_RELAXED);
+	if (k->count_name && strlen(k->count_name) == len &&
+	    !memcmp(k->count_name, name, len))
+		__atomic_add_fetch(&k->named, 1, __ATOMIC_RELAXED);
+	return k->inner.ops->lookup(k->inner.ctx, dir, name, len, out);
+}
+
+static int h_getattr(void *ctx, struct dc_inode *in)
+{
+	struct hooked *k = ctx;
+
+	return k->inner.ops->getattr(k->inner.ctx, in);
+}
+
+static int h_readlink(void *ctx, const struct dc_inode *in, char *buf, size_t size)
+{
+	struct hooked *k = ctx;
+
+	return k->inner.ops->readlink(k->inner.ctx, in, buf, size);
+}
+
+static void h_release(void *ctx, const struct dc_inode *in)
+{
+	struct hooked *k = ctx;
+	void (*hook)(const struct dc_inode *) = k->on_release;
+
+	if (hook) {
+		k->on_release = NULL;
+		hook(in);
+	}
+	if (k->inner.ops->release)
+		k->inner.ops->release(k->inner.ctx, in);
+}
+
+static const struct dc_backend_ops hooked_ops = {
+	.root = h_root, .lookup = h_lookup, .getattr = h_getattr,
+	.readlink = h_readlink, .release = h_release,
+};
+
+static struct dc_cache *new_cache(struct dc_memfs *fs, struct hooked *k,
+				  enum dc_mode mode, uint64_t max, uint64_t maxneg)
+{
+	struct dc_options o = { .mode = mode, .max_entries = max, .max_negative = maxneg };
+	struct dc_cache *c = NULL;
+
+	memset(k, 0, sizeof(*k));
+	k->inner = dc_memfs_backend(fs);
+	o.backend.ops = &hooked_ops;
+	o.backend.ctx = k;
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	return c;
+}
+
+static int resolve(struct dc_cache *c, const char *path, unsigned flags, uint64_t *ino)
+{
+	struct dc_stat st;
+	int err = dc_resolve(c, NULL, path, flags, &st);
+
+	if (ino)
+		*ino = err ? 0 : st.ino;
+	return err;
+}
+
+/* Run fn in a thread of its own (a reader that began after the writer
+ * stalled) and wait for it, or fail loudly if it blocks. */
+static void run_reader(void *(*fn)(void *), void *arg)
+{
+	struct timespec ts;
+	pthread_t t;
+
+	CHECK_EQ(pthread_create(&t, NULL, fn, arg), 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 30;
+	if (pthread_timedjoin_np(t, NULL, &ts) != 0) {
+		fprintf(stderr, "a reader blocked on the stalled writer\n");
+		exit(1);
+	}
+}
+
+/* ---- text_freed ---------------------------------------------------------- */
+
+static struct dc_cache *tf_cache;
+static uint64_t tf_ino;
+static int tf_err;
+
+static void *tf_reader(void *arg)
+{
+	(void)arg;
+	tf_err = resolve(tf_cache, "l", 0, &tf_ino);
+	return NULL;
+}
+
+/* The old text was just queued: let every grace period run out, as a
+ * preempted writer would, then let a new reader in. */
+static void tf_stall(void)
+{
+	rcu_barrier();
+	run_reader(tf_reader, NULL);
+}
+
+static void test_text_freed(bool to_file)
+{
+	struct dc_memfs *fs;
+	struct dc_inode a, b, l, n;
+	struct hooked k;
+	uint64_t ino;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "a", S_IFREG | 0644, NULL, &a), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "b", S_IFREG | 0644, NULL, &b), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "l", S_IFLNK | 0777, "a", &l), 0);
+	tf_cache = new_cache(fs, &k, DC_MODE_RCU, 0, 0);
+	CHECK_EQ(resolve(tf_cache, "l", 0, &ino), 0);	/* caches l and its text */
+	CHECK_EQ(ino, a.ino);
+	resolve(tf_cache, "b", 0, NULL);
+
+	/* l becomes a file, or a symlink to b: an in-place change either way */
+	CHECK_EQ(dc_memfs_remove(fs, DC_MEMFS_ROOT, "l", 0), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "l", to_file ? S_IFREG | 0600 : S_IFLNK | 0777,
+			      to_file ? NULL : "b", &n), 0);
+	tf_ino = 0;
+	tf_err = 1;
+	__atomic_store_n(&stall_hook, tf_stall, __ATOMIC_RELEASE);
+	if (to_file)
+		CHECK_EQ(dc_create(tf_cache, tf_cache->root, "l", &n), 0);
+	else
+		CHECK_EQ(dc_symlink(tf_cache, tf_cache->root, "l", &n, "b"), 0);
+	CHECK(stall_hook == NULL);		/* the text was queued */
+	CHECK_EQ(tf_err, 0);
+	CHECK_EQ(tf_ino, to_file ? n.ino : b.ino);	/* never a's: that text was freed */
+	CHECK_EQ(resolve(tf_cache, "l", 0, &ino), 0);
+	CHECK_EQ(ino, to_file ? n.ino : b.ino);
+	CHECK_EQ(dc_debug_check(tf_cache), 0);
+	dc_cache_destroy(tf_cache);
+	dc_memfs_free(fs);
+}
+
+/* ---- held_changed -------------------------------------------------------- */
+
+static struct dc_cache *hc_cache;
+static struct dc_dentry *hc_held;
+static struct dc_stat hc_seen;
+
+static void *hc_reader(void *arg)
+{
+	(void)arg;
+	hc_held = NULL;
+	if (dc_lookup(hc_cache, hc_cache->root, "f", 1, &hc_held) == 0)
+		CHECK_EQ(dc_dentry_stat(hc_held, &hc_seen), 0);
+	else
+		hc_held = NULL;
+	return NULL;
+}
+
+/* The backend is told to let the old inode go: a reader takes "f" now. */
+static void hc_stall(const struct dc_inode *in)
+{
+	(void)in;
+	run_reader(hc_reader, NULL);
+}
+
+static void test_held_changed(bool recreate)
+{
+	struct dc_memfs *fs;
+	struct dc_inode f, g;
+	struct dc_stat st;
+	struct hooked k;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "f", S_IFREG | 0644, NULL, &f), 0);
+	hc_cache = new_cache(fs, &k, DC_MODE_RCU, 0, 0);
+	CHECK_EQ(resolve(hc_cache, "f", 0, NULL), 0);
+
+	CHECK_EQ(dc_memfs_remove(fs, DC_MEMFS_ROOT, "f", 0), 0);
+	if (recreate)
+		CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "f", S_IFREG | 0600, NULL, &g), 0);
+	k.on_release = hc_stall;
+	if (recreate)
+		CHECK_EQ(dc_create(hc_cache, hc_cache->root, "f", &g), 0);
+	else
+		CHECK_EQ(dc_unlink(hc_cache, hc_cache->root, "f"), 0);
+	CHECK(k.on_release == NULL);		/* the old inode was released */
+	if (hc_held) {
+		/* what a reference holds never changes under it, and is never
+		 * an inode the backend was told to let go */
+		CHECK_EQ(dc_dentry_stat(hc_held, &st), 0);
+		CHECK_EQ(st.ino, hc_seen.ino);
+		CHECK(recreate && hc_seen.ino == g.ino);
+		dc_put(hc_cache, hc_held);
+	} else {
+		CHECK(!recreate);	/* a negative answer is the only other */
+	}
+	CHECK_EQ(resolve(hc_cache, "f", 0, NULL), recreate ? 0 : -ENOENT);
+	CHECK_EQ(dc_debug_check(hc_cache), 0);
+	dc_cache_destroy(hc_cache);
+	dc_memfs_free(fs);
+}
+
+/* ---- two_dirs ------------------------------------------------------------ */
+
+static void test_two_dirs(enum dc_mode mode)
+{
+	struct dc_memfs *fs;
+	struct dc_inode a, x;
+	struct dc_dentry *ha;
+	struct dc_cache *c;
+	struct hooked k;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "a", S_IFDIR | 0755, NULL, &a), 0);
+	CHECK_EQ(dc_memfs_add(fs, a.ino, "x", S_IFREG | 0644, NULL, &x), 0);
+	c = new_cache(fs, &k, mode, 0, 0);
+	CHECK_EQ(dc_walk(c, NULL, "a", 0, &ha), 0);	/* the caller's handle */
+	CHECK_EQ(resolve(c, "a/x", 0, NULL), 0);
+
+	/* the backend renames a to b; before dc_rename, a lookup caches b */
+	CHECK_EQ(dc_memfs_rename(fs, DC_MEMFS_ROOT, "a", DC_MEMFS_ROOT, "b", 0), 0);
+	CHECK_EQ(resolve(c, "b/x", 0, NULL), 0);
+	/* an unlink through the handle on a, before the rename is told */
+	CHECK_EQ(dc_memfs_remove(fs, a.ino, "x", 0), 0);
+	CHECK_EQ(dc_unlink(c, ha, "x"), 0);
+	CHECK_EQ(dc_rename(c, c->root, "a", c->root, "b", 0), 0);
+
+	CHECK_EQ(resolve(c, "b/x", 0, NULL), -ENOENT);
+	CHECK_EQ(resolve(c, "a", 0, NULL), -ENOENT);
+	CHECK_EQ(resolve(c, "b", 0, NULL), 0);
+	dc_put(c, ha);
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+}
+
+/* ---- dropped_bounded and unlink_bounded: stress, threads ----------------- */
+
+#define CAP	1000
+
+/* The bound the cache documents (docs/design.md, "Bounded memory"), as
+ * dcbench memstorm checks it: two entries' worth of bytes per capped
+ * entry (evicted ones may wait for a grace period), the buckets, and
+ * 4 MiB of slack for slab chunks and the allocator. */
+static uint64_t bound_bytes(uint64_t cap)
+{
+	uint64_t buckets = 16;
+
+	while (buckets < cap / 2)
+		buckets *= 2;
+	return cap * 128 * 2 + buckets * 8 + (4u << 20);
+}
+
+struct storm {
+	struct dc_cache *c;
+	struct dc_memfs *fs;
+	struct dc_dentry *dir;
+	uint64_t dir_ino;
+	int id, n;
+	uint64_t peak_entries, peak_bytes, peak_negative;
+	pthread_mutex_t *fs_lock;	/* memfs is not thread-safe */
+};
+
+static void sample(struct storm *s)
+{
+	struct dc_stats st;
+
+	dc_get_stats(s->c, &st);
+	if (st.entries > s->peak_entries)
+		s->peak_entries = st.entries;
+	if (st.bytes > s->peak_bytes)
+		s->peak_bytes = st.bytes;
+	if (st.negative > s->peak_negative)
+		s->peak_negative = st.negative;
+}
+
+static void *dropped_worker(void *arg)
+{
+	struct storm *s = arg;
+	char name[32];
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		struct dc_dentry *d = NULL;
+		int err;
+
+		snprintf(name, sizeof(name), "t%d-n%d", s->id, i);
+		err = dc_lookup(s->c, s->dir, name, strlen(name), &d);
+		if (i % 2 == 0) {	/* even names exist */
+			CHECK_EQ(err, 0);
+			if (!err)
+				dc_put(s->c, d);
+		} else {
+			CHECK_EQ(err, -ENOENT);
+		}
+		if (i % 500 == 0)
+			sample(s);
+	}
+	sample(s);
+	return NULL;
+}
+
+static void test_dropped_bounded(enum dc_mode mode)
+{
+	pthread_mutex_t fs_lock = PTHREAD_MUTEX_INITIALIZER;
+	struct storm s[2];
+	struct dc_memfs *fs;
+	struct dc_inode d, in;
+	struct dc_dentry *hd;
+	struct dc_stats st;
+	struct dc_cache *c;
+	struct hooked k;
+	pthread_t t[2];
+	char name[32];
+	int i, j, n = 50000;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "d", S_IFDIR | 0755, NULL, &d), 0);
+	for (j = 0; j < 2; j++)
+		for (i = 0; i < n; i += 2) {
+			snprintf(name, sizeof(name), "t%d-n%d", j, i);
+			CHECK_EQ(dc_memfs_add(fs, d.ino, name, S_IFREG | 0644, NULL, &in), 0);
+		}
+	c = new_cache(fs, &k, mode, CAP, 0);
+	CHECK_EQ(dc_walk(c, NULL, "d", 0, &hd), 0);
+	CHECK_EQ(dc_invalidate(c, hd), 0);	/* dropped, still held */
+	for (j = 0; j < 2; j++) {
+		s[j] = (struct storm){ .c = c, .fs = fs, .dir = hd, .id = j, .n = n,
+				       .fs_lock = &fs_lock };
+		CHECK_EQ(pthread_create(&t[j], NULL, dropped_worker, &s[j]), 0);
+	}
+	for (j = 0; j < 2; j++)
+		pthread_join(t[j], NULL);
+	dc_get_stats(c, &st);
+	CHECK(st.misses >= (uint64_t)2 * n);	/* nothing below hd was cached */
+	for (j = 0; j < 2; j++) {
+		/* the cap, an eighth over it at most (plus an entry a thread) */
+		CHECK_EQ(s[j].peak_entries > CAP + CAP / 8 + 2 ? s[j].peak_entries : 0, 0);
+		CHECK(s[j].peak_bytes <= bound_bytes(CAP));
+	}
+	dc_put(c, hd);
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+}
+
+static void *unlink_worker(void *arg)
+{
+	struct storm *s = arg;
+	char name[32];
+	int i;
+
+	for (i = 0; i < s->n; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		pthread_mutex_lock(s->fs_lock);
+		CHECK_EQ(dc_memfs_remove(s->fs, s->dir_ino, name, 0), 0);
+		pthread_mutex_unlock(s->fs_lock);
+		CHECK_EQ(dc_unlink(s->c, s->dir, name), 0);
+		if (i % 250 == 0)
+			sample(s);
+	}
+	sample(s);
+	return NULL;
+}
+
+static void test_unlink_bounded(enum dc_mode mode)
+{
+	pthread_mutex_t fs_lock = PTHREAD_MUTEX_INITIALIZER;
+	enum { MAXNEG = 100, FILES = 5000 };
+	struct dc_memfs *fs;
+	struct dc_inode d[2], in;
+	struct dc_dentry *hd[2];
+	struct dc_stats st;
+	struct dc_cache *c;
+	struct storm s[2];
+	struct hooked k;
+	pthread_t t[2];
+	char name[64];
+	int i, j;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	c = NULL;
+	for (j = 0; j < 2; j++) {
+		snprintf(name, sizeof(name), "d%d", j);
+		CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, name, S_IFDIR | 0755, NULL, &d[j]), 0);
+		for (i = 0; i < FILES; i++) {
+			snprintf(name, sizeof(name), "f%d", i);
+			CHECK_EQ(dc_memfs_add(fs, d[j].ino, name, S_IFREG | 0644, NULL, &in), 0);
+		}
+	}
+	c = new_cache(fs, &k, mode, 100000, MAXNEG);
+	for (j = 0; j < 2; j++) {
+		snprintf(name, sizeof(name), "d%d", j);
+		CHECK_EQ(dc_walk(c, NULL, name, 0, &hd[j]), 0);
+		for (i = 0; i < FILES; i++) {	/* every file cached, positive */
+			snprintf(name, sizeof(name), "d%d/f%d", j, i);
+			CHECK_EQ(resolve(c, name, 0, NULL), 0);
+		}
+	}
+	for (j = 0; j < 2; j++) {
+		s[j] = (struct storm){ .c = c, .fs = fs, .dir = hd[j], .dir_ino = d[j].ino,
+				       .id = j, .n = FILES, .fs_lock = &fs_lock };
+		CHECK_EQ(pthread_create(&t[j], NULL, unlink_worker, &s[j]), 0);
+	}
+	for (j = 0; j < 2; j++)
+		pthread_join(t[j], NULL);
+	dc_get_stats(c, &st);
+	CHECK(st.negative <= MAXNEG);
+	CHECK(st.evictions >= 2 * FILES - MAXNEG);
+	for (j = 0; j < 2; j++)
+		CHECK_EQ(s[j].peak_negative > MAXNEG + MAXNEG / 8 + 2 ?
+			 s[j].peak_negative : 0, 0);
+	/* and every answer is still the truth */
+	for (i = 0; i < FILES; i += 97) {
+		snprintf(name, sizeof(name), "d1/f%d", i);
+		CHECK_EQ(resolve(c, name, 0, NULL), -ENOENT);
+	}
+	for (j = 0; j < 2; j++)
+		dc_put(c, hd[j]);
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+}
+
+/* ---- flooding ------------------------------------------------------------ */
+
+#define K1	0x9e3779b97f4a7c15ull
+#define K2	0xd6e8feb86659fd93ull
+
+static uint64_t inverse(uint64_t k)	/* of an odd k, mod 2^64 */
+{
+	uint64_t x = k;
+	int i;
+
+	for (i = 0; i < 6; i++)
+		x *= 2 - k * x;
+	return x;
+}
+
+/* Undo the library's mix(): h such that mix(h, w) == r. */
+static uint64_t unmix(uint64_t r, uint64_t w)
+{
+	uint64_t t = r ^ (r >> 29) ^ (r >> 58);	/* x ^ (x >> 29), inverted */
+
+	return (t * inverse(K1)) ^ w;
+}
+
+/* An 8-byte name w is usable when no byte is NUL or '/'. */
+static bool usable(uint64_t w)
+{
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		unsigned char b = (unsigned char)(w >> (8 * i));
+
+		if (b == 0 || b == '/')
+			return false;
+	}
+	return true;
+}
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t next_rand(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/*
+ * n 8-byte names that all have hash T under an unkeyed, unsalted hash of
+ * this construction (the state starting from a constant, the parent only
+ * perturbing the bucket): computed once, they would share a chain in every
+ * directory of every process.  The hash is inverted: pick states that fold
+ * to T, undo the length's mix, then the word's.
+ */
+static void craft_unkeyed(char (*names)[9], int n)
+{
+	const uint64_t h0 = 0x243f6a8885a308d3ull, T = 0x1234567;
+	int i = 0;
+
+	while (i < n) {
+		uint64_t a = next_rand() >> 32;
+		uint64_t h2 = a << 32 | (T ^ a);	/* h2 ^ (h2 >> 32) folds to T */
+		uint64_t w = unmix(unmix(h2, 8), 0) ^ h0;
+
+		if (!usable(w))
+			continue;
+		memcpy(names[i], &w, 8);
+		names[i][8] = '\0';
+		i++;
+	}
+}
+
+/* n names that share a hash in directory dir of cache c, computed from its
+ * seed: what an attacker who learned the seed could make. */
+static void craft_keyed(struct dc_cache *c, struct dc_dentry *dir,
+			char (*names)[9], int n)
+{
+	const uint64_t T = 0x7654321;
+	int i = 0;
+
+	while (i < n) {
+		uint64_t h = T << 32 | (next_rand() >> 32);	/* the final state */
+		uint64_t key, w;
+
+		h *= inverse(K2);
+		h ^= h >> 32;			/* its own inverse */
+		key = (h * inverse(K1)) ^ (uint64_t)(uintptr_t)dir;
+		w = unmix(unmix(key, 8), 0) ^ c->seed;
+		if (!usable(w))
+			continue;
+		memcpy(names[i], &w, 8);
+		names[i][8] = '\0';
+		i++;
+	}
+}
+
+static uint64_t longest_chain(struct dc_cache *c)
+{
+	uint64_t i, n, most = 0;
+	struct dc_dentry *d;
+
+	for (i = 0; i < c->nbuckets; i++) {
+		for (n = 0, d = c->buckets[i]; d; d = d->hnext)
+			n++;
+		if (n > most)
+			most = n;
+	}
+	return most;
+}
+
+/* Add every name to directory path (ino dino) and cache it. */
+static void add_all(struct dc_memfs *fs, struct dc_cache *c, uint64_t dino,
+		    const char *path, char (*names)[9], int n)
+{
+	struct dc_dentry *dir;
+	struct dc_inode in;
+	char p[32];
+	int i;
+
+	CHECK_EQ(dc_walk(c, NULL, path, 0, &dir), 0);
+	for (i = 0; i < n; i++) {
+		CHECK_EQ(dc_memfs_add(fs, dino, names[i], S_IFREG | 0644, NULL, &in), 0);
+		CHECK_EQ(dc_create(c, dir, names[i], &in), 0);
+		snprintf(p, sizeof(p), "%s/%s", path, names[i]);
+		CHECK_EQ(resolve(c, p, 0, NULL), 0);
+	}
+	dc_put(c, dir);
+}
+
+static void test_flooding(void)
+{
+	enum { N = 2000 };
+	static char names[N][9], keyed[N][9];
+	struct dc_memfs *fs;
+	struct dc_inode a, b;
+	struct dc_dentry *da;
+	struct dc_cache *c, *c2;
+	struct hooked k, k2;
+	int i, same = 0;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "a", S_IFDIR | 0755, NULL, &a), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "b", S_IFDIR | 0755, NULL, &b), 0);
+	c = new_cache(fs, &k, DC_MODE_RCU, 1 << 16, 0);
+	c2 = new_cache(fs, &k2, DC_MODE_RCU, 1 << 16, 0);
+
+	/* names computed ahead of time: no chain longer than chance makes
+	 * (2,000 names over 32,768 buckets: 8 is already rare) */
+	craft_unkeyed(names, N);
+	add_all(fs, c, a.ino, "a", names, N);
+	CHECK(longest_chain(c) <= 8);
+
+	/* names made from c's own seed for directory a: they do share one
+	 * hash there (so the inversion is right), and nowhere else */
+	CHECK_EQ(dc_walk(c, NULL, "a", 0, &da), 0);
+	craft_keyed(c, da, keyed, N);
+	for (i = 0; i < N; i++)
+		same += dc__hash_name(c, da, keyed[i], 8) == dc__hash_name(c, da, keyed[0], 8);
+	CHECK_EQ(same, N);
+	dc_put(c, da);
+	add_all(fs, c, b.ino, "b", keyed, N);		/* another directory */
+	CHECK(longest_chain(c) <= 8);
+	add_all(fs, c2, a.ino, "a", keyed, N);		/* another cache */
+	CHECK(longest_chain(c2) <= 8);
+	CHECK(c->seed != c2->seed);
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	dc_cache_destroy(c2);
+	dc_memfs_free(fs);
+}
+
+/* ---- same_number: two directories, one inode number, two devices ---------- */
+
+/*
+ * root holds v1 and v2, both directory 256 (btrfs subvolume roots), told
+ * apart by gen as hostfs tells devices apart.  Each holds what it was
+ * given with add().
+ */
+struct twovol {
+	pthread_mutex_t lock;
+	char names[2][8][16];
+	int n[2];
+};
+
+static int tv_root(void *ctx, struct dc_inode *out)
+{
+	(void)ctx;
+	*out = (struct dc_inode){ 2, 0, S_IFDIR | 0755, 0 };
+	return 0;
+}
+
+static int tv_lookup(void *ctx, const struct dc_inode *dir, const char *name,
+		     size_t len, struct dc_inode *out)
+{
+	struct twovol *v = ctx;
+	int i, vol = (int)dir->gen - 1, err = -ENOENT;
+
+	if (dir->ino == 2) {
+		if (len == 2 && name[0] == 'v' && (name[1] == '1' || name[1] == '2')) {
+			*out = (struct dc_inode){ 256, 0, S_IFDIR | 0755,
+						  (uint32_t)(name[1] - '0') };
+			return 0;
+		}
+		return -ENOENT;
+	}
+	pthread_mutex_lock(&v->lock);
+	for (i = 0; i < v->n[vol]; i++)
+		if (strlen(v->names[vol][i]) == len && !memcmp(v->names[vol][i], name, len)) {
+			*out = (struct dc_inode){ 1000 + (uint64_t)i, 0, S_IFREG | 0644,
+						  (uint32_t)vol + 1 };
+			err = 0;
+		}
+	pthread_mutex_unlock(&v->lock);
+	return err;
+}
+
+static const struct dc_backend_ops twovol_ops = { .root = tv_root, .lookup = tv_lookup };
+
+static void test_same_number(enum dc_mode mode)
+{
+	struct twovol v = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct dc_options o = { .mode = mode, .backend = { &twovol_ops, &v } };
+	struct dc_inode in = { 1000, 0, S_IFREG | 0644, 1 };
+	struct dc_dentry *h1;
+	struct dc_cache *c;
+
+	snprintf(v.names[0][v.n[0]++], 16, "f");
+	snprintf(v.names[1][v.n[1]++], 16, "f");
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	CHECK_EQ(dc_walk(c, NULL, "v1", 0, &h1), 0);
+	CHECK_EQ(resolve(c, "v1/f", 0, NULL), 0);
+	CHECK_EQ(resolve(c, "v2/f", 0, NULL), 0);
+	CHECK_EQ(resolve(c, "v2/new", 0, NULL), -ENOENT);
+	CHECK_EQ(dc_invalidate_name(c, c->root, "v1"), 0);	/* h1 is dropped */
+	/* a file created in v1, told through the dropped handle */
+	snprintf(v.names[0][v.n[0]++], 16, "new");
+	in.ino = 1001;
+	CHECK_EQ(dc_create(c, h1, "new", &in), 0);
+	CHECK_EQ(resolve(c, "v2/new", 0, NULL), -ENOENT);	/* not in v2 */
+	CHECK_EQ(resolve(c, "v1/new", 0, NULL), 0);
+	dc_put(c, h1);
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+
+	/* hostfs's gen is the kernel's encoding of st_dev */
+	CHECK_EQ(dc_hostfs_gen(makedev(8, 1)), 8u << 20 | 1);
+	CHECK_EQ(dc_hostfs_gen(makedev(259, 1048575)), 259u << 20 | 1048575);
+	CHECK(dc_hostfs_gen(makedev(0, 256)) != dc_hostfs_gen(makedev(0, 257)));
+}
+
+/* ---- long_target ---------------------------------------------------------- */
+
+/* A symlink "l" whose text is longer than any path: readlink truncates to
+ * the buffer, as readlink(2) does, without a NUL. */
+static int lt_root(void *ctx, struct dc_inode *out)
+{
+	(void)ctx;
+	*out = (struct dc_inode){ 1, 0, S_IFDIR | 0755, 0 };
+	return 0;
+}
+
+static int lt_lookup(void *ctx, const struct dc_inode *dir, const char *name,
+		     size_t len, struct dc_inode *out)
+{
+	(void)ctx;
+	(void)dir;
+	if (len != 1 || name[0] != 'l')
+		return -ENOENT;
+	*out = (struct dc_inode){ 2, 0, S_IFLNK | 0777, 0 };
+	return 0;
+}
+
+static int lt_readlink(void *ctx, const struct dc_inode *in, char *buf, size_t size)
+{
+	size_t i, full = 5000;
+
+	(void)ctx;
+	(void)in;
+	for (i = 0; i < size && i < full; i++)
+		buf[i] = i % 2 ? '/' : 'x';
+	return (int)i;
+}
+
+static const struct dc_backend_ops longtarget_ops = {
+	.root = lt_root, .lookup = lt_lookup, .readlink = lt_readlink,
+};
+
+static void test_long_target(enum dc_mode mode)
+{
+	struct dc_options o = { .mode = mode, .backend = { &longtarget_ops, NULL } };
+	struct dc_cache *c;
+
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	/* asked again each time: an error is never cached */
+	CHECK_EQ(resolve(c, "l", 0, NULL), -ENAMETOOLONG);
+	CHECK_EQ(resolve(c, "l/y", 0, NULL), -ENAMETOOLONG);
+	CHECK_EQ(resolve(c, "l", DC_NOFOLLOW, NULL), -ENAMETOOLONG);
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+}
+
+/* ---- negative_kept -------------------------------------------------------- */
+
+static void test_negative_kept(void)
+{
+	enum { MAXNEG = 100 };
+	struct dc_memfs *fs;
+	struct dc_cache *c;
+	struct hooked k;
+	char name[32];
+	int i;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	c = new_cache(fs, &k, DC_MODE_RCU, 100000, MAXNEG);
+	k.count_name = "hot";
+	CHECK_EQ(resolve(c, "hot", 0, NULL), -ENOENT);
+	/* 2,000 other negatives through a cap of 100; "hot" is probed
+	 * between every 20 of them, as a PATH search probes */
+	for (i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "cold%d", i);
+		CHECK_EQ(resolve(c, name, 0, NULL), -ENOENT);
+		if (i % 20 == 0)
+			CHECK_EQ(resolve(c, "hot", 0, NULL), -ENOENT);
+	}
+	CHECK_EQ(k.named, 1);	/* asked once: kept as used all along */
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+}
+
+int main(void)
+{
+	static const enum dc_mode modes[] = { DC_MODE_RCU, DC_MODE_GLOBAL, DC_MODE_RWLOCK };
+	unsigned m;
+
+	/* the lock-free reader and the stalled writer: rcu mode's race */
+	test_text_freed(true);
+	test_text_freed(false);
+	test_held_changed(false);
+	test_held_changed(true);
+	for (m = 0; m < 3; m++) {
+		test_two_dirs(modes[m]);
+		test_dropped_bounded(modes[m]);
+		test_unlink_bounded(modes[m]);
+		test_same_number(modes[m]);
+		test_long_target(modes[m]);
+	}
+	test_flooding();
+	test_negative_kept();
+	CHECK_EQ(dc_debug_live_entries(), 0);
+	return h_done("test_writers");
+}
