@@ -112,6 +112,7 @@ static void cache_free(struct dc_cache *c)
 	if (c->root)
 		dc__free_now(c, c->root);
 	dc__free(c, c->buckets, c->nbuckets * sizeof(*c->buckets));
+	dc__free(c, c->dirs, (c->nbuckets >> 3) * sizeof(*c->dirs));
 	dc__stat_free(c);
 	dc__slab_destroy(c);
 	locks_destroy(c);
@@ -255,14 +256,14 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 		return -1;
 	if (!dc__is_dir(d->parent->mode) && !(dflags(d->parent) & DC_F_DEAD))
 		return -1;
-	/* a hashed directory has no forgotten ancestor (forget_tree in
-	 * update.c): a handle on it may be used for lookups and updates */
+	/* a hashed directory is in the directory index (hash.c) */
 	if (dc__is_dir(d->mode)) {
-		struct dc_dentry *p;
+		struct dc_dentry *e = dc__dirs_first(c, d->ino, d->gen);
 
-		for (p = d->parent; p; p = p->parent)
-			if (dflags(p) & DC_F_DEAD)
-				return -1;
+		while (e && e != d)
+			e = (struct dc_dentry *)e->aux;
+		if (!e)
+			return -1;
 	}
 	/* a hashed child holds a count on its parent */
 	return LOAD(d->parent->count) > 0 ? 0 : -1;
@@ -271,7 +272,7 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 DC_API int dc_debug_check(struct dc_cache *c)
 {
 	struct dc_dentry *d;
-	uint64_t i, hashed = 0, listed = 0, neg = 0, astray = 0;
+	uint64_t i, hashed = 0, listed = 0, neg = 0, astray = 0, dirs = 0, indexed = 0;
 	int err = 0;
 
 	if (!c)
@@ -283,12 +284,23 @@ DC_API int dc_debug_check(struct dc_cache *c)
 			struct dc_dentry *e;
 
 			err = check_entry(c, d, i);
+			dirs += dc__is_dir(d->mode);
 			/* one hashed entry per (parent, name) */
 			for (e = d->hnext; e && !err; e = e->hnext)
 				if (e->parent == d->parent && e->hash == d->hash &&
 				    dc__name_eq(e->name, d->name->s, d->name->len))
 					err = -2;
 		}
+	/* and the index holds hashed directories only, each once: as many
+	 * as the table holds */
+	for (i = 0; i < (c->nbuckets >> 3) && !err; i++)
+		for (d = c->dirs[i]; d; d = (struct dc_dentry *)d->aux) {
+			if (dflags(d) & DC_F_DEAD || !dc__is_dir(d->mode) ||
+			    ++indexed > dirs)
+				err = -1;
+		}
+	if (indexed != dirs)
+		err = -1;
 	for (d = c->lru_pos.head; d; d = d->lru_next) {
 		bool n = d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
 

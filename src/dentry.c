@@ -331,17 +331,24 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 			 struct old_inode *old)
 {
 	bool was_neg = counted_negative(d), was_astray = astray(d);
+	bool hashed = !(dflags(d) & DC_F_DEAD);
 	uint32_t mode = in ? in->mode : 0;
 
+	if (hashed && dc__is_dir(d->mode))
+		dc__dirs_del(c, d);
 	save_inode(d, old);
 	seq_write_begin(&d->seq);
 	STORE(d->ino, in ? in->ino : 0);
 	STORE(d->cookie, in ? in->cookie : 0);
 	STORE(d->gen, in ? in->gen : 0);
-	/* a directory's aux is its generation, starting from 0 */
 	STORE(d->aux, dc__is_lnk(mode) ? (uintptr_t)target : 0);
 	STORE(d->mode, mode);
 	seq_write_end(&d->seq);
+	/* a directory's aux links it into the index; readers look at aux
+	 * only when they see a symlink, and their seq check fails if they
+	 * saw the mode from before this change */
+	if (hashed && dc__is_dir(mode))
+		dc__dirs_add(c, d);
 	if (was_neg && !counted_negative(d))
 		__atomic_sub_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 	else if (!was_neg && counted_negative(d))
@@ -387,11 +394,22 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 	return true;
 }
 
-/* Names in dir changed: a backend answer fetched before now is stale. */
-void dc__bump_dirgen(struct dc_dentry *dir)
+static size_t dirgen_index(const struct dc_dentry *dir)
 {
-	if (dc__is_dir(dir->mode))
-		STORE(dir->aux, dir->aux + 1);
+	return (size_t)(((uint64_t)(uintptr_t)dir * 0x9e3779b97f4a7c15ull) >>
+			(64 - DC_DIRGEN_BITS));
+}
+
+/* dir's generation, as a miss notes it.  Write lock held. */
+uint32_t dc__dirgen(const struct dc_cache *c, const struct dc_dentry *dir)
+{
+	return c->dirgen[dirgen_index(dir)];
+}
+
+/* Names in dir changed: a backend answer fetched before now is stale. */
+void dc__bump_dirgen(struct dc_cache *c, const struct dc_dentry *dir)
+{
+	c->dirgen[dirgen_index(dir)]++;
 }
 
 /* ---- copying out ----------------------------------------------------------- */

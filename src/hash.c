@@ -55,7 +55,56 @@ int dc__hash_init(struct dc_cache *c, uint64_t max_entries)
 	c->nbuckets = 1ull << bits;
 	c->shift = 64 - bits;
 	c->buckets = dc__calloc(c, c->nbuckets * sizeof(*c->buckets));
-	return c->buckets ? 0 : -ENOMEM;
+	/* the directory index: an eighth as many heads (directories are a
+	 * minority of names; half a byte per capped entry) */
+	c->dirs_shift = c->shift + 3;
+	c->dirs = dc__calloc(c, (c->nbuckets >> 3) * sizeof(*c->dirs));
+	return c->buckets && c->dirs ? 0 : -ENOMEM;
+}
+
+/* ---- the directory index ------------------------------------------------
+ *
+ * Every hashed positive directory is on one chain of c->dirs, keyed by its
+ * inode (ino, gen) and linked through its aux, which no lock-free reader
+ * reads for a directory.  An update through a handle the cache has
+ * dropped finds the live entry for the same directory here, in one probe,
+ * when the name no longer leads to it (after an exchange or an
+ * invalidation).  Write lock only.
+ */
+
+static struct dc_dentry **dirs_head(struct dc_cache *c, uint64_t ino, uint32_t gen)
+{
+	uint64_t k = (ino ^ ((uint64_t)gen << 40 | (uint64_t)gen >> 24)) *
+		     0x9e3779b97f4a7c15ull;
+
+	return &c->dirs[k >> c->dirs_shift];
+}
+
+void dc__dirs_add(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_dentry **h = dirs_head(c, d->ino, d->gen);
+
+	d->aux = (uintptr_t)*h;
+	*h = d;
+}
+
+void dc__dirs_del(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_dentry **h = dirs_head(c, d->ino, d->gen), *e, *prev = NULL;
+
+	for (e = *h; e && e != d; e = (struct dc_dentry *)e->aux)
+		prev = e;
+	if (e && prev)
+		prev->aux = d->aux;
+	else if (e)
+		*h = (struct dc_dentry *)d->aux;
+	d->aux = 0;
+}
+
+/* The first directory on (ino, gen)'s chain; walk on through aux. */
+struct dc_dentry *dc__dirs_first(struct dc_cache *c, uint64_t ino, uint32_t gen)
+{
+	return *dirs_head(c, ino, gen);
 }
 
 /* The same under the write lock (or a lock mode's read lock): no races,
@@ -87,6 +136,8 @@ void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 	STORE_REL(d->hnext, LOAD(*b));
 	/* release: d's fields before the pointer that makes d reachable */
 	STORE_REL(*b, d);
+	if (dc__is_dir(d->mode))
+		dc__dirs_add(c, d);
 }
 
 /* Unlink d from its chain, leaving d->hnext for readers on it.  wlock. */
@@ -100,4 +151,6 @@ void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d)
 		/* release: the successor's publication carries over to readers
 		 * that now reach it through this link */
 		STORE_REL(*pp, LOAD(d->hnext));
+	if (dc__is_dir(d->mode))
+		dc__dirs_del(c, d);
 }

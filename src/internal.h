@@ -100,7 +100,8 @@ struct dc_dentry {
 	uint64_t cookie;
 	uint32_t gen;
 	int32_t count;			/* references; atomic */
-	uintptr_t aux;			/* symlink: xname target; dir: generation */
+	uintptr_t aux;			/* symlink: xname target (wlock + seq, RCU-read);
+					 * hashed dir: next in c->dirs (wlock only) */
 	struct dc_dentry *lru_next;	/* lru_lock */
 };
 
@@ -158,6 +159,15 @@ struct dc_tstat {
 struct dc_slab;
 
 /*
+ * Directory generations: a counter per slot, the slot chosen by the
+ * directory's address.  A miss notes its directory's counter and caches
+ * its answer only if no update of that directory (or of one sharing the
+ * slot: then the answer is merely not cached) ran meanwhile.
+ */
+#define DC_DIRGEN_BITS	8
+#define DC_DIRGEN_SLOTS	(1u << DC_DIRGEN_BITS)
+
+/*
  * The cache.  Lock-free readers read the first group only; the counters
  * that misses and updates write start on a line of their own.
  */
@@ -173,6 +183,9 @@ struct dc_cache {
 	uint64_t seed;			/* keys the name hash; random per cache */
 
 	_Alignas(64) pthread_mutex_t wlock;
+	struct dc_dentry **dirs;	/* hashed directories by (ino, gen); wlock */
+	unsigned dirs_shift;
+	uint32_t dirgen[DC_DIRGEN_SLOTS]; /* by directory address; wlock */
 	pthread_rwlock_t rwlock;
 	pthread_mutex_t pend_lock;
 	pthread_cond_t pend_cv;
@@ -336,6 +349,9 @@ struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 				  const char *s, size_t len, uint32_t hash);
 void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d);
 void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d);
+void dc__dirs_add(struct dc_cache *c, struct dc_dentry *d);
+void dc__dirs_del(struct dc_cache *c, struct dc_dentry *d);
+struct dc_dentry *dc__dirs_first(struct dc_cache *c, uint64_t ino, uint32_t gen);
 
 #define ONES	0x0101010101010101ull
 #define HIGHS	0x8080808080808080ull
@@ -523,7 +539,8 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 		       const struct dc_inode *in, struct dc_xname *target);
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
-void dc__bump_dirgen(struct dc_dentry *dir);
+uint32_t dc__dirgen(const struct dc_cache *c, const struct dc_dentry *dir);
+void dc__bump_dirgen(struct dc_cache *c, const struct dc_dentry *dir);
 static inline bool dc__is_dir(uint32_t mode) { return S_ISDIR(mode); }
 static inline bool dc__is_lnk(uint32_t mode) { return S_ISLNK(mode); }
 static inline struct dc_xname *xname_of(struct dc_name *n)

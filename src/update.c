@@ -72,93 +72,61 @@ static struct dc_dentry *find_settled(struct dc_cache *c, struct dc_dentry *dir,
 	return d;
 }
 
+/*
+ * Forget d: unhash it, so no path reaches it or anything cached below it.
+ * What is cached below stays hashed, an orphan: unreachable by path (its
+ * way up passes d), and a caller holding a directory in it is told apart
+ * by orphaned(), which updates (live_dir) and walks (walk.c) consult, so
+ * that nothing is learnt from or told to an orphan.  The LRU frees
+ * orphans like any unused entry, leaves first.  So forgetting costs
+ * O(1) however much is cached below, as Linux's d_invalidate does not.
+ */
 static void forget(struct dc_cache *c, struct dc_dentry *d)
 {
 	if (d)
 		dc__unhash(c, d);
 }
 
-/* Has d a forgotten (DEAD) ancestor?  Write lock held: parents stable. */
-static bool dead_above(const struct dc_dentry *d)
+/* Is d forgotten, or below a forgotten directory?  Write lock held:
+ * parents are stable. */
+static bool orphaned(const struct dc_dentry *d)
 {
-	for (d = d->parent; d; d = d->parent)
+	for (; d; d = d->parent)
 		if (dflags(d) & DC_F_DEAD)
 			return true;
 	return false;
 }
 
-/*
- * Forget d and, if it is a directory, everything cached below it.
- *
- * Forgetting d alone used to leave its cached subtree hashed under a DEAD
- * parent.  No path reaches it then, but a caller may hold an entry in it
- * (a FUSE server holds one per directory node): live_dir() took such an
- * entry, not DEAD itself, as live, so updates through it changed the
- * orphaned copy while lookups by path cached a second entry for the same
- * directory that never heard of them -- a file created through the held
- * handle stayed "no such file" by path, and the reverse.  The torture
- * found it (a handle held on a subdirectory of a directory that moves,
- * is invalidated, or is forgotten because a rename could not allocate).
- * So every entry below d is forgotten too: a held one is DEAD, and the
- * updates through it (live_dir) and the lookups from it (lookup_uncached)
- * treat it as any dropped entry.  Entries have no child lists, so this
- * is one pass over the table, done only when d is a directory something
- * holds a count on (each hashed child holds one): invalidations,
- * exchanges, a name replaced behind the cache's back, a rename that
- * could not allocate.  Removing a directory needs none of it (it was
- * empty: below it the cache can only hold negative entries), nor does
- * replacing an empty directory by rename.
- */
-static void forget_tree(struct dc_cache *c, struct dc_dentry *d)
-{
-	struct dc_dentry *e, *next;
-	uint64_t i;
-
-	if (!d)
-		return;
-	dc__unhash(c, d);
-	if (!dc__is_dir(d->mode) || LOAD(d->count) == 0)
-		return;
-	for (i = 0; i < c->nbuckets; i++)
-		for (e = c->buckets[i]; e; e = next) {
-			next = e->hnext;
-			if (dead_above(e))
-				dc__unhash(c, e);
-		}
-}
-
-/* A hashed directory entry for dir's inode, by a scan of the whole table. */
+/* A live hashed directory entry for dir's inode, from the index. */
 static struct dc_dentry *find_dir_by_ino(struct dc_cache *c,
 					 const struct dc_dentry *dir)
 {
 	struct dc_dentry *d;
-	uint64_t i;
 
-	for (i = 0; i < c->nbuckets; i++)
-		for (d = c->buckets[i]; d; d = d->hnext)
-			if (same_inode(d, dir) && dc__is_dir(d->mode) &&
-			    !(dflags(d) & (DC_F_DEAD | DC_F_PENDING)))
-				return d;
+	for (d = dc__dirs_first(c, dir->ino, dir->gen); d;
+	     d = (struct dc_dentry *)d->aux)
+		if (same_inode(d, dir) && !orphaned(d))
+			return d;
 	return NULL;
 }
 
 /*
- * The hashed entry that stands for directory dir now.  A caller may hold a
- * directory entry the cache has since dropped (forgotten, then looked up
- * again: a new entry for the same directory, perhaps under another name);
- * its updates must reach the new one.  First by name, which is cheap and
- * almost always right; failing that by inode number over the whole table,
- * which is slow but only happens after an exchange or an invalidation.
- * NULL when the cache holds no live entry for that directory.  Write lock
- * held, so parents and chains are stable.
+ * The live entry that stands for directory dir now.  A caller may hold a
+ * directory entry the cache has since forgotten, or one below it (then
+ * looked up again: a new entry for the same directory, perhaps under
+ * another name); its updates must reach the new one.  First by name,
+ * which is almost always right; failing that by inode, from the index of
+ * directories, after an exchange or an invalidation.  NULL when the cache
+ * holds no live entry for that directory.  Write lock held, so parents
+ * and chains are stable.
  */
 static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 {
 	struct dc_dentry *p, *e = NULL;
 
-	if (!(dflags(dir) & DC_F_DEAD) || !dir->parent)
+	if (!orphaned(dir))
 		return dir;
-	p = live_dir(c, dir->parent);
+	p = live_dir(c, dir->parent);	/* the root is never forgotten */
 	/* p may be another entry than dir->parent: hash the name for it */
 	if (p)
 		e = dc__find_locked(c, p, dir->name->s, dir->name->len,
@@ -220,11 +188,11 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	dir = live_dir(c, dir);
 	d = dir ? find_settled(c, dir, &n) : NULL;
 	if (dir)
-		dc__bump_dirgen(dir);
+		dc__bump_dirgen(c, dir);
 	if (!dir) {
 		;	/* the directory is not cached: nothing to update */
 	} else if (link && !target) {
-		forget_tree(c, d);
+		forget(c, d);
 		err = -ENOMEM;
 	} else if (d && d->mode == 0) {
 		dc__set_inode(c, d, in, target);
@@ -232,7 +200,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	} else if (d && !dc__is_dir(d->mode) && dc__replace_inode(c, d, in, target)) {
 		used = true;
 	} else {
-		forget_tree(c, d);	/* a directory: the name is another inode now */
+		forget(c, d);	/* a directory: the name is another inode now */
 		if (install(c, dc__alloc(c, dir, n.s, n.len, hash_in(dir, &n), 0,
 					 in, target)))
 			used = true;
@@ -294,7 +262,7 @@ static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *na
 	dc__write_lock(c);
 	dir = live_dir(c, dir);
 	if (dir) {
-		dc__bump_dirgen(dir);
+		dc__bump_dirgen(c, dir);
 		d = find_settled(c, dir, &n);
 		/* unless it is negative already or turns negative in place */
 		if (!d || (d->mode && (dc__is_dir(d->mode) ||
@@ -365,8 +333,8 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
  */
 static int exchange(struct dc_cache *c, struct dc_dentry *s, struct dc_dentry *t)
 {
-	forget_tree(c, s);
-	forget_tree(c, t);
+	forget(c, s);
+	forget(c, t);
 	return 0;
 }
 
@@ -383,8 +351,8 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 			const struct dname *nn, struct dc_xname *xs)
 {
 	if (!s || !s->mode || !xs) {
-		forget_tree(c, s);
-		forget_tree(c, t);
+		forget(c, s);
+		forget(c, t);
 		return !s || !s->mode || xs ? 0 : -ENOMEM;
 	}
 	if (dc__is_dir(s->mode) && is_under(ndir, s))
@@ -400,9 +368,9 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 	 * only: neither can be trusted, so both are forgotten.
 	 */
 	if (t && t->mode && same_inode(t, s)) {
-		forget_tree(c, s);
+		forget(c, s);
 		if (dc__is_dir(t->mode))
-			forget_tree(c, t);
+			forget(c, t);
 		return 0;
 	}
 	forget(c, t);	/* replaced: an empty directory, if one */
@@ -448,13 +416,13 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 	s = odir ? find_settled(c, odir, &on) : NULL;
 	t = ndir ? find_settled(c, ndir, &nn) : NULL;
 	if (odir)
-		dc__bump_dirgen(odir);
+		dc__bump_dirgen(c, odir);
 	if (ndir)
-		dc__bump_dirgen(ndir);
+		dc__bump_dirgen(c, ndir);
 	if (!odir || !ndir) {
 		/* one side is not cached: forget the other side's name */
-		forget_tree(c, s);
-		forget_tree(c, t);
+		forget(c, s);
+		forget(c, t);
 		err = 0;
 	} else if (flags & DC_RENAME_EXCHANGE) {
 		err = exchange(c, s, t);
@@ -492,11 +460,11 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	if (!d) {
 		;
 	} else if (d == c->root) {
-		dc__bump_dirgen(d);
+		dc__bump_dirgen(c, d);
 		forget_all(c);
 	} else {
-		forget_tree(c, d);
-		dc__bump_dirgen(d->parent);
+		forget(c, d);
+		dc__bump_dirgen(c, d->parent);
 	}
 	dc__write_unlock(c);
 	return 0;
@@ -513,8 +481,8 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 	dc__write_lock(c);
 	dir = live_dir(c, dir);
 	if (dir) {
-		dc__bump_dirgen(dir);
-		forget_tree(c, dc__find_locked(c, dir, n.s, n.len, hash_in(dir, &n)));
+		dc__bump_dirgen(c, dir);
+		forget(c, dc__find_locked(c, dir, n.s, n.len, hash_in(dir, &n)));
 	}
 	dc__write_unlock(c);
 	return 0;

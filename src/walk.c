@@ -48,6 +48,7 @@ struct nameidata {
 	bool must_dir;			/* the last component needs a directory */
 	bool missed;			/* the backend was asked */
 	bool neg_hit;			/* the answer was a cached negative */
+	bool orphan;			/* ref-walk stands below a forgotten entry */
 	const char *ahead;		/* a component hashed ahead (hash_ahead) */
 	size_t ahead_len;
 	uint64_t ahead_key;
@@ -70,6 +71,7 @@ static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
 	 * read, and zeroing a kilobyte would cost more than a cached lookup */
 	nd->depth = nd->nlinks = nd->nbufs = 0;
 	nd->trailing = nd->must_dir = nd->missed = nd->neg_hit = false;
+	nd->orphan = false;
 	nd->ahead = NULL;
 	nd->c = c;
 	nd->flags = flags;
@@ -186,6 +188,33 @@ static int need_dir(uint32_t mode)
 	return mode ? -ENOTDIR : -ENOENT;
 }
 
+/*
+ * Is d forgotten, or below a forgotten directory?  What is cached below a
+ * forgotten directory is an orphan (update.c, forget): nothing updates it
+ * any more, so a walk that starts from a handle in it must learn nothing
+ * from its cached entries.  Only a walk's base can be one (a walk from a
+ * live directory only finds live entries), so only the base is checked.
+ * Caller holds the read lock; parents are loaded with acquire (see
+ * move_entry).  Orphans are never moved (updates reach the live entries
+ * instead), so an orphan's chain up is stable; a rename elsewhere racing
+ * the climb can at worst show a chain that never existed at once, which
+ * the bound on the climb ends (-1: do not know).  A forget racing the
+ * climb is ordered after it.
+ */
+static int orphaned(const struct dc_cache *c, const struct dc_dentry *d)
+{
+	unsigned steps;
+
+	for (steps = 0; steps < 4096; steps++) {
+		if (dflags(d) & DC_F_DEAD)
+			return 1;
+		if (d == c->root)
+			return 0;
+		d = LOAD_ACQ(d->parent);
+	}
+	return -1;
+}
+
 /* ---- rcu-walk ------------------------------------------------------------ */
 
 /*
@@ -203,6 +232,8 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 	int err;
 
 	cur = (nd->cur.p[0] == '/' || !base) ? root : base;
+	if (cur != root && orphaned(c, cur) != 0)
+		return -ECHILD;		/* ref-walk knows what to do with it */
 	seq = seq_begin(&cur->seq);
 	while (next_component(nd, &cp)) {
 		err = need_dir(LOAD(cur->mode));
@@ -436,19 +467,18 @@ static int lookup_uncached(struct dc_cache *c, struct dc_dentry *dir,
  * which asked before the update, but is not cached.
  */
 static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
-		       const char *name, size_t len, uint32_t hash,
+		       const char *name, size_t len, uint32_t hash, bool orphan,
 		       struct dc_dentry **out)
 {
 	struct dc_xname *target;
 	struct dc_dentry *d;
 	struct dc_inode in;
-	uintptr_t gen;
-	uint32_t fl;
+	uint32_t gen, fl;
 	int err;
 
 again:
 	dc__write_lock(c);
-	if (dflags(dir) & DC_F_DEAD) {
+	if (orphan || (dflags(dir) & DC_F_DEAD)) {
 		dc__write_unlock(c);
 		return lookup_uncached(c, dir, name, len, hash, out);
 	}
@@ -492,7 +522,7 @@ again:
 		return -ENOMEM;
 	}
 	d->count = 1;
-	gen = dir->aux;
+	gen = dc__dirgen(c, dir);
 	dc__hash_insert(c, d);
 	dc__lru_add(c, d);
 	dc__write_unlock(c);
@@ -500,7 +530,7 @@ again:
 	err = backend_lookup(c, dir, name, len, &in, &target);
 
 	dc__write_lock(c);
-	if (LOAD(dir->aux) != gen)
+	if (dc__dirgen(c, dir) != gen)
 		dc__unhash(c, d);	/* the directory changed under us */
 	settle(c, d, err, &in, target);
 	dc__write_unlock(c);
@@ -629,9 +659,9 @@ static int step_ref(struct nameidata *nd, struct dc_dentry *dir,
 	uint32_t hash = dc__hash_salt(cp->key, dir);
 	struct dc_dentry *d = NULL;
 
-	/* an unhashed directory's cached children may be stale: the slow
-	 * path asks the backend for them (lookup_uncached) */
-	if (!(dflags(dir) & DC_F_DEAD))
+	/* an unhashed directory's cached children may be stale, and so may
+	 * an orphan's: the slow path asks the backend (lookup_uncached) */
+	if (!nd->orphan && !(dflags(dir) & DC_F_DEAD))
 		d = lookup_cached(nd->c, dir, cp, hash);
 	if (d) {
 		dc__lru_touch(d);
@@ -639,7 +669,7 @@ static int step_ref(struct nameidata *nd, struct dc_dentry *dir,
 		return 0;
 	}
 	nd->missed = true;
-	return lookup_slow(nd->c, dir, cp->name, cp->len, hash, out);
+	return lookup_slow(nd->c, dir, cp->name, cp->len, hash, nd->orphan, out);
 }
 
 static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
@@ -653,6 +683,13 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 	int err = 0;
 
 	cur = dc_get((nd->cur.p[0] == '/' || !base) ? root : base);
+	if (cur != root) {
+		/* sticky until the walk restarts at the root: ".." from an
+		 * orphan climbs into orphans */
+		dc__read_lock(c);
+		nd->orphan = orphaned(c, cur) != 0;
+		dc__read_unlock(c);
+	}
 	while (next_component(nd, &cp)) {
 		err = need_dir(LOAD(cur->mode));
 		if (err)
@@ -696,6 +733,7 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 			if (err == 1) {
 				dc_put(c, cur);
 				cur = dc_get(root);
+				nd->orphan = false;
 			}
 			err = 0;
 			continue;

@@ -28,6 +28,8 @@
  *  flooding         the name hash was unkeyed and unsalted: names made to
  *                   share one hash shared one chain in every directory.
  *  same_number      live_dir matched directories on inode number alone.
+ *  forget_cost      forgetting a directory unhashed its whole cached
+ *                   subtree, by a pass over the table.
  *  long_target      a backend's readlink filling the whole buffer, as
  *                   readlink(2) does when it truncates, overflowed a copy.
  *  negative_kept    a negative answered by the rcu-walk was not marked
@@ -755,6 +757,74 @@ static void test_same_number(enum dc_mode mode)
 	CHECK(dc_hostfs_gen(makedev(0, 256)) != dc_hostfs_gen(makedev(0, 257)));
 }
 
+/* ---- forget_cost: forgetting a directory costs O(1) ------------------------ */
+
+static uint64_t hashed_entries(struct dc_cache *c)
+{
+	uint64_t i, n = 0;
+	struct dc_dentry *d;
+
+	for (i = 0; i < c->nbuckets; i++)
+		for (d = c->buckets[i]; d; d = d->hnext)
+			n++;
+	return n;
+}
+
+/*
+ * dc_invalidate of a directory with 5,000 names cached below it, one of
+ * them a directory held: only the directory itself is unhashed (no pass
+ * over the table or the subtree); what is below is an orphan, and every
+ * answer through the held handle is still the backend's.
+ */
+static void test_forget_cost(enum dc_mode mode)
+{
+	struct dc_memfs *fs;
+	struct dc_inode d, s, in;
+	struct dc_dentry *hd, *hs;
+	struct dc_stat st;
+	struct dc_cache *c;
+	struct hooked k;
+	char name[32];
+	uint64_t before;
+	int i;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "d", S_IFDIR | 0755, NULL, &d), 0);
+	CHECK_EQ(dc_memfs_add(fs, d.ino, "s", S_IFDIR | 0755, NULL, &s), 0);
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		CHECK_EQ(dc_memfs_add(fs, s.ino, name, S_IFREG | 0644, NULL, &in), 0);
+	}
+	c = new_cache(fs, &k, mode, 0, 0);
+	CHECK_EQ(dc_walk(c, NULL, "d", 0, &hd), 0);
+	CHECK_EQ(dc_walk(c, NULL, "d/s", 0, &hs), 0);
+	for (i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "d/s/f%d", i);
+		CHECK_EQ(resolve(c, name, 0, NULL), 0);
+	}
+	before = hashed_entries(c);
+	CHECK_EQ(dc_invalidate(c, hd), 0);
+	CHECK_EQ(hashed_entries(c), before - 1);
+	CHECK_EQ(dc_debug_check(c), 0);
+	/* the held subdirectory learns nothing from its orphaned children */
+	CHECK_EQ(dc_memfs_remove(fs, s.ino, "f7", 0), 0);
+	CHECK_EQ(dc_resolve(c, hs, "f7", 0, &st), -ENOENT);
+	CHECK_EQ(dc_resolve(c, hs, "f8", 0, &st), 0);
+	CHECK_EQ(resolve(c, "d/s/f7", 0, NULL), -ENOENT);
+	/* an update through it reaches the directory cached anew by path */
+	CHECK_EQ(resolve(c, "d/s/f9", 0, NULL), 0);	/* cached anew */
+	CHECK_EQ(dc_memfs_remove(fs, s.ino, "f9", 0), 0);
+	CHECK_EQ(dc_unlink(c, hs, "f9"), 0);
+	CHECK_EQ(resolve(c, "d/s/f9", 0, NULL), -ENOENT);
+	CHECK_EQ(dc_resolve(c, hs, "f9", 0, &st), -ENOENT);
+	dc_put(c, hs);
+	dc_put(c, hd);
+	CHECK_EQ(dc_shrink(c, 0) > 0, 1);	/* the orphans go like any entry */
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+}
+
 /* ---- long_target ---------------------------------------------------------- */
 
 /* A symlink "l" whose text is longer than any path: readlink truncates to
@@ -850,6 +920,7 @@ int main(void)
 		test_dropped_bounded(modes[m]);
 		test_unlink_bounded(modes[m]);
 		test_same_number(modes[m]);
+		test_forget_cost(modes[m]);
 		test_long_target(modes[m]);
 	}
 	test_flooding();
