@@ -42,20 +42,21 @@ DC_API int dc_mode_parse(const char *name, enum dc_mode *out)
 /*
  * The name hash's key.  From the kernel's random pool; should that fail
  * (no getrandom, a sandbox refusing it) the clock, the cache's address and
- * a counter still make it differ per cache, which is all the flooding
- * defence needs against names computed ahead of time.
+ * its id still make it differ per cache and per run.
  */
-static uint64_t hash_seed(const struct dc_cache *c)
+static void hash_key(struct dc_cache *c)
 {
-	uint64_t seed;
 	struct timespec ts;
+	uint64_t x;
 
-	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) == (ssize_t)sizeof(seed))
-		return seed;
+	if (getrandom(&c->hkey, sizeof(c->hkey), GRND_NONBLOCK) ==
+	    (ssize_t)sizeof(c->hkey))
+		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	seed = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
-	       (uint64_t)(uintptr_t)c ^ (c->id << 48);
-	return seed * 0x9e3779b97f4a7c15ull;
+	x = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
+	    (uint64_t)(uintptr_t)c ^ (c->id << 48);
+	c->hkey.k0 = mum(x, 0x9e3779b97f4a7c15ull);
+	c->hkey.k1 = mum(x ^ 0xd6e8feb86659fd93ull, 0xbf58476d1ce4e5b9ull);
 }
 
 static void locks_init(struct dc_cache *c)
@@ -136,7 +137,7 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 		goto fail_backend;
 	c->mode = opt->mode;
 	c->id = __atomic_fetch_add(&next_cache_id, 1, __ATOMIC_RELAXED);
-	c->seed = hash_seed(c);
+	hash_key(c);
 	c->be = opt->backend;
 	c->max_entries = opt->max_entries ? opt->max_entries : DC_DEFAULT_MAX_ENTRIES;
 	c->max_negative = opt->max_negative ? opt->max_negative : c->max_entries / 4;
@@ -301,20 +302,20 @@ DC_API int dc_debug_check(struct dc_cache *c)
 		}
 	if (indexed != dirs)
 		err = -1;
+	/* listed entries carry LISTED and ONNEG as their list says; with the
+	 * held ones taken off (nr_isolated) and the root, they are all */
 	for (d = c->lru_pos.head; d; d = d->lru_next) {
-		bool n = d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
-
-		listed++, neg += n, astray += n;
-		if (dflags(d) & DC_F_ONNEG)
+		listed++, neg += dc__is_negative(d), astray += dc__is_negative(d);
+		if ((dflags(d) & (DC_F_LISTED | DC_F_ONNEG)) != DC_F_LISTED)
 			err = -1;
 	}
 	for (d = c->lru_neg.head; d; d = d->lru_next) {
-		listed++, neg += d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
-		if (!(dflags(d) & DC_F_ONNEG))
+		listed++, neg += dc__is_negative(d);
+		if ((dflags(d) & (DC_F_LISTED | DC_F_ONNEG)) != (DC_F_LISTED | DC_F_ONNEG))
 			err = -1;
 	}
-	if (listed + 1 != c->nr_entries || neg != c->nr_negative || hashed > listed ||
-	    astray != c->nr_neg_astray)
+	if (listed + c->nr_isolated + 1 != c->nr_entries || neg > c->nr_negative ||
+	    hashed > listed + c->nr_isolated || astray != c->nr_neg_astray)
 		err = -1;
 	pthread_mutex_unlock(&c->lru_lock);
 	dc__write_unlock(c);

@@ -87,13 +87,6 @@ static bool name_is_inline(const struct dc_dentry *d, const struct dc_name *n)
 
 /* ---- allocation ---------------------------------------------------------- */
 
-/* Negative entries are counted against max_negative once settled. */
-static bool counted_negative(const struct dc_dentry *d)
-{
-	return d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
-}
-
-
 /*
  * A new entry for name in parent, not yet hashed nor on the LRU; it holds
  * a count on parent.  With in it is positive (and owns target), without it
@@ -136,7 +129,7 @@ struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 			d->aux = (uintptr_t)target;
 		else if (target)
 			dc__free(c, target, xname_size(target->n.len));
-	} else if (counted_negative(d)) {
+	} else if (dc__is_negative(d)) {
 		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 	}
 	if (parent)
@@ -272,10 +265,23 @@ DC_API struct dc_dentry *dc_get(struct dc_dentry *d)
 
 DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 {
-	(void)c;
-	if (d)
-		/* release: our reads of d happen before a shrinker's claim */
-		__atomic_sub_fetch(&d->count, 1, __ATOMIC_RELEASE);
+	if (!d)
+		return;
+	dc__thread_enter();
+	/* once our count is gone the shrinker may take d: the read section
+	 * keeps it allocated while we look at its flags */
+	rcu_lock();
+	/*
+	 * seq_cst: a release (our reads of d happen before a shrinker's
+	 * claim), and ordered before the load of the flags.  Pairs with the
+	 * shrinker's isolate(), which clears LISTED and then loads the count:
+	 * either it sees our 0 and keeps d listed, or we see LISTED clear and
+	 * put d back on a list ourselves.
+	 */
+	if (__atomic_sub_fetch(&d->count, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    !(__atomic_load_n(&d->flags, __ATOMIC_SEQ_CST) & DC_F_LISTED))
+		dc__lru_relist(c, d);
+	rcu_unlock();
 }
 
 /* ---- state changes (write lock held) ------------------------------------ */
@@ -306,19 +312,10 @@ static void save_inode(const struct dc_dentry *d, struct old_inode *o)
 }
 
 /* Called after the seq write that unpublished o: see the locking rules. */
-static void drop_inode(struct dc_cache *c, const struct old_inode *o)
+static void drop_text(struct dc_cache *c, const struct old_inode *o)
 {
-	if (o->in.mode && c->be.ops->release)
-		c->be.ops->release(c->be.ctx, &o->in);
 	if (dc__is_lnk(o->in.mode) && o->aux)
 		dc__xname_free_rcu(c, (struct dc_xname *)o->aux);
-}
-
-/* A negative entry on the positive list, which the negative cap's pass
- * over that list looks for (lru.c).  Write lock held. */
-static bool astray(const struct dc_dentry *d)
-{
-	return counted_negative(d) && !(dflags(d) & DC_F_ONNEG);
 }
 
 /*
@@ -330,7 +327,7 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 			 const struct dc_inode *in, struct dc_xname *target,
 			 struct old_inode *old)
 {
-	bool was_neg = counted_negative(d), was_astray = astray(d);
+	bool was_neg = dc__is_negative(d), was_astray = dc__astray(d);
 	bool hashed = !(dflags(d) & DC_F_DEAD);
 	uint32_t mode = in ? in->mode : 0;
 
@@ -349,13 +346,13 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 	 * saw the mode from before this change */
 	if (hashed && dc__is_dir(mode))
 		dc__dirs_add(c, d);
-	if (was_neg && !counted_negative(d))
+	if (was_neg && !dc__is_negative(d))
 		__atomic_sub_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
-	else if (!was_neg && counted_negative(d))
+	else if (!was_neg && dc__is_negative(d))
 		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
-	if (was_astray && !astray(d))
+	if (was_astray && !dc__astray(d))
 		c->nr_neg_astray--;
-	else if (!was_astray && astray(d))
+	else if (!was_astray && dc__astray(d))
 		c->nr_neg_astray++;
 	if (target && !dc__is_lnk(mode))
 		dc__free(c, target, xname_size(target->n.len));
@@ -377,12 +374,14 @@ void dc__set_inode(struct dc_cache *c, struct dc_dentry *d,
  * An unused positive non-directory takes the inode in (NULL: turns
  * negative) in place.  false, changing nothing, when somebody holds it:
  * a holder is promised its entry's inode never changes.  The claim keeps
- * "unused" true for the length of the change; the old inode is given up
- * once the seq write hid it and the claim is over, so that a backend's
- * release() may itself look the name up.
+ * "unused" true for the length of the change.  The old symlink text is
+ * queued for freeing once the seq write hid it; the old inode goes back
+ * to the caller in *old_in, to release once it has dropped the write
+ * lock, so that a backend's release() may call the cache.
  */
 bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
-		       const struct dc_inode *in, struct dc_xname *target)
+		       const struct dc_inode *in, struct dc_xname *target,
+		       struct dc_inode *old_in)
 {
 	struct old_inode old;
 
@@ -390,7 +389,13 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 		return false;
 	change_inode(c, d, in, target, &old);
 	unclaim(d);
-	drop_inode(c, &old);	/* unpublished: see the locking rules */
+	/* an unused entry belongs on a list: a dc_put that dropped the count
+	 * to 0 just before our claim may have found the claim when it came
+	 * to put it back (dc__lru_relist), and left that to us */
+	if (!(dflags(d) & DC_F_LISTED))
+		dc__lru_relist(c, d);
+	drop_text(c, &old);	/* unpublished: see the locking rules */
+	*old_in = old.in;
 	return true;
 }
 

@@ -17,14 +17,16 @@
  * into the wrong chain: c->rename_seq is odd across every move, and a
  * reader that missed re-checks it (dc_lookup_cached in walk.c).
  *
- * The stored hash is of the name keyed with the cache's random seed and
- * salted with the parent's address (dc__hash_salt): "Makefile" in 5,000
- * directories lands in 5,000 buckets, and a set of names made to share a
- * chain cannot be computed without the seed, nor carried from one
+ * The stored hash is of the name keyed with the cache's random key (a
+ * 128-bit multiply per word, both factors depending on the key, so that
+ * no difference between names survives it in a way known without the
+ * key) and salted with the parent's address (dc__hash_salt): "Makefile"
+ * in 5,000 directories lands in 5,000 buckets, and names made to share a
+ * chain cannot be computed without the key, nor carried from one
  * directory to another.  Component hashing finds the component's end and
- * hashes it in the same pass, a word at a time (Linux's hash_name does the
- * same); the salt is applied per directory, so the rcu-walk can hash the
- * next component before it knows which entry it will stand in.
+ * hashes it in the same pass, a word at a time (Linux's hash_name does
+ * the same); the salt is applied per directory, so the rcu-walk can hash
+ * the next component before it knows which entry it will stand in.
  */
 #include <string.h>
 
@@ -34,7 +36,7 @@ uint64_t dc__hash_key(const struct dc_cache *c, const char *s, size_t len)
 {
 	uint64_t key;
 
-	dc__hash_component(s, s + len, c->seed, &key);
+	dc__hash_component(s, s + len, &c->hkey, &key);
 	return key;
 }
 

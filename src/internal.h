@@ -113,6 +113,7 @@ enum {
 	DC_F_REFERENCED	= 1u << 4,	/* LRU second chance */
 	DC_F_ONNEG	= 1u << 5,	/* sits on the negative LRU list */
 	DC_F_ROOT	= 1u << 6,
+	DC_F_LISTED	= 1u << 7,	/* on an LRU list (lru_lock) */
 };
 
 #define DC_COUNT_DEAD	(INT32_MIN / 2)
@@ -158,6 +159,11 @@ struct dc_tstat {
 
 struct dc_slab;
 
+/* The name hash's secret key (hash.c). */
+struct dc_hkey {
+	uint64_t k0, k1;
+};
+
 /*
  * Directory generations: a counter per slot, the slot chosen by the
  * directory's address.  A miss notes its directory's counter and caches
@@ -180,7 +186,7 @@ struct dc_cache {
 	unsigned shift;			/* 64 - log2(nbuckets) */
 	struct dc_dentry *root;
 	uint32_t rename_seq;		/* odd while an entry moves between chains */
-	uint64_t seed;			/* keys the name hash; random per cache */
+	struct dc_hkey hkey;		/* keys the name hash; random per cache */
 
 	_Alignas(64) pthread_mutex_t wlock;
 	struct dc_dentry **dirs;	/* hashed directories by (ino, gen); wlock */
@@ -194,7 +200,8 @@ struct dc_cache {
 	struct dc_lru lru_pos, lru_neg;
 	uint64_t nr_entries;		/* allocated, not yet evicted; atomic */
 	uint64_t nr_negative;		/* of which negative; atomic */
-	uint64_t nr_neg_astray;		/* negative, on lru_pos; wlock */
+	uint64_t nr_neg_astray;		/* negative, on lru_pos; wlock + lru_lock */
+	uint64_t nr_isolated;		/* held, so taken off the lists; lru_lock */
 	uint64_t max_entries, max_negative;
 	uint64_t nr_freeing;		/* evicted, waiting for a grace period */
 	int shrinking;			/* one opportunistic shrinker at a time */
@@ -367,10 +374,24 @@ static inline unsigned slash_at(uint64_t w)
 	return z ? (unsigned)__builtin_ctzll(z) / 8 : 8;
 }
 
-static inline uint64_t mix(uint64_t h, uint64_t w)
+/*
+ * The 128-bit product of a and b, its halves folded together.  With one
+ * operand secret, how the output changes with the other cannot be known
+ * without the secret: no input difference leads to a known output
+ * difference, as flipping the top bit does through a 64-bit multiply
+ * (which let names be made to collide under every key).
+ */
+static inline uint64_t mum(uint64_t a, uint64_t b)
 {
-	h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
+	unsigned __int128 r = (unsigned __int128)a * b;
+
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* One word into the state: both factors depend on the key. */
+static inline uint64_t mix(const struct dc_hkey *k, uint64_t h, uint64_t w)
+{
+	return mum(w ^ k->k1, h ^ k->k0);
 }
 
 /* The n < 8 bytes at p as a little-endian word, zero above them: three
@@ -401,15 +422,15 @@ static inline uint64_t load_tail(const char *p, size_t n)
  * Length and keyed hash of the component at s, in one pass, eight bytes at
  * a time (little-endian loads; the final partial word is copied, never read
  * past end, so ASan and the page after the string have nothing to say).
- * The state starts from the cache's random seed, so which names collide is
- * different in every cache and cannot be computed ahead of time.  *key is
- * not yet tied to a directory: dc__hash_salt makes it the stored hash.
+ * Keyed with the cache's random key, so which names collide differs in
+ * every cache and cannot be computed without the key.  *key is not yet
+ * tied to a directory: dc__hash_salt makes it the stored hash.
  */
 static inline size_t dc__hash_component(const char *s, const char *end,
-					uint64_t seed, uint64_t *key)
+					const struct dc_hkey *k, uint64_t *key)
 {
 	const char *p = s;
-	uint64_t h = seed, w;
+	uint64_t h = k->k1, w;
 	unsigned n;
 
 	for (;;) {
@@ -425,31 +446,25 @@ static inline size_t dc__hash_component(const char *s, const char *end,
 		if (n < 8) {
 			/* keep the n name bytes only */
 			if (n)
-				h = mix(h, w & (~0ull >> (64 - 8 * n)));
+				h = mix(k, h, w & (~0ull >> (64 - 8 * n)));
 			p += n;
 			break;
 		}
-		h = mix(h, w);
+		h = mix(k, h, w);
 		p += 8;
 	}
-	*key = mix(h, (uint64_t)(p - s));
+	*key = mum(h ^ (uint64_t)(p - s), k->k1 ^ 0x9e3779b97f4a7c15ull);
 	return (size_t)(p - s);
 }
 
 /*
  * The hash an entry stores and lookups match: the name's key salted with
- * the directory it is in, as Linux salts hash_name with the parent.  Two
- * multiplies with a shift between them, so names that collide in one
- * directory (xor or add a constant to their keys) do not collide in
- * another: one multiply alone would keep their differences in step.
+ * the directory it is in, as Linux salts hash_name with the parent, so
+ * names that share a hash in one directory do not in another.
  */
 static inline uint32_t dc__hash_salt(uint64_t key, const struct dc_dentry *dir)
 {
-	uint64_t h = (key ^ (uintptr_t)dir) * 0x9e3779b97f4a7c15ull;
-
-	h ^= h >> 32;
-	h *= 0xd6e8feb86659fd93ull;
-	return (uint32_t)(h >> 32);
+	return (uint32_t)mum(key ^ (uintptr_t)dir, 0xd6e8feb86659fd93ull);
 }
 
 /* The bucket of a salted hash in a table of 2^(64 - shift) heads. */
@@ -536,7 +551,8 @@ void dc__unhash(struct dc_cache *c, struct dc_dentry *d);
 void dc__set_inode(struct dc_cache *c, struct dc_dentry *d,
 		   const struct dc_inode *ino, struct dc_xname *target);
 bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
-		       const struct dc_inode *in, struct dc_xname *target);
+		       const struct dc_inode *in, struct dc_xname *target,
+		       struct dc_inode *old_in);
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
 uint32_t dc__dirgen(const struct dc_cache *c, const struct dc_dentry *dir);
@@ -554,6 +570,21 @@ static inline size_t xname_size(size_t len)
 
 /* ---- lru.c ------------------------------------------------------------ */
 void dc__lru_add(struct dc_cache *c, struct dc_dentry *d);
+void dc__lru_relist(struct dc_cache *c, struct dc_dentry *d);
+
+/* A settled negative entry. */
+static inline bool dc__is_negative(const struct dc_dentry *d)
+{
+	return d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
+}
+
+/* A negative entry on the positive list, which the negative cap's pass
+ * looks for there (lru.c).  Write lock held. */
+static inline bool dc__astray(const struct dc_dentry *d)
+{
+	return dc__is_negative(d) &&
+	       (dflags(d) & (DC_F_LISTED | DC_F_ONNEG)) == DC_F_LISTED;
+}
 /* Mark d used since the shrinker last looked (its second chance).  Inline:
  * the rcu-walk calls it once per component. */
 static inline void dc__lru_touch(struct dc_dentry *d)

@@ -2,24 +2,32 @@
 /*
  * lru.c - bounded memory: two CLOCK lists (second chance) and the shrinker.
  *
- * Every allocated entry except the root sits on exactly one list from its
- * allocation until the shrinker frees it: the negative list if it was
- * negative when it last moved, else the positive list.  Entries change
- * state in place, so a list may hold a few of the other kind; the
- * shrinker moves them over as it passes.  Negatives on the positive list
- * (a name unlinked in place) are counted, c->nr_neg_astray, and the
- * negative cap's pass looks for them there when the negative list alone
- * cannot bring the count under the cap, and only then.  Nothing else ever removes an
- * entry from a list, which is why a singly linked FIFO is enough: an
- * update that drops an entry only marks it DEAD, and the shrinker frees it
- * the next time it passes (dead entries go first, whatever their mark).
+ * Every unused entry except the root sits on exactly one list, the
+ * negative list if it was negative when it last moved, else the positive
+ * list, and carries DC_F_LISTED.  A held entry (a reference, or a
+ * directory's cached children) the shrinker passes is taken off
+ * (isolate(), counted in nr_isolated) and goes back when its count drops
+ * to 0 (dc_put -> dc__lru_relist), so the shrinker never passes an entry
+ * it cannot take.  Entries change state in place, so a list may hold a
+ * few of the other kind; the shrinker moves them over as it passes.
+ * Negatives on the positive list (a name unlinked in place) are counted,
+ * c->nr_neg_astray, and the negative cap's pass looks for them there when
+ * the negative list alone cannot bring the count under the cap, and only
+ * then; it stops as soon as none is left, so its cost is that of the
+ * positive entries it passes on the way, about N / max_negative a
+ * negative evicted when every negative is made by an unlink.  Nothing
+ * else removes an entry from a list, which is why a singly linked FIFO is
+ * enough: an update that drops an entry only marks it DEAD, and the
+ * shrinker frees it the next time it passes (dead entries go first,
+ * whatever their mark).
  *
  * A lookup sets DC_F_REFERENCED only when it is clear, so a hot entry
  * costs one shared write per pass of the clock, not one per lookup.
  *
  * Locking: the shrinker holds the write lock (it unhashes victims, and
  * claims them by moving count 0 -> DC_COUNT_DEAD so no reader can pin
- * them any more) and lru_lock inside it.  Victims are freed after a grace
+ * them any more) and lru_lock inside it.  dc_put takes lru_lock alone, to
+ * put an isolated entry back.  Victims are freed after a grace
  * period, outside both locks.  Parents of victims lose the count their
  * child held; a directory with cached children is never a victim, so the
  * cache always evicts leaves first.
@@ -48,15 +56,55 @@ static struct dc_dentry *list_pop(struct dc_lru *l)
 	return d;
 }
 
+/* Put d at the tail of the list its state says.  lru_lock held. */
 static void lru_put(struct dc_cache *c, struct dc_dentry *d)
 {
 	if (LOAD(d->mode) == 0) {
-		dflags_set(d, DC_F_ONNEG);
+		dflags_set(d, DC_F_ONNEG | DC_F_LISTED);
 		list_push(&c->lru_neg, d);
 	} else {
 		dflags_clear(d, DC_F_ONNEG);
+		dflags_set(d, DC_F_LISTED);
 		list_push(&c->lru_pos, d);
 	}
+}
+
+/*
+ * d, just popped, is held: leave it off the lists, as Linux's
+ * dentry_lru_isolate does, so that the shrinker never passes it again
+ * while it is held; the dc_put that drops its count to 0 puts it back.
+ * seq_cst on both sides (here: clear LISTED, then load the count; in
+ * dc_put: drop the count, then load LISTED) so that at least one of us
+ * sees the other's store: an unused entry is never left off the lists.
+ * lru_lock held.
+ */
+static void isolate(struct dc_cache *c, struct dc_dentry *d)
+{
+	__atomic_and_fetch(&d->flags, ~DC_F_LISTED, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&d->count, __ATOMIC_SEQ_CST) == 0)
+		lru_put(c, d);
+	else
+		c->nr_isolated++;
+}
+
+/* Back onto a list, if d is unused and off them.  lru_lock held. */
+static void relist_locked(struct dc_cache *c, struct dc_dentry *d)
+{
+	if (!(dflags(d) & DC_F_LISTED) && LOAD(d->count) == 0) {
+		c->nr_isolated--;
+		lru_put(c, d);
+	}
+}
+
+/* The last reference to an isolated entry is gone (dc_put), or a claim
+ * that may have hidden a dc_put's 0 is over (dc__replace_inode).  Under
+ * lru_lock the test is repeated: another thread may have taken d again
+ * (its dc_put will come here), or put it back already. */
+void dc__lru_relist(struct dc_cache *c, struct dc_dentry *d)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	relist_locked(c, d);
+	pthread_mutex_unlock(&c->lru_lock);
 }
 
 /* A new entry joins the lists.  Write lock held. */
@@ -75,11 +123,6 @@ static bool claim(struct dc_dentry *d)
 	/* acquire: pairs with dc_put's release, the last holder is done */
 	return __atomic_compare_exchange_n(&d->count, &zero, DC_COUNT_DEAD, false,
 					   __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
-}
-
-static bool is_negative(const struct dc_dentry *d)
-{
-	return d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
 }
 
 struct targets {
@@ -116,13 +159,13 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 
 	while (budget-- && over(c, arg) && (d = list_pop(l))) {
 		fl = dflags(d);
-		/* from here it is either evicted or put where its state says */
-		if (is_negative(d) && !(fl & DC_F_ONNEG))
+		/* from here it is evicted, isolated or put where its state says */
+		if (dc__astray(d))
 			c->nr_neg_astray--;
 		/* not negative (positive now, or a lookup in flight): the
 		 * negative cap is no reason to evict it */
 		if ((over == over_negative || over == over_negative_astray) &&
-		    !is_negative(d) && !(fl & DC_F_DEAD)) {
+		    !dc__is_negative(d) && !(fl & DC_F_DEAD)) {
 			lru_put(c, d);
 			continue;
 		}
@@ -132,17 +175,20 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 			continue;
 		}
 		if (!claim(d)) {
-			lru_put(c, d);
+			isolate(c, d);
 			continue;
 		}
-		if (is_negative(d))
+		dflags_clear(d, DC_F_LISTED);
+		if (dc__is_negative(d))
 			__atomic_sub_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&c->nr_entries, 1, __ATOMIC_RELAXED);
 		dc__unhash(c, d);
 		/* the child's count on its parent goes with it; the parent
-		 * may become a victim itself on a later pass */
-		if (d->parent)
-			dc_put(c, d->parent);
+		 * may become a victim itself on a later pass (seq_cst: see
+		 * isolate) */
+		if (d->parent &&
+		    __atomic_sub_fetch(&d->parent->count, 1, __ATOMIC_SEQ_CST) == 0)
+			relist_locked(c, d->parent);
 		d->lru_next = *victims;
 		*victims = d;
 		(*n)++;
@@ -213,11 +259,23 @@ DC_API long dc_shrink(struct dc_cache *c, uint64_t target)
 	return dc__shrink(c, target, target < c->max_negative ? target : c->max_negative);
 }
 
-/* At destroy: free every listed entry now (no reader, no grace period). */
+/* At destroy: free every entry now (no reader, no grace period, and no
+ * reference: every isolated entry is a directory its children hold). */
 void dc__lru_free_all(struct dc_cache *c)
 {
-	struct dc_dentry *d;
+	struct dc_dentry *d, *p;
 
-	while ((d = list_pop(&c->lru_neg)) || (d = list_pop(&c->lru_pos)))
+	while ((d = list_pop(&c->lru_neg)) || (d = list_pop(&c->lru_pos))) {
+		/* a directory with children goes after them: its last
+		 * child's going puts it back, to be freed in turn */
+		if (d->count > 0) {
+			dflags_clear(d, DC_F_LISTED);
+			c->nr_isolated++;
+			continue;
+		}
+		p = d->parent;
 		dc__free_now(c, d);
+		if (p && --p->count == 0)
+			relist_locked(c, p);
+	}
 }

@@ -142,8 +142,9 @@ static bool install(struct dc_cache *c, struct dc_dentry *d)
 {
 	if (!d)
 		return false;
-	dc__hash_insert(c, d);
+	/* listed before it is reachable: a reader's dc_put must find it so */
 	dc__lru_add(c, d);
+	dc__hash_insert(c, d);
 	return true;
 }
 
@@ -166,6 +167,7 @@ static void release_inode(struct dc_cache *c, const struct dc_inode *in,
 static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		    const struct dc_inode *in, const char *link)
 {
+	struct dc_inode old = { 0 };
 	struct dc_xname *target = NULL;
 	struct dc_dentry *d;
 	struct dname n;
@@ -197,7 +199,8 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	} else if (d && d->mode == 0) {
 		dc__set_inode(c, d, in, target);
 		used = true;
-	} else if (d && !dc__is_dir(d->mode) && dc__replace_inode(c, d, in, target)) {
+	} else if (d && !dc__is_dir(d->mode) &&
+		   dc__replace_inode(c, d, in, target, &old)) {
 		used = true;
 	} else {
 		forget(c, d);	/* a directory: the name is another inode now */
@@ -210,6 +213,8 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	dc__write_unlock(c);
 	if (!used)	/* the inode (and its cookie) was handed to us */
 		release_inode(c, in, target);
+	if (old.mode)	/* what d held: no reader can reach it any more */
+		release_inode(c, &old, NULL);
 	dc__maybe_shrink(c);
 	return err;
 }
@@ -252,6 +257,7 @@ DC_API int dc_link(struct dc_cache *c, struct dc_dentry *dir, const char *name,
  */
 static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *name)
 {
+	struct dc_inode old = { 0 };
 	struct dc_dentry *d;
 	struct dname n;
 	int err;
@@ -266,13 +272,15 @@ static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *na
 		d = find_settled(c, dir, &n);
 		/* unless it is negative already or turns negative in place */
 		if (!d || (d->mode && (dc__is_dir(d->mode) ||
-				       !dc__replace_inode(c, d, NULL, NULL)))) {
+				       !dc__replace_inode(c, d, NULL, NULL, &old)))) {
 			forget(c, d);
 			install(c, dc__alloc(c, dir, n.s, n.len, hash_in(dir, &n), 0,
 					     NULL, NULL));
 		}
 	}
 	dc__write_unlock(c);
+	if (old.mode)	/* what d held: no reader can reach it any more */
+		release_inode(c, &old, NULL);
 	dc__maybe_shrink(c);
 	return 0;
 }

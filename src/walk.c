@@ -108,7 +108,7 @@ static bool next_component(struct nameidata *nd, struct component *cp)
 		cp->len = nd->ahead_len;
 		cp->key = nd->ahead_key;
 	} else {
-		cp->len = dc__hash_component(nd->cur.p, nd->cur.end, nd->c->seed,
+		cp->len = dc__hash_component(nd->cur.p, nd->cur.end, &nd->c->hkey,
 					     &cp->key);
 	}
 	nd->ahead = NULL;
@@ -135,7 +135,7 @@ static const uint64_t *hash_ahead(struct nameidata *nd, const struct component *
 	if (cp->next == nd->cur.end)
 		return NULL;
 	nd->ahead = cp->next;
-	nd->ahead_len = dc__hash_component(cp->next, nd->cur.end, nd->c->seed,
+	nd->ahead_len = dc__hash_component(cp->next, nd->cur.end, &nd->c->hkey,
 					   &nd->ahead_key);
 	return &nd->ahead_key;
 }
@@ -356,9 +356,7 @@ static int backend_lookup(struct dc_cache *c, struct dc_dentry *dir,
 		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
 	};
 	char *buf;
-	int err;
-
-	int tries = 0;
+	int err, tries = 0;
 
 again:
 	dc__stat_inc(c, ST_MISSES);
@@ -375,6 +373,10 @@ again:
 	if (err >= 0) {
 		*target = dc__xname_new(c, buf, (size_t)err);
 		err = *target ? 0 : -ENOMEM;
+	} else if (err == -ENAMETOOLONG) {
+		/* the link exists; only following it fails (copy_link asks
+		 * again, and says so), so cache it without its text */
+		err = 0;
 	}
 	dc__free(c, buf, DC_PATH_MAX);
 	if (err && c->be.ops->release)
@@ -523,8 +525,8 @@ again:
 	}
 	d->count = 1;
 	gen = dc__dirgen(c, dir);
+	dc__lru_add(c, d);	/* before it is reachable, as in install() */
 	dc__hash_insert(c, d);
-	dc__lru_add(c, d);
 	dc__write_unlock(c);
 
 	err = backend_lookup(c, dir, name, len, &in, &target);
