@@ -108,6 +108,11 @@ $(BUILD)/tests/test_torture: tests/test_torture.c tools/dcbench/torture.c tools/
 	$(CC) $(CPPFLAGS) -Itests -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
+$(BUILD)/tests/test_writers: tests/test_writers.c tools/dcbench/floodnames.c tools/dcbench/flood.h tests/harness.h $(BUILD)/libdcache.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ \
+	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
+
 # test_replay includes the replay engine's sources; rebuild when they change
 $(BUILD)/tests/test_replay: tools/dcbench/replay.c tools/dcbench/replay.h tools/dcbench/trace.c tools/dcbench/trace.h
 

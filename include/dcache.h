@@ -130,6 +130,7 @@ int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 struct dc_dentry *dc_root(struct dc_cache *c);
 
 struct dc_dentry *dc_get(struct dc_dentry *d);
+/* Drop a reference taken from cache c (c must be the entry's cache). */
 void dc_put(struct dc_cache *c, struct dc_dentry *d);
 /* Copy out a held entry's inode data; -ENOENT if it became negative. */
 int dc_dentry_stat(struct dc_dentry *d, struct dc_stat *st);
@@ -139,7 +140,8 @@ int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 
 /* ---- Updates (after the file system changed) -------------------------- */
 
-/* name appeared in dir as inode (any type; a symlink needs dc_symlink). */
+/* name appeared in dir as inode (any type; a symlink needs dc_symlink).
+ * -EINVAL when inode->mode has no type bits (S_IFMT). */
 int dc_create(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	      const struct dc_inode *inode);
 int dc_mkdir(struct dc_cache *c, struct dc_dentry *dir, const char *name,

@@ -4,7 +4,7 @@
  * changes, and freeing after an RCU grace period.
  *
  * Locking rules:
- *  - dc__alloc, dc__unhash, dc__set_inode, dc__set_negative and
+ *  - dc__alloc, dc__unhash, dc__set_inode, dc__replace_inode and
  *    dc__bump_dirgen are called with the write lock held.
  *  - d->count is changed with atomics anywhere.  A count of 0 means
  *    "unused", not "free": the entry stays cached until the LRU evicts it.
@@ -399,22 +399,26 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 	return true;
 }
 
-static size_t dirgen_index(const struct dc_dentry *dir)
+/*
+ * Names in dir changed: a backend answer fetched before now is stale
+ * (lookup_slow compares dgen before it caches one).  Write lock held.
+ */
+void dc__bump_dirgen(struct dc_dentry *dir)
 {
-	return (size_t)(((uint64_t)(uintptr_t)dir * 0x9e3779b97f4a7c15ull) >>
-			(64 - DC_DIRGEN_BITS));
+	dir->dgen++;
 }
 
-/* dir's generation, as a miss notes it.  Write lock held. */
-uint32_t dc__dirgen(const struct dc_cache *c, const struct dc_dentry *dir)
+/*
+ * Is d forgotten, or below a forgotten directory (an orphan: see forget
+ * in update.c)?  Write lock held (or a lock mode's read lock): parents
+ * are stable.
+ */
+bool dc__orphaned(const struct dc_dentry *d)
 {
-	return c->dirgen[dirgen_index(dir)];
-}
-
-/* Names in dir changed: a backend answer fetched before now is stale. */
-void dc__bump_dirgen(struct dc_cache *c, const struct dc_dentry *dir)
-{
-	c->dirgen[dirgen_index(dir)]++;
+	for (; d; d = d->parent)
+		if (dflags(d) & DC_F_DEAD)
+			return true;
+	return false;
 }
 
 /* ---- copying out ----------------------------------------------------------- */

@@ -86,7 +86,9 @@ void dc__dirs_add(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **h = dirs_head(c, d->ino, d->gen);
 
-	d->aux = (uintptr_t)*h;
+	/* relaxed atomic: a reader that saw this entry as a symlink may load
+	 * aux meanwhile (its seq check then fails before it uses it) */
+	STORE(d->aux, (uintptr_t)*h);
 	*h = d;
 }
 
@@ -97,10 +99,10 @@ void dc__dirs_del(struct dc_cache *c, struct dc_dentry *d)
 	for (e = *h; e && e != d; e = (struct dc_dentry *)e->aux)
 		prev = e;
 	if (e && prev)
-		prev->aux = d->aux;
+		STORE(prev->aux, d->aux);
 	else if (e)
 		*h = (struct dc_dentry *)d->aux;
-	d->aux = 0;
+	STORE(d->aux, 0);
 }
 
 /* The first directory on (ino, gen)'s chain; walk on through aux. */

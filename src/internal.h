@@ -7,11 +7,13 @@
  *  c->wlock (mutex; in rwlock mode the write side of c->rwlock instead)
  *	serializes every change of the namespace the cache holds: hash chain
  *	insert/remove, an entry's parent, name, hash, inode fields, flags
- *	DEAD/PENDING/STALE, per-directory generations, c->rename_seq, and the
- *	choice of LRU victims.  In global mode the same mutex is also taken by
- *	readers, one component at a time.
+ *	DEAD/PENDING/STALE, the directory index, a directory's dgen,
+ *	c->rename_seq, nr_neg_astray, and the choice of LRU victims.  In
+ *	global mode the same mutex is also taken by readers, one component
+ *	at a time.  Never held across a backend call.
  *  c->lru_lock (mutex)
- *	the two LRU lists and each entry's lru_next.  Nests inside wlock.
+ *	the two LRU lists, each entry's lru_next, LISTED and ONNEG, and
+ *	nr_isolated.  Nests inside wlock; dc_put takes it alone.
  *  c->pend_lock + c->pend_cv
  *	only to sleep until a PENDING entry is settled.  Innermost.
  *  lock-free (rcu mode readers)
@@ -19,7 +21,9 @@
  *	acquire) inside rcu_read_lock(), and trust nothing they read until the
  *	entry's seq is re-checked unchanged (see seq_begin/seq_retry).
  *  d->count
- *	atomic; DC_COUNT_DEAD once the shrinker has claimed the entry.
+ *	atomic; DC_COUNT_DEAD once the shrinker has claimed the entry, or
+ *	while an update changes the unused entry's inode in place.
+ * docs/design.md, "Locks and their order", has the whole table.
  */
 #ifndef DC_INTERNAL_H
 #define DC_INTERNAL_H
@@ -97,6 +101,7 @@ struct dc_dentry {
 	uint32_t mode;			/* inode data: wlock + seq; 0: negative */
 	uint64_t ino;
 	_Alignas(4) unsigned char iname[4 + DC_INLINE_NAME];
+	uint32_t dgen;			/* directory: its generation; wlock only */
 	uint64_t cookie;
 	uint32_t gen;
 	int32_t count;			/* references; atomic */
@@ -165,15 +170,6 @@ struct dc_hkey {
 };
 
 /*
- * Directory generations: a counter per slot, the slot chosen by the
- * directory's address.  A miss notes its directory's counter and caches
- * its answer only if no update of that directory (or of one sharing the
- * slot: then the answer is merely not cached) ran meanwhile.
- */
-#define DC_DIRGEN_BITS	8
-#define DC_DIRGEN_SLOTS	(1u << DC_DIRGEN_BITS)
-
-/*
  * The cache.  Lock-free readers read the first group only; the counters
  * that misses and updates write start on a line of their own.
  */
@@ -191,7 +187,6 @@ struct dc_cache {
 	_Alignas(64) pthread_mutex_t wlock;
 	struct dc_dentry **dirs;	/* hashed directories by (ino, gen); wlock */
 	unsigned dirs_shift;
-	uint32_t dirgen[DC_DIRGEN_SLOTS]; /* by directory address; wlock */
 	pthread_rwlock_t rwlock;
 	pthread_mutex_t pend_lock;
 	pthread_cond_t pend_cv;
@@ -555,8 +550,8 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 		       struct dc_inode *old_in);
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
-uint32_t dc__dirgen(const struct dc_cache *c, const struct dc_dentry *dir);
-void dc__bump_dirgen(struct dc_cache *c, const struct dc_dentry *dir);
+void dc__bump_dirgen(struct dc_dentry *dir);
+bool dc__orphaned(const struct dc_dentry *d);
 static inline bool dc__is_dir(uint32_t mode) { return S_ISDIR(mode); }
 static inline bool dc__is_lnk(uint32_t mode) { return S_ISLNK(mode); }
 static inline struct dc_xname *xname_of(struct dc_name *n)

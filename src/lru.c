@@ -90,7 +90,9 @@ static void isolate(struct dc_cache *c, struct dc_dentry *d)
 /* Back onto a list, if d is unused and off them.  lru_lock held. */
 static void relist_locked(struct dc_cache *c, struct dc_dentry *d)
 {
-	if (!(dflags(d) & DC_F_LISTED) && LOAD(d->count) == 0) {
+	/* the root is never listed (a caller's extra dc_put could bring its
+	 * count to 0: it still must never be evicted) */
+	if (!(dflags(d) & (DC_F_LISTED | DC_F_ROOT)) && LOAD(d->count) == 0) {
 		c->nr_isolated--;
 		lru_put(c, d);
 	}

@@ -76,7 +76,7 @@ static struct dc_dentry *find_settled(struct dc_cache *c, struct dc_dentry *dir,
  * Forget d: unhash it, so no path reaches it or anything cached below it.
  * What is cached below stays hashed, an orphan: unreachable by path (its
  * way up passes d), and a caller holding a directory in it is told apart
- * by orphaned(), which updates (live_dir) and walks (walk.c) consult, so
+ * by dc__orphaned(), which updates (live_dir) and walks (walk.c) consult, so
  * that nothing is learnt from or told to an orphan.  The LRU frees
  * orphans like any unused entry, leaves first.  So forgetting costs
  * O(1) however much is cached below, as Linux's d_invalidate does not.
@@ -87,16 +87,6 @@ static void forget(struct dc_cache *c, struct dc_dentry *d)
 		dc__unhash(c, d);
 }
 
-/* Is d forgotten, or below a forgotten directory?  Write lock held:
- * parents are stable. */
-static bool orphaned(const struct dc_dentry *d)
-{
-	for (; d; d = d->parent)
-		if (dflags(d) & DC_F_DEAD)
-			return true;
-	return false;
-}
-
 /* A live hashed directory entry for dir's inode, from the index. */
 static struct dc_dentry *find_dir_by_ino(struct dc_cache *c,
 					 const struct dc_dentry *dir)
@@ -105,7 +95,7 @@ static struct dc_dentry *find_dir_by_ino(struct dc_cache *c,
 
 	for (d = dc__dirs_first(c, dir->ino, dir->gen); d;
 	     d = (struct dc_dentry *)d->aux)
-		if (same_inode(d, dir) && !orphaned(d))
+		if (same_inode(d, dir) && !dc__orphaned(d))
 			return d;
 	return NULL;
 }
@@ -124,7 +114,7 @@ static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 {
 	struct dc_dentry *p, *e = NULL;
 
-	if (!orphaned(dir))
+	if (!dc__orphaned(dir))
 		return dir;
 	p = live_dir(c, dir->parent);	/* the root is never forgotten */
 	/* p may be another entry than dir->parent: hash the name for it */
@@ -177,7 +167,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	err = prepare(c, dir, name, &n);
 	if (err)
 		return err;
-	if (!in)
+	if (!in || !(in->mode & S_IFMT))	/* an inode has a type */
 		return -EINVAL;
 	if (link) {
 		size_t tlen = strnlen(link, DC_PATH_MAX);
@@ -190,7 +180,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	dir = live_dir(c, dir);
 	d = dir ? find_settled(c, dir, &n) : NULL;
 	if (dir)
-		dc__bump_dirgen(c, dir);
+		dc__bump_dirgen(dir);
 	if (!dir) {
 		;	/* the directory is not cached: nothing to update */
 	} else if (link && !target) {
@@ -268,7 +258,7 @@ static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *na
 	dc__write_lock(c);
 	dir = live_dir(c, dir);
 	if (dir) {
-		dc__bump_dirgen(c, dir);
+		dc__bump_dirgen(dir);
 		d = find_settled(c, dir, &n);
 		/* unless it is negative already or turns negative in place */
 		if (!d || (d->mode && (dc__is_dir(d->mode) ||
@@ -424,9 +414,9 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 	s = odir ? find_settled(c, odir, &on) : NULL;
 	t = ndir ? find_settled(c, ndir, &nn) : NULL;
 	if (odir)
-		dc__bump_dirgen(c, odir);
+		dc__bump_dirgen(odir);
 	if (ndir)
-		dc__bump_dirgen(c, ndir);
+		dc__bump_dirgen(ndir);
 	if (!odir || !ndir) {
 		/* one side is not cached: forget the other side's name */
 		forget(c, s);
@@ -458,21 +448,38 @@ static void forget_all(struct dc_cache *c)
 			dc__unhash(c, c->buckets[i]);
 }
 
+/*
+ * The live entry that stands for d's name now: a directory's by
+ * live_dir; anything else's by its name in its parent's live entry,
+ * whatever inode the cache holds there (a handle on a forgotten file
+ * still names that file).  Write lock held.
+ */
+static struct dc_dentry *live_entry(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_dentry *p;
+
+	if (dc__is_dir(d->mode) || !dc__orphaned(d))
+		return live_dir(c, d);
+	p = live_dir(c, d->parent);
+	return p ? dc__find_locked(c, p, d->name->s, d->name->len,
+				   dc__hash_name(c, p, d->name->s, d->name->len)) : NULL;
+}
+
 DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 {
 	if (!c || !d)
 		return -EINVAL;
 	dc__thread_enter();
 	dc__write_lock(c);
-	d = live_dir(c, d);	/* NULL: nothing of it is cached any more */
+	d = live_entry(c, d);	/* NULL: nothing of it is cached any more */
 	if (!d) {
 		;
 	} else if (d == c->root) {
-		dc__bump_dirgen(c, d);
+		dc__bump_dirgen(d);
 		forget_all(c);
 	} else {
 		forget(c, d);
-		dc__bump_dirgen(c, d->parent);
+		dc__bump_dirgen(d->parent);
 	}
 	dc__write_unlock(c);
 	return 0;
@@ -489,7 +496,7 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 	dc__write_lock(c);
 	dir = live_dir(c, dir);
 	if (dir) {
-		dc__bump_dirgen(c, dir);
+		dc__bump_dirgen(dir);
 		forget(c, dc__find_locked(c, dir, n.s, n.len, hash_in(dir, &n)));
 	}
 	dc__write_unlock(c);

@@ -192,8 +192,10 @@ static int need_dir(uint32_t mode)
  * Is d forgotten, or below a forgotten directory?  What is cached below a
  * forgotten directory is an orphan (update.c, forget): nothing updates it
  * any more, so a walk that starts from a handle in it must learn nothing
- * from its cached entries.  Only a walk's base can be one (a walk from a
- * live directory only finds live entries), so only the base is checked.
+ * from its cached entries.  Only the base is checked: a walk from a live
+ * directory finds live entries, and if one is forgotten while the walk
+ * stands in it, what the walk reads there was true when its call began
+ * (and its misses are not cached: lookup_slow checks under the lock).
  * Caller holds the read lock; parents are loaded with acquire (see
  * move_entry).  Orphans are never moved (updates reach the live entries
  * instead), so an orphan's chain up is stable; a rename elsewhere racing
@@ -363,6 +365,11 @@ again:
 	*target = NULL;
 	memset(out, 0, sizeof(*out));
 	err = c->be.ops->lookup(c->be.ctx, &din, name, len, out);
+	if (!err && !(out->mode & S_IFMT)) {	/* no type: not an inode */
+		if (c->be.ops->release)
+			c->be.ops->release(c->be.ctx, out);
+		return -EIO;
+	}
 	if (err || !dc__is_lnk(out->mode) || !c->be.ops->readlink)
 		return err;
 	buf = dc__malloc(c, DC_PATH_MAX);
@@ -480,7 +487,7 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 
 again:
 	dc__write_lock(c);
-	if (orphan || (dflags(dir) & DC_F_DEAD)) {
+	if (orphan || dc__orphaned(dir)) {
 		dc__write_unlock(c);
 		return lookup_uncached(c, dir, name, len, hash, out);
 	}
@@ -524,7 +531,7 @@ again:
 		return -ENOMEM;
 	}
 	d->count = 1;
-	gen = dc__dirgen(c, dir);
+	gen = dir->dgen;
 	dc__lru_add(c, d);	/* before it is reachable, as in install() */
 	dc__hash_insert(c, d);
 	dc__write_unlock(c);
@@ -532,7 +539,9 @@ again:
 	err = backend_lookup(c, dir, name, len, &in, &target);
 
 	dc__write_lock(c);
-	if (dc__dirgen(c, dir) != gen)
+	/* the directory changed under us, or was forgotten with what was
+	 * above it: the answer is this caller's, not the cache's */
+	if (dir->dgen != gen || dc__orphaned(dir))
 		dc__unhash(c, d);	/* the directory changed under us */
 	settle(c, d, err, &in, target);
 	dc__write_unlock(c);
@@ -688,9 +697,17 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 	if (cur != root) {
 		/* sticky until the walk restarts at the root: ".." from an
 		 * orphan climbs into orphans */
+		int o;
+
 		dc__read_lock(c);
-		nd->orphan = orphaned(c, cur) != 0;
+		o = orphaned(c, cur);
 		dc__read_unlock(c);
+		if (o < 0) {	/* a climb cut short: decide for certain */
+			dc__write_lock(c);
+			o = dc__orphaned(cur);
+			dc__write_unlock(c);
+		}
+		nd->orphan = o;
 	}
 	while (next_component(nd, &cp)) {
 		err = need_dir(LOAD(cur->mode));

@@ -38,6 +38,9 @@
  *                   passed them again on every shrink.
  *  long_target      a backend's readlink filling the whole buffer, as
  *                   readlink(2) does when it truncates, overflowed a copy.
+ *  orphan_miss      a miss in flight while its directory's parent was
+ *                   forgotten was cached under the orphan; invalidating
+ *                   through a forgotten file's handle forgot nothing.
  *  negative_kept    a negative answered by the rcu-walk was not marked
  *                   used, so the most probed negatives went first.
  */
@@ -50,6 +53,7 @@
 #include <time.h>
 
 #include "dcache.h"
+#include "flood.h"
 #include "harness.h"
 #include "../src/internal.h"
 
@@ -80,6 +84,7 @@ struct hooked {
 	unsigned long lookups;		/* backend lookups made */
 	const char *count_name;		/* ... of this name, into named */
 	unsigned long named;
+	void (*on_lookup)(const char *name, size_t len);	/* once */
 };
 
 static int h_root(void *ctx, struct dc_inode *out)
@@ -100,6 +105,12 @@ static int h_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 	if (k->count_name && strlen(k->count_name) == len &&
 	    !memcmp(k->count_name, name, len))
 		__atomic_add_fetch(&k->named, 1, __ATOMIC_RELAXED);
+	if (k->on_lookup) {
+		void (*hook)(const char *, size_t) = k->on_lookup;
+
+		k->on_lookup = NULL;
+		hook(name, len);
+	}
 	if (k->fs_lock)
 		pthread_mutex_lock(k->fs_lock);
 	err = k->inner.ops->lookup(k->inner.ctx, dir, name, len, out);
@@ -600,99 +611,6 @@ static void test_unlink_bounded(enum dc_mode mode)
 
 /* ---- flooding ------------------------------------------------------------ */
 
-#define K1	0x9e3779b97f4a7c15ull
-
-static uint64_t inverse(uint64_t k)	/* of an odd k, mod 2^64 */
-{
-	uint64_t x = k;
-	int i;
-
-	for (i = 0; i < 6; i++)
-		x *= 2 - k * x;
-	return x;
-}
-
-/* Undo the library's mix(): h such that mix(h, w) == r. */
-static uint64_t unmix(uint64_t r, uint64_t w)
-{
-	uint64_t t = r ^ (r >> 29) ^ (r >> 58);	/* x ^ (x >> 29), inverted */
-
-	return (t * inverse(K1)) ^ w;
-}
-
-/* An 8-byte name w is usable when no byte is NUL or '/'. */
-static bool usable(uint64_t w)
-{
-	int i;
-
-	for (i = 0; i < 8; i++) {
-		unsigned char b = (unsigned char)(w >> (8 * i));
-
-		if (b == 0 || b == '/')
-			return false;
-	}
-	return true;
-}
-
-static uint64_t rng = 0x2545f4914f6cdd1dull;
-
-static uint64_t next_rand(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
-}
-
-/*
- * n 8-byte names that all have hash T under an unkeyed, unsalted hash of
- * this construction (the state starting from a constant, the parent only
- * perturbing the bucket): computed once, they would share a chain in every
- * directory of every process.  The hash is inverted: pick states that fold
- * to T, undo the length's mix, then the word's.
- */
-static void craft_unkeyed(char (*names)[9], int n)
-{
-	const uint64_t h0 = 0x243f6a8885a308d3ull, T = 0x1234567;
-	int i = 0;
-
-	while (i < n) {
-		uint64_t a = next_rand() >> 32;
-		uint64_t h2 = a << 32 | (T ^ a);	/* h2 ^ (h2 >> 32) folds to T */
-		uint64_t w = unmix(unmix(h2, 8), 0) ^ h0;
-
-		if (!usable(w))
-			continue;
-		memcpy(names[i], &w, 8);
-		names[i][8] = '\0';
-		i++;
-	}
-}
-
-/*
- * n names of 22 words that share one key under every key, had the hash a
- * 64-bit multiply for its mixing: flipping a word's top bit flips the
- * product's top bit whatever the state, and the multiply-xorshift then
- * flips bits 63 and 34 of the state, which the next word's same flips
- * undo.  11 such pairs, each flipped or not: 2,048 names.
- */
-static void craft_differential(char (*names)[177], int n)
-{
-	const uint64_t d1 = 1ull << 63, d2 = 1ull << 63 | 1ull << 34;
-	int i, p;
-
-	for (i = 0; i < n; i++) {
-		for (p = 0; p < 22; p++) {
-			uint64_t w = 0x6161616161616161ull + (uint64_t)p * 0x0101010101010101ull;
-
-			if (i >> (p / 2) & 1)
-				w ^= p % 2 ? d2 : d1;
-			memcpy(names[i] + 8 * p, &w, 8);
-		}
-		names[i][176] = '\0';
-	}
-}
-
 /*
  * n names that share a bucket in directory dir of cache c, found by trying
  * names against its own hash: what an attacker who could watch the
@@ -754,7 +672,8 @@ static void add_all(struct dc_memfs *fs, struct dc_cache *c, uint64_t dino,
 static void test_flooding(void)
 {
 	enum { N = 2000, ND = 2048, NB = 400 };
-	static char names[N][9], diff[ND][177], mates[NB][9];
+	static char names[N][DCB_FLOOD_SHORT + 1], diff[ND][DCB_FLOOD_LONG + 1];
+	static char mates[NB][9];
 	struct dc_memfs *fs;
 	struct dc_inode a, b, e;
 	struct dc_dentry *de;
@@ -770,10 +689,10 @@ static void test_flooding(void)
 
 	/* names computed ahead of time: no chain longer than chance makes
 	 * (about 4,000 names over 32,768 buckets: 8 is already rare) */
-	craft_unkeyed(names, N);
+	dcb_flood_unkeyed(names[0], N);
 	add_all(fs, c, a.ino, "a", names[0], sizeof(names[0]), N);
 	CHECK(longest_chain(c) <= 8);
-	craft_differential(diff, ND);
+	dcb_flood_differential(diff[0], ND);
 	add_all(fs, c, b.ino, "b", diff[0], sizeof(diff[0]), ND);
 	CHECK(longest_chain(c) <= 8);
 
@@ -940,6 +859,65 @@ static void test_forget_cost(enum dc_mode mode)
 	dc_memfs_free(fs);
 }
 
+/* ---- orphan_miss: a miss in flight as its directory is orphaned ----------- */
+
+static struct dc_cache *om_cache;
+static struct dc_dentry *om_a;
+
+/* The backend is asked for a name below a: forget a meanwhile. */
+static void om_forget(const char *name, size_t len)
+{
+	(void)name;
+	(void)len;
+	CHECK_EQ(dc_invalidate(om_cache, om_a), 0);
+}
+
+static void test_orphan_miss(enum dc_mode mode)
+{
+	struct dc_memfs *fs;
+	struct dc_inode a, x, g, f;
+	struct dc_dentry *hx, *hf, *e;
+	struct hooked k;
+	struct dc_stat st;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "a", S_IFDIR | 0755, NULL, &a), 0);
+	CHECK_EQ(dc_memfs_add(fs, a.ino, "x", S_IFDIR | 0755, NULL, &x), 0);
+	CHECK_EQ(dc_memfs_add(fs, x.ino, "g", S_IFREG | 0644, NULL, &g), 0);
+	CHECK_EQ(dc_memfs_add(fs, a.ino, "f", S_IFREG | 0644, NULL, &f), 0);
+	om_cache = new_cache(fs, &k, mode, 0, 0);
+	CHECK_EQ(dc_walk(om_cache, NULL, "a", 0, &om_a), 0);
+	CHECK_EQ(dc_walk(om_cache, NULL, "a/x", 0, &hx), 0);
+	CHECK_EQ(dc_walk(om_cache, NULL, "a/f", 0, &hf), 0);
+	/* x/g misses; while the backend answers, a is forgotten */
+	k.on_lookup = om_forget;
+	CHECK_EQ(dc_resolve(om_cache, hx, "g", 0, &st), 0);
+	CHECK_EQ(st.ino, g.ino);
+	CHECK(k.on_lookup == NULL);
+	dc__write_lock(om_cache);
+	e = dc__find_locked(om_cache, hx, "g", 1, dc__hash_name(om_cache, hx, "g", 1));
+	dc__write_unlock(om_cache);
+	CHECK(e == NULL);	/* the answer was not cached under the orphan */
+	CHECK_EQ(dc_debug_check(om_cache), 0);
+
+	/* a handle on a forgotten file still names it: invalidating through
+	 * it forgets the file cached anew by path */
+	CHECK_EQ(resolve(om_cache, "a/f", 0, NULL), 0);
+	k.count_name = "f";
+	k.named = 0;
+	CHECK_EQ(resolve(om_cache, "a/f", 0, NULL), 0);
+	CHECK_EQ(k.named, 0);			/* cached */
+	CHECK_EQ(dc_invalidate(om_cache, hf), 0);
+	CHECK_EQ(resolve(om_cache, "a/f", 0, NULL), 0);
+	CHECK_EQ(k.named, 1);			/* forgotten, asked again */
+	dc_put(om_cache, hf);
+	dc_put(om_cache, hx);
+	dc_put(om_cache, om_a);
+	CHECK_EQ(dc_debug_check(om_cache), 0);
+	dc_cache_destroy(om_cache);
+	dc_memfs_free(fs);
+}
+
 /* ---- held_isolated: the shrinker passes a held entry once ----------------- */
 
 static uint64_t listed_entries(struct dc_cache *c)
@@ -1013,6 +991,10 @@ static int lt_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 {
 	(void)ctx;
 	(void)dir;
+	if (len == 1 && name[0] == 'z') {	/* an answer with no type */
+		*out = (struct dc_inode){ 3, 0, 0644, 0 };
+		return 0;
+	}
 	if (len != 1 || name[0] != 'l')
 		return -ENOENT;
 	*out = (struct dc_inode){ 2, 0, S_IFLNK | 0777, 0 };
@@ -1045,6 +1027,14 @@ static void test_long_target(enum dc_mode mode)
 	CHECK_EQ(resolve(c, "l/y", 0, NULL), -ENAMETOOLONG);
 	CHECK_EQ(resolve(c, "l", DC_NOFOLLOW, NULL), 0);
 	CHECK_EQ(resolve(c, "l", 0, NULL), -ENAMETOOLONG);
+	/* an inode needs a type, from the backend as from a caller */
+	CHECK_EQ(resolve(c, "z", 0, NULL), -EIO);
+	{
+		struct dc_inode none = { 9, 0, 0644, 0 };
+
+		CHECK_EQ(dc_create(c, c->root, "y", &none), -EINVAL);
+	}
+	CHECK_EQ(dc_debug_check(c), 0);
 	CHECK_EQ(dc_debug_check(c), 0);
 	dc_cache_destroy(c);
 }
@@ -1096,6 +1086,7 @@ int main(void)
 		test_same_number(modes[m]);
 		test_forget_cost(modes[m]);
 		test_held_isolated(modes[m]);
+		test_orphan_miss(modes[m]);
 		test_long_target(modes[m]);
 	}
 	test_flooding();

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flood.h"
 #include "fsmeta.h"
 #include "import.h"
 #include "json.h"
@@ -41,6 +42,7 @@ static const char usage_text[] =
 "  micro [OPTIONS]     the micro-benchmark suite (docs/micro.md)\n"
 "  torture [OPTIONS]   randomized concurrent test with an oracle (docs/testing.md)\n"
 "  memstorm [OPTIONS]  the memory bound under churn\n"
+"  flood [OPTIONS]     names made to share one hash chain, and their cost\n"
 "  fsmeta --dir D [OPTIONS]\n"
 "        metadata load natively, through dcfs and passthrough_ll (root)\n"
 "  kernbench --tree KERNEL_TREE [OPTIONS]\n"
@@ -468,6 +470,7 @@ int main(int argc, char **argv)
 		{ "micro", dcb_micro_main },
 		{ "torture", dcb_torture_main },
 		{ "memstorm", dcb_memstorm_main },
+		{ "flood", dcb_flood_main },
 		{ "fsmeta", dcb_fsmeta_main },
 		{ "kernbench", dcb_kernbench_main },
 	};
