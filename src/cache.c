@@ -200,12 +200,16 @@ DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 static int build_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 		      size_t size)
 {
+	struct dc_dentry *root = LOAD_ACQ(c->root);	/* see swap_root */
 	size_t pos = size;
 	struct dc_name *n;
 
 	buf[--pos] = '\0';
-	/* acquire: pairs with move_entry's release of parent */
-	for (; d != c->root; d = LOAD_ACQ(d->parent)) {
+	if (!LOAD_ACQ(d->parent))	/* a root, this one or a former one */
+		d = root;
+	/* acquire: pairs with move_entry's release of parent; a former root
+	 * is DEAD, so a climb from below it stops there */
+	for (; d != root; d = LOAD_ACQ(d->parent)) {
 		if (dflags(d) & DC_F_DEAD)
 			return -ENOENT;
 		n = LOAD_ACQ(d->name);

@@ -180,7 +180,8 @@ struct dc_cache {
 	struct dc_dentry **buckets;	/* RCU-read, wlock-written */
 	uint64_t nbuckets;
 	unsigned shift;			/* 64 - log2(nbuckets) */
-	struct dc_dentry *root;
+	struct dc_dentry *root;		/* RCU-read (acquire); wlock-written
+					 * (dc_invalidate of the root swaps it) */
 	uint32_t rename_seq;		/* odd while an entry moves between chains */
 	struct dc_hkey hkey;		/* keys the name hash; random per cache */
 
@@ -549,6 +550,7 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 		       const struct dc_inode *in, struct dc_xname *target,
 		       struct dc_inode *old_in);
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
+void dc__free_unused(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
 void dc__bump_dirgen(struct dc_dentry *dir);
 bool dc__orphaned(const struct dc_dentry *d);
@@ -566,6 +568,7 @@ static inline size_t xname_size(size_t len)
 /* ---- lru.c ------------------------------------------------------------ */
 void dc__lru_add(struct dc_cache *c, struct dc_dentry *d);
 void dc__lru_relist(struct dc_cache *c, struct dc_dentry *d);
+void dc__lru_adopt(struct dc_cache *c, struct dc_dentry *d);
 
 /* A settled negative entry. */
 static inline bool dc__is_negative(const struct dc_dentry *d)

@@ -98,6 +98,23 @@ static void relist_locked(struct dc_cache *c, struct dc_dentry *d)
 	}
 }
 
+/*
+ * d, a former root (never listed), joins the lists' accounting, and the
+ * cache's own count on it goes: listed if that leaves it unused, else off
+ * the lists, as if the shrinker had passed it, until the dc_put (or the
+ * eviction of its last child) that does.  Write lock held; d no longer
+ * carries DC_F_ROOT.
+ */
+void dc__lru_adopt(struct dc_cache *c, struct dc_dentry *d)
+{
+	pthread_mutex_lock(&c->lru_lock);
+	c->nr_isolated++;
+	/* seq_cst: see isolate() */
+	if (__atomic_sub_fetch(&d->count, 1, __ATOMIC_SEQ_CST) == 0)
+		relist_locked(c, d);
+	pthread_mutex_unlock(&c->lru_lock);
+}
+
 /* The last reference to an isolated entry is gone (dc_put), or a claim
  * that may have hidden a dc_put's 0 is over (dc__replace_inode).  Under
  * lru_lock the test is repeated: another thread may have taken d again

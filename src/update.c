@@ -114,9 +114,11 @@ static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 {
 	struct dc_dentry *p, *e = NULL;
 
+	if (!dir->parent)	/* a root, now or before dc_invalidate of it */
+		return c->root;
 	if (!dc__orphaned(dir))
 		return dir;
-	p = live_dir(c, dir->parent);	/* the root is never forgotten */
+	p = live_dir(c, dir->parent);
 	/* p may be another entry than dir->parent: hash the name for it */
 	if (p)
 		e = dc__find_locked(c, p, dir->name->s, dir->name->len,
@@ -438,7 +440,30 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 	return err;
 }
 
-/* Unhash every entry: the root's whole subtree becomes unreachable. */
+/*
+ * Forget everything in O(1): nr, a new root entry for the same inode,
+ * becomes the root, and the old one is marked DEAD, so all that is cached
+ * is below a forgotten directory, an orphan (see forget).  The old root
+ * goes the way of any entry: once its children are evicted and nobody
+ * holds it, the LRU frees it.  Walks and updates from a handle on it are
+ * taken to the new root (is_root in walk.c, live_dir here).
+ */
+static void swap_root(struct dc_cache *c, struct dc_dentry *nr)
+{
+	struct dc_dentry *old = c->root;
+
+	nr->count = 1;		/* the cache's own, as root_init's */
+	seq_write_begin(&old->seq);
+	dflags_set(old, DC_F_DEAD);
+	seq_write_end(&old->seq);
+	/* release: the new root's fields before the pointer to it */
+	STORE_REL(c->root, nr);
+	dflags_clear(old, DC_F_ROOT);	/* an entry like any other now */
+	dc__lru_adopt(c, old);		/* and the cache's count goes */
+}
+
+/* Unhash every entry: the root's whole subtree becomes unreachable.  The
+ * fallback when no new root can be had. */
 static void forget_all(struct dc_cache *c)
 {
 	uint64_t i;
@@ -465,15 +490,37 @@ static struct dc_dentry *live_entry(struct dc_cache *c, struct dc_dentry *d)
 				   dc__hash_name(c, p, d->name->s, d->name->len)) : NULL;
 }
 
+/* A new root entry, from the backend's root(), or NULL. */
+static struct dc_dentry *new_root(struct dc_cache *c)
+{
+	struct dc_dentry *r = NULL;
+	struct dc_inode in = { 0 };
+
+	if (c->be.ops->root(c->be.ctx, &in))
+		return NULL;
+	if (dc__is_dir(in.mode))
+		r = dc__alloc(c, NULL, "", 0, 0, DC_F_ROOT, &in, NULL);
+	if (!r)
+		release_inode(c, &in, NULL);
+	return r;
+}
+
 DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 {
+	struct dc_dentry *nr = NULL;
+
 	if (!c || !d)
 		return -EINVAL;
 	dc__thread_enter();
+	if (!LOAD(d->parent))	/* the root: asked of the backend unlocked */
+		nr = new_root(c);
 	dc__write_lock(c);
 	d = live_entry(c, d);	/* NULL: nothing of it is cached any more */
 	if (!d) {
 		;
+	} else if (d == c->root && nr) {
+		swap_root(c, nr);
+		nr = NULL;
 	} else if (d == c->root) {
 		dc__bump_dirgen(d);
 		forget_all(c);
@@ -482,6 +529,8 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 		dc__bump_dirgen(d->parent);
 	}
 	dc__write_unlock(c);
+	if (nr)		/* not needed after all */
+		dc__free_unused(c, nr);
 	return 0;
 }
 

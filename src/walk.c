@@ -180,6 +180,13 @@ static bool is_dotdot(const struct component *cp)
 	return cp->len == 2 && cp->name[0] == '.' && cp->name[1] == '.';
 }
 
+/* A root, the cache's now or a former one (dc_invalidate of the root):
+ * a walk from either starts at the cache's root now. */
+static bool is_root(const struct dc_dentry *d)
+{
+	return !LOAD_ACQ(d->parent);
+}
+
 /* The error for standing in a non-directory, or 0. */
 static int need_dir(uint32_t mode)
 {
@@ -205,14 +212,18 @@ static int need_dir(uint32_t mode)
  */
 static int orphaned(const struct dc_cache *c, const struct dc_dentry *d)
 {
+
+	const struct dc_dentry *root = LOAD_ACQ(c->root);
 	unsigned steps;
 
 	for (steps = 0; steps < 4096; steps++) {
 		if (dflags(d) & DC_F_DEAD)
 			return 1;
-		if (d == c->root)
+		if (d == root)
 			return 0;
 		d = LOAD_ACQ(d->parent);
+		if (!d)
+			return 1;	/* a root, but no longer the root */
 	}
 	return -1;
 }
@@ -228,12 +239,13 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		    struct dc_dentry **res, uint32_t *resseq)
 {
 	struct dc_cache *c = nd->c;
-	struct dc_dentry *cur, *child, *root = c->root;
+	/* acquire: pairs with swap_root's release (update.c) */
+	struct dc_dentry *cur, *child, *root = LOAD_ACQ(c->root);
 	struct component cp;
 	uint32_t seq, cseq, mode;
 	int err;
 
-	cur = (nd->cur.p[0] == '/' || !base) ? root : base;
+	cur = (nd->cur.p[0] == '/' || !base || is_root(base)) ? root : base;
 	if (cur != root && orphaned(c, cur) != 0)
 		return -ECHILD;		/* ref-walk knows what to do with it */
 	seq = seq_begin(&cur->seq);
@@ -248,6 +260,8 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 				continue;
 			/* acquire: pairs with move_entry's release of parent */
 			child = LOAD_ACQ(cur->parent);
+			if (!child)	/* a former root: forgotten, ref-walk's */
+				return -ECHILD;
 			cseq = seq_begin(&child->seq);
 			/* interlock: the parent's seq first, then cur's check */
 			if (seq_retry(&cur->seq, seq))
@@ -594,6 +608,8 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 	return d;
 }
 
+/* A reference to d's parent; to d itself when it has none (a former
+ * root: ".." there stays, as at the root). */
 static struct dc_dentry *get_parent(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry *p;
@@ -601,9 +617,27 @@ static struct dc_dentry *get_parent(struct dc_cache *c, struct dc_dentry *d)
 	dc__read_lock(c);
 	do
 		p = LOAD_ACQ(d->parent);	/* see move_entry */
-	while (!dc__get_not_dead(p));	/* only if d moved and p went away */
+	while (p && !dc__get_not_dead(p));	/* only if d moved and p went away */
 	dc__read_unlock(c);
-	return p;
+	return p ? p : dc_get(d);
+}
+
+/*
+ * A reference to the root.  dc_invalidate of the root swaps in another
+ * (swap_root in update.c) and lets the old one go once unused, so a
+ * pointer loaded here may be dying: take it only if it is not dead, inside
+ * a read section that keeps it allocated meanwhile.
+ */
+static struct dc_dentry *get_root(struct dc_cache *c)
+{
+	struct dc_dentry *r;
+
+	rcu_lock();
+	do
+		r = LOAD_ACQ(c->root);	/* acquire: see swap_root */
+	while (!dc__get_not_dead(r));
+	rcu_unlock();
+	return r;
 }
 
 /* Copy a held symlink's text into a buffer the walk owns. */
@@ -687,13 +721,13 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 		    struct dc_dentry **res)
 {
 	struct dc_cache *c = nd->c;
-	struct dc_dentry *cur, *child = NULL, *root = c->root;
+	struct dc_dentry *cur, *child = NULL, *root = get_root(c);
 	struct component cp;
 	uint32_t mode;
 	bool missed;
 	int err = 0;
 
-	cur = dc_get((nd->cur.p[0] == '/' || !base) ? root : base);
+	cur = dc_get((nd->cur.p[0] == '/' || !base || is_root(base)) ? root : base);
 	if (cur != root) {
 		/* sticky until the walk restarts at the root: ".." from an
 		 * orphan climbs into orphans */
@@ -762,6 +796,7 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 	}
 	if (!err && nd->must_dir)
 		err = need_dir(LOAD(cur->mode));
+	dc_put(c, root);
 	if (err) {
 		dc_put(c, cur);
 		return err;
@@ -892,5 +927,8 @@ DC_API int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name
 
 DC_API struct dc_dentry *dc_root(struct dc_cache *c)
 {
-	return c ? dc_get(c->root) : NULL;
+	if (!c)
+		return NULL;
+	dc__thread_enter();
+	return get_root(c);
 }

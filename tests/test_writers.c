@@ -33,7 +33,8 @@
  *                   collide under every key.
  *  same_number      live_dir matched directories on inode number alone.
  *  forget_cost      forgetting a directory unhashed its whole cached
- *                   subtree, by a pass over the table.
+ *                   subtree, and forgetting the root every entry, by a
+ *                   pass over the table.
  *  held_isolated    the shrinker put held entries back on its lists and
  *                   passed them again on every shrink.
  *  long_target      a backend's readlink filling the whole buffer, as
@@ -445,7 +446,7 @@ struct storm {
 	uint64_t dir_ino;
 	int id, n;
 	uint64_t peak_entries, peak_bytes, peak_negative;
-	pthread_mutex_t *fs_lock;	/* memfs is not thread-safe */
+	pthread_mutex_t *fs_lock;	/* memfs is not thread-safe (its writers) */
 };
 
 static void sample(struct storm *s)
@@ -480,7 +481,7 @@ static void *dropped_worker(void *arg)
 		} else {
 			CHECK_EQ(err, -ENOENT);
 		}
-		if (i % 500 == 0)
+		if (i % 50 == 0)
 			sample(s);
 	}
 	sample(s);
@@ -489,7 +490,6 @@ static void *dropped_worker(void *arg)
 
 static void test_dropped_bounded(enum dc_mode mode)
 {
-	pthread_mutex_t fs_lock = PTHREAD_MUTEX_INITIALIZER;
 	struct storm s[2];
 	struct dc_memfs *fs;
 	struct dc_inode d, in;
@@ -512,8 +512,7 @@ static void test_dropped_bounded(enum dc_mode mode)
 	CHECK_EQ(dc_walk(c, NULL, "d", 0, &hd), 0);
 	CHECK_EQ(dc_invalidate(c, hd), 0);	/* dropped, still held */
 	for (j = 0; j < 2; j++) {
-		s[j] = (struct storm){ .c = c, .fs = fs, .dir = hd, .id = j, .n = n,
-				       .fs_lock = &fs_lock };
+		s[j] = (struct storm){ .c = c, .fs = fs, .dir = hd, .id = j, .n = n };
 		CHECK_EQ(pthread_create(&t[j], NULL, dropped_worker, &s[j]), 0);
 	}
 	for (j = 0; j < 2; j++)
@@ -543,7 +542,7 @@ static void *unlink_worker(void *arg)
 		CHECK_EQ(dc_memfs_remove(s->fs, s->dir_ino, name, 0), 0);
 		pthread_mutex_unlock(s->fs_lock);
 		CHECK_EQ(dc_unlink(s->c, s->dir, name), 0);
-		if (i % 250 == 0)
+		if (i % 50 == 0)
 			sample(s);
 	}
 	sample(s);
@@ -814,7 +813,7 @@ static void test_forget_cost(enum dc_mode mode)
 {
 	struct dc_memfs *fs;
 	struct dc_inode d, s, in;
-	struct dc_dentry *hd, *hs;
+	struct dc_dentry *hd, *hs, *hr;
 	struct dc_stat st;
 	struct dc_cache *c;
 	struct hooked k;
@@ -854,6 +853,39 @@ static void test_forget_cost(enum dc_mode mode)
 	dc_put(c, hs);
 	dc_put(c, hd);
 	CHECK_EQ(dc_shrink(c, 0) > 0, 1);	/* the orphans go like any entry */
+	CHECK_EQ(dc_debug_check(c), 0);
+
+	/* the root too: a new root, nothing unhashed, every answer true */
+	for (i = 0; i < 5000; i += 10) {
+		snprintf(name, sizeof(name), "d/s/f%d", i);
+		resolve(c, name, 0, NULL);
+	}
+	hr = dc_root(c);
+	CHECK_EQ(resolve(c, "top", 0, NULL), -ENOENT);	/* cached negative */
+	before = hashed_entries(c);
+	CHECK_EQ(dc_invalidate(c, hr), 0);
+	CHECK_EQ(hashed_entries(c), before);
+	CHECK(c->root != hr);
+	CHECK_EQ(dc_debug_check(c), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "top", S_IFREG | 0644, NULL, &in), 0);
+	CHECK_EQ(resolve(c, "top", 0, NULL), 0);	/* asked again */
+	CHECK_EQ(dc_memfs_remove(fs, s.ino, "f20", 0), 0);
+	CHECK_EQ(resolve(c, "d/s/f20", 0, NULL), -ENOENT);
+	/* the former root's handle walks and updates from the new root */
+	CHECK_EQ(dc_resolve(c, hr, "d/s/f30", 0, &st), 0);
+	CHECK_EQ(dc_resolve(c, hr, "top", 0, &st), 0);
+	CHECK_EQ(dc_memfs_remove(fs, DC_MEMFS_ROOT, "top", 0), 0);
+	CHECK_EQ(dc_unlink(c, hr, "top"), 0);
+	CHECK_EQ(resolve(c, "top", 0, NULL), -ENOENT);
+	CHECK_EQ(dc_dentry_path(c, hr, name, sizeof(name)), 1);
+	dc_put(c, hr);
+	CHECK_EQ(dc_debug_check(c), 0);
+	/* without memory for a new root, the pass over the table */
+	dc_debug_fail_alloc(1, 0);
+	CHECK_EQ(dc_invalidate(c, c->root), 0);
+	dc_debug_fail_alloc(0, 0);
+	CHECK_EQ(hashed_entries(c), 0);
+	CHECK_EQ(resolve(c, "d/s/f30", 0, NULL), 0);
 	CHECK_EQ(dc_debug_check(c), 0);
 	dc_cache_destroy(c);
 	dc_memfs_free(fs);

@@ -376,7 +376,10 @@ static void writer_step(struct torture *t, struct worker *w, struct slot **mine,
 			    TOP_INVAL_NAME);
 		w->ops[TOP_INVAL_NAME]++;
 	} else if (op < 18) {
-		must_update(t, dc_invalidate(t->c, t->dirs[(r >> 24) % NDIRS]),
+		/* one in five the root: everything cached is forgotten */
+		unsigned i = (unsigned)(r >> 24) % (NDIRS + 1);
+
+		must_update(t, dc_invalidate(t->c, i == NDIRS ? t->root : t->dirs[i]),
 			    TOP_INVAL_DIR);
 		w->ops[TOP_INVAL_DIR]++;
 	} else {
