@@ -531,6 +531,7 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	dc__write_unlock(c);
 	if (nr)		/* not needed after all */
 		dc__free_unused(c, nr);
+	dc__maybe_shrink(c);	/* a swapped root is an entry more */
 	return 0;
 }
 

@@ -86,12 +86,14 @@ struct hooked {
 	const char *count_name;		/* ... of this name, into named */
 	unsigned long named;
 	void (*on_lookup)(const char *name, size_t len);	/* once */
+	unsigned long roots, root_releases;	/* root() calls, releases of it */
 };
 
 static int h_root(void *ctx, struct dc_inode *out)
 {
 	struct hooked *k = ctx;
 
+	__atomic_add_fetch(&k->roots, 1, __ATOMIC_RELAXED);
 	return k->inner.ops->root(k->inner.ctx, out);
 }
 
@@ -143,6 +145,8 @@ static void h_release(void *ctx, const struct dc_inode *in)
 		k->on_release = NULL;
 		hook(in);
 	}
+	if (in->ino == DC_MEMFS_ROOT)
+		__atomic_add_fetch(&k->root_releases, 1, __ATOMIC_RELAXED);
 	if (k->inner.ops->release)
 		k->inner.ops->release(k->inner.ctx, in);
 }
@@ -828,7 +832,7 @@ static void test_forget_cost(enum dc_mode mode)
 		snprintf(name, sizeof(name), "f%d", i);
 		CHECK_EQ(dc_memfs_add(fs, s.ino, name, S_IFREG | 0644, NULL, &in), 0);
 	}
-	c = new_cache(fs, &k, mode, 0, 0);
+	c = new_cache(fs, &k, mode, 8000, 0);
 	CHECK_EQ(dc_walk(c, NULL, "d", 0, &hd), 0);
 	CHECK_EQ(dc_walk(c, NULL, "d/s", 0, &hs), 0);
 	for (i = 0; i < 5000; i++) {
@@ -878,7 +882,24 @@ static void test_forget_cost(enum dc_mode mode)
 	CHECK_EQ(dc_unlink(c, hr, "top"), 0);
 	CHECK_EQ(resolve(c, "top", 0, NULL), -ENOENT);
 	CHECK_EQ(dc_dentry_path(c, hr, name, sizeof(name)), 1);
+	CHECK_EQ(dc_resolve(c, hr, "..", 0, &st), 0);	/* ".." at a root */
+	CHECK_EQ(st.ino, DC_MEMFS_ROOT);
 	dc_put(c, hr);
+	CHECK_EQ(dc_debug_check(c), 0);
+	/* the former root goes like any entry once unused, released once */
+	CHECK(dc_shrink(c, 0) > 0);
+	rcu_barrier();				/* the frees after grace periods */
+	CHECK_EQ(k.root_releases, k.roots - 1);	/* all but the root's */
+	CHECK_EQ(dc_debug_check(c), 0);
+	/* invalidated again and again, the root stays within the cap */
+	for (i = 0; i < 10000; i++)
+		CHECK_EQ(dc_invalidate(c, c->root), 0);
+	{
+		struct dc_stats sts;
+
+		dc_get_stats(c, &sts);
+		CHECK(sts.entries <= 8000 + 8000 / 8 + 1);	/* this cache's cap */
+	}
 	CHECK_EQ(dc_debug_check(c), 0);
 	/* without memory for a new root, the pass over the table */
 	dc_debug_fail_alloc(1, 0);
@@ -888,6 +909,7 @@ static void test_forget_cost(enum dc_mode mode)
 	CHECK_EQ(resolve(c, "d/s/f30", 0, NULL), 0);
 	CHECK_EQ(dc_debug_check(c), 0);
 	dc_cache_destroy(c);
+	CHECK_EQ(k.root_releases, k.roots);	/* every root() released once */
 	dc_memfs_free(fs);
 }
 
