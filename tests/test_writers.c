@@ -1,49 +1,46 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test_writers.c - the writer paths never lie, never free what a reader can
- * still reach, and stay bounded.  One staged case per way they once did:
+ * still reach, and stay bounded.  One staged case per way they can fail,
+ * each forcing its interleaving from outside the library (call_rcu
+ * interposed, the backend's release() and lookup() hooked):
  *
- *  text_freed       an in-place change of a symlink queued its old text
- *                   for freeing before the seq write that hides it; a
- *                   grace period could end while a new reader still found
- *                   the text.  call_rcu is interposed: at the moment the
- *                   text is queued, the grace period is let run out and a
- *                   new reader resolves the link.  It must not read the
- *                   text (ASan: use after free; every build: the old
- *                   target's answer).
- *  held_changed     "unused" was a plain load of the count, and release()
- *                   ran before the seq write: a reference taken meanwhile
- *                   held an entry that then changed inode under it, its
- *                   cookie released.  The backend's release() takes a
- *                   reference from another thread; what it holds must
- *                   never change (and a miss there must not wait for
- *                   the write lock: release() runs after it).
- *                   held_stress races the same at full speed.
- *  two_dirs         a directory cached under both names of a rename
- *                   (a lookup between the backend's rename and dc_rename):
- *                   an unlink through a handle on one reached only that
- *                   one, and the other kept the file.
- *  dropped_bounded  lookups in a dropped directory allocated an entry each
- *                   and never shrank.
- *  unlink_bounded   entries unlinked in place stayed on the positive list,
- *                   where the negative cap never looked.
- *  flooding         the name hash was unkeyed and unsalted: names made to
- *                   share one hash shared one chain in every directory;
- *                   and a keyed 64-bit multiply let names be made that
- *                   collide under every key.
- *  same_number      live_dir matched directories on inode number alone.
- *  forget_cost      forgetting a directory unhashed its whole cached
- *                   subtree, and forgetting the root every entry, by a
- *                   pass over the table.
- *  held_isolated    the shrinker put held entries back on its lists and
- *                   passed them again on every shrink.
- *  long_target      a backend's readlink filling the whole buffer, as
- *                   readlink(2) does when it truncates, overflowed a copy.
- *  orphan_miss      a miss in flight while its directory's parent was
- *                   forgotten was cached under the orphan; invalidating
- *                   through a forgotten file's handle forgot nothing.
- *  negative_kept    a negative answered by the rcu-walk was not marked
- *                   used, so the most probed negatives went first.
+ *  text_freed       an in-place change of a symlink must queue its old
+ *                   text for freeing only after the seq write that hides
+ *                   it.  At the moment the text is queued, every grace
+ *                   period is let run out and a new reader resolves the
+ *                   link: it must get the new answer (under ASan, a read
+ *                   of the freed text is a use after free).
+ *  held_changed     a reference taken from inside the backend's release()
+ *                   of the old inode must hold an entry that never
+ *                   changes, and a miss there must not wait for the write
+ *                   lock (release() runs after it).
+ *  held_stress      the same race at full speed: readers holding "f"
+ *                   against a writer replacing it in place.
+ *  two_dirs         a directory cached under both names of a rename (a
+ *                   lookup between the backend's rename and dc_rename),
+ *                   with an unlink through a handle on one of them.
+ *  dropped_bounded  lookups in a dropped directory, which allocate an entry
+ *                   each, within the cap and the byte bound.
+ *  unlink_bounded   an unlink storm (entries turning negative in place, on
+ *                   the positive list) within max_negative.
+ *  flooding         names made to share a chain -- against an unkeyed
+ *                   hash, through a 64-bit multiply under any key, and by
+ *                   search in one directory of one cache -- share none
+ *                   anywhere else.
+ *  same_number      two directories with one inode number on two devices.
+ *  forget_cost      forgetting a directory, and the root, unhashes no more
+ *                   than itself; handles below and on a former root still
+ *                   answer the backend's truth.
+ *  held_isolated    the shrinker takes held entries off its lists, and
+ *                   dc_put puts them back.
+ *  orphan_miss      a miss in flight while its directory's parent is
+ *                   forgotten is not cached; invalidating through a
+ *                   forgotten file's handle forgets the file.
+ *  long_target      a backend's readlink that fills the whole buffer, as
+ *                   readlink(2) does when it truncates; an inode with no
+ *                   type.
+ *  negative_kept    a negative answered by the rcu-walk counts as used.
  */
 #include <dlfcn.h>
 #include <errno.h>
