@@ -721,13 +721,14 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 		    struct dc_dentry **res)
 {
 	struct dc_cache *c = nd->c;
-	struct dc_dentry *cur, *child = NULL, *root = get_root(c);
+	/* compared with, never followed: references come from get_root */
+	struct dc_dentry *cur, *child = NULL, *root = LOAD_ACQ(c->root);
 	struct component cp;
 	uint32_t mode;
 	bool missed;
 	int err = 0;
 
-	cur = dc_get((nd->cur.p[0] == '/' || !base || is_root(base)) ? root : base);
+	cur = (nd->cur.p[0] == '/' || !base || is_root(base)) ? get_root(c) : dc_get(base);
 	if (cur != root) {
 		/* sticky until the walk restarts at the root: ".." from an
 		 * orphan climbs into orphans */
@@ -785,7 +786,7 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 				break;
 			if (err == 1) {
 				dc_put(c, cur);
-				cur = dc_get(root);
+				cur = get_root(c);
 				nd->orphan = false;
 			}
 			err = 0;
@@ -796,7 +797,6 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 	}
 	if (!err && nd->must_dir)
 		err = need_dir(LOAD(cur->mode));
-	dc_put(c, root);
 	if (err) {
 		dc_put(c, cur);
 		return err;
