@@ -159,16 +159,6 @@ void dc__free_now(struct dc_cache *c, struct dc_dentry *d)
 	dc__slab_free(c, d);
 }
 
-/* Free an entry no reader ever saw (never hashed, never listed). */
-void dc__free_unused(struct dc_cache *c, struct dc_dentry *d)
-{
-	struct dc_dentry *p = d->parent;
-
-	__atomic_sub_fetch(&c->nr_entries, 1, __ATOMIC_RELAXED);
-	dc__free_now(c, d);
-	dc_put(c, p);
-}
-
 struct free_batch {
 	struct rcu_head rcu;
 	struct dc_cache *c;

@@ -550,7 +550,6 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 		       const struct dc_inode *in, struct dc_xname *target,
 		       struct dc_inode *old_in);
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
-void dc__free_unused(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
 void dc__bump_dirgen(struct dc_dentry *dir);
 bool dc__orphaned(const struct dc_dentry *d);

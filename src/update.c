@@ -512,15 +512,17 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	if (!c || !d)
 		return -EINVAL;
 	dc__thread_enter();
-	if (!LOAD(d->parent))	/* the root: asked of the backend unlocked */
+	/* no parent: a root, now or before (an entry never gains or loses a
+	 * parent), which live_entry maps to the root; asked of the backend
+	 * unlocked */
+	if (!LOAD(d->parent))
 		nr = new_root(c);
 	dc__write_lock(c);
 	d = live_entry(c, d);	/* NULL: nothing of it is cached any more */
-	if (!d) {
-		;
-	} else if (d == c->root && nr) {
+	if (nr) {
 		swap_root(c, nr);
-		nr = NULL;
+	} else if (!d) {
+		;
 	} else if (d == c->root) {
 		dc__bump_dirgen(d);
 		forget_all(c);
@@ -529,8 +531,6 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 		dc__bump_dirgen(d->parent);
 	}
 	dc__write_unlock(c);
-	if (nr)		/* not needed after all */
-		dc__free_unused(c, nr);
 	dc__maybe_shrink(c);	/* a swapped root is an entry more */
 	return 0;
 }
