@@ -146,7 +146,8 @@ fuzz: deps
 # ---- the long torture: TORTURE_SECONDS per mode (default 10 minutes) -----------
 
 TORTURE_SECONDS ?= 600
-torture: deps all
+torture: deps
+	@$(MAKE) --no-print-directory all
 	$(BUILD)/dcbench torture --seconds $(TORTURE_SECONDS) --mode all
 
 # ---- dcfs: the FUSE passthrough file system on libdcache ----------------------
@@ -161,10 +162,14 @@ $(BUILD)/dcfs: $(DCFS_SRCS) tools/dcfs/dcfs.h $(BUILD)/libdcache.a
 # tinyconfig; KERNBENCH_ARGS adds dcbench kernbench options.
 KERNBENCH_DIR ?= /var/tmp/dcache-kernbench
 KERNBENCH_ARGS ?=
-kernbench: deps all
+kernbench: deps
+	@$(MAKE) --no-print-directory all
 	$(BUILD)/dcbench kernbench --tree "$$(bench/kernbench-setup.sh $(KERNBENCH_DIR))" $(KERNBENCH_ARGS)
 
 # ---- the README's commands -------------------------------------------------
+#
+# Targets that need what deps installs build through a second make: this one
+# read pkg-config's answers (FUSE_CFLAGS, ...) before deps ran.
 
 deps:
 	@scripts/deps.sh
@@ -172,7 +177,8 @@ deps:
 check: deps
 	@scripts/check.sh
 
-run: deps all
+run: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/run.sh
 
 install: all
