@@ -77,6 +77,17 @@ struct dc_backend_ops {
 	void (*release)(void *ctx, const struct dc_inode *inode);
 	/* The backend's context is no longer used (at dc_cache_destroy). */
 	void (*destroy)(void *ctx);
+	/*
+	 * Optional, used only when TTLs are on: is the cached answer for name
+	 * in dir still true?  cached is what the cache holds (mode 0: "does
+	 * not exist").  1: still true (the entry's TTL starts again); 0:
+	 * changed; or a negative errno (could not tell).  Unless 1, the
+	 * entry is forgotten and the name looked up again.  Without it,
+	 * an expired entry is checked with lookup (and the inode it returns
+	 * released when it is the one cached).  Called as lookup is.
+	 */
+	int (*revalidate)(void *ctx, const struct dc_inode *dir, const char *name,
+			  size_t len, const struct dc_inode *cached);
 };
 
 struct dc_backend {
@@ -89,6 +100,10 @@ struct dc_options {
 	uint64_t max_entries;	/* cap on cached entries; 0: DC_DEFAULT_MAX_ENTRIES */
 	uint64_t max_negative;	/* cap on negative entries; 0: max_entries / 4 */
 	struct dc_backend backend;	/* required; the cache owns it from now */
+	/* Expiry (see Coherence below): an answer older than this many
+	 * milliseconds is checked again before use; 0: never expires. */
+	uint32_t ttl_ms;		/* positive entries */
+	uint32_t neg_ttl_ms;		/* negative entries */
 };
 
 #define DC_DEFAULT_MAX_ENTRIES	(1u << 20)
@@ -174,6 +189,122 @@ int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 /* Evict unused entries until at most target remain; returns evicted. */
 long dc_shrink(struct dc_cache *c, uint64_t target);
 
+/* ---- Coherence: changes made behind the cache ------------------------- */
+
+/*
+ * The guarantee: an answer is never older than the last invalidation the
+ * cache was told about before the lookup began, and, where TTLs are on, no
+ * older than its TTL (the clock is CLOCK_MONOTONIC_COARSE, read at most
+ * once per walk).  A backend lookup in flight across an invalidation of
+ * its directory is answered but not cached.
+ *
+ * Push: a watcher that knows what changed says so by inode, holding no
+ * entry.  dir_gen and gen are the backend's gen (hostfs: dc_hostfs_gen).
+ * Each forgets in O(1) per cached entry of the inode, however much is
+ * cached below it.  An inode the cache does not hold: nothing, 0.
+ */
+/* Name (len bytes) in directory (dir_ino, dir_gen) changed: forgotten in
+ * every cached entry of that directory.  -EINVAL: bad name. */
+int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
+			const char *name, size_t len);
+/* The inode's attributes or contents changed: every cached name of it is
+ * forgotten (a directory: with all cached below it).  Symlinks are not
+ * indexed (nothing of theirs changes in place): for them it does nothing. */
+int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen);
+/* Anything may have changed (an event queue overflowed): forget all. */
+int dc_invalidate_all(struct dc_cache *c);
+/* Turn expiry on or off (ms; 0: never) for answers cached from now on;
+ * with either non-zero, what is cached already is forgotten. */
+int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms);
+
+/*
+ * Watchers: a thread that learns of changes under a host directory from
+ * the kernel and tells the cache (and, through changed(), its owner).
+ *
+ *   fanotify  a filesystem mark with FAN_REPORT_DFID_NAME on each file
+ *             system below root: every change on it, dropped cheaply when
+ *             outside root.  Needs CAP_SYS_ADMIN and Linux 5.9.
+ *   inotify   a watch per directory the backend tells of (dc_watch_dir),
+ *             bounded by fs.inotify.max_user_watches.
+ *   ttl       no events: the cache's TTLs (set to ttl_ms if none are).
+ *   off       nothing: the cache trusts its updates alone.
+ *   auto      the first of fanotify, inotify, ttl that works.
+ * A queue overflow invalidates everything; a full watch budget (or a
+ * directory that cannot be watched) falls back to ttl (forgetting all);
+ * each says so through log().  Mounts and unmounts below root are not
+ * reported.  With a hostfs backend, its lookups give the watcher every
+ * directory they return; other backends call dc_watch_dir themselves.
+ */
+enum dc_watch_mode {
+	DC_WATCH_AUTO = 0,
+	DC_WATCH_OFF,
+	DC_WATCH_TTL,
+	DC_WATCH_INOTIFY,
+	DC_WATCH_FANOTIFY,
+};
+const char *dc_watch_mode_name(enum dc_watch_mode mode);
+int dc_watch_mode_parse(const char *name, enum dc_watch_mode *out);
+
+enum dc_change {
+	DC_CHANGE_NAME = 1,	/* name in dir: created, removed, moved, or its
+				 * inode's attributes or data changed */
+	DC_CHANGE_ALL,		/* anything may have changed */
+};
+
+/* What a watcher saw, handed to changed() after the cache was told. */
+struct dc_change_event {
+	enum dc_change what;
+	uint64_t dir_ino;	/* NAME: the directory */
+	uint64_t dir_dev;	/* its st_dev (dir_gen: dc_hostfs_gen of it) */
+	const char *name;	/* NAME: len bytes, NUL-terminated; ".": the
+				 * directory itself (its attributes) */
+	size_t len;
+	uint32_t dir_gen;
+	uint32_t flags;		/* DC_CHANGED_* */
+	/* NAME: what the cache held for the name before it was forgotten
+	 * (0: nothing, or a negative entry), so an owner can tell others
+	 * holding that inode (its other names' link count changed) */
+	uint64_t old_ino;
+	uint32_t old_mode;
+};
+#define DC_CHANGED_ENTRY	0x1	/* the name's binding (create, remove, move) */
+#define DC_CHANGED_ATTR		0x2	/* attributes of what it names */
+#define DC_CHANGED_DATA		0x4	/* contents of what it names */
+#define DC_CHANGED_DEGRADED	0x8	/* ALL: the watcher fell back to ttl */
+
+struct dc_watch_options {
+	enum dc_watch_mode mode;
+	uint32_t ttl_ms;	/* ttl mode, and the fallback; 0: 1000 */
+	int ignore_self;	/* fanotify: drop changes this process made */
+	/* Optional, on the watcher's thread, after the cache was told. */
+	void (*changed)(void *arg, const struct dc_change_event *ev);
+	/* Optional: one line (no newline) on a mode chosen or lost, or
+	 * events lost; from dc_watch_start or the watcher's thread. */
+	void (*log)(void *arg, const char *msg);
+	void *arg;
+};
+
+struct dc_watch;
+/* Watch the host directory root for cache c (whose backend serves it).
+ * In fanotify and inotify modes what c holds is forgotten (it was cached
+ * unwatched).  -EINVAL, -ENOMEM, -EBUSY (c's hostfs backend has a watcher
+ * already), or the kernel's error when the mode asked for (not auto)
+ * cannot work. */
+int dc_watch_start(struct dc_cache *c, const char *root,
+		   const struct dc_watch_options *opt, struct dc_watch **out);
+/* The mode in use now (never AUTO; TTL after a fallback). */
+enum dc_watch_mode dc_watch_mode_of(struct dc_watch *w);
+/* inotify: watch directory (fd: any descriptor of it, O_PATH will do) for
+ * the cache; call before its names are looked up.  fanotify: mark its file
+ * system if not yet.  Other modes: 0.  Safe from many threads at once.
+ * -ENOSPC: the watch budget is spent, or another error when it cannot be
+ * watched: the watcher falls back to ttl (later calls return 0).
+ * -EBADF: fd < 0. */
+int dc_watch_dir(struct dc_watch *w, int fd, uint64_t ino, uint64_t dev);
+/* Stop the thread and free w: before dc_cache_destroy, and not from
+ * changed() or log().  TTLs it turned on stay on. */
+void dc_watch_stop(struct dc_watch *w);
+
 /* ---- Statistics ------------------------------------------------------- */
 
 struct dc_stats {
@@ -222,8 +353,10 @@ uint64_t dc_memfs_count(struct dc_memfs *fs);
 /*
  * hostfs: a host directory, read through O_PATH descriptors with
  * O_NOFOLLOW, one component at a time, so no lookup escapes root.
- * Coherence: the cache keeps what it saw until told otherwise; after a
- * change made behind its back call dc_invalidate or dc_invalidate_name.
+ * Coherence: the cache keeps what it saw until told otherwise.  For
+ * changes made behind its back start a watcher (dc_watch_start: the
+ * backend's lookups then watch each directory they return), or turn TTLs
+ * on, or call dc_invalidate or dc_invalidate_name after each.
  */
 int dc_hostfs_backend(const char *root, struct dc_backend *out);
 /* The gen hostfs gives an inode of device dev (st_dev): the kernel's own

@@ -59,6 +59,54 @@ static void hash_key(struct dc_cache *c)
 	c->hkey.k1 = mum(x ^ 0xd6e8feb86659fd93ull, 0xbf58476d1ce4e5b9ull);
 }
 
+/* ---- expiry ------------------------------------------------------------- */
+
+uint64_t dc__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	/* never 0, which means "no deadline" and "no clock read" */
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
+}
+
+/*
+ * The coarse clock moves once per kernel tick (1-10 ms; clock_getres says
+ * which): read at a deadline it may still show up to a tick before it.
+ * Deadlines are moved a tick earlier so that no answer outlives its TTL:
+ * a TTL of t ms expires between t - 2 ticks and t ms after its answer.
+ */
+static uint64_t ttl_ns(uint32_t ms)
+{
+	uint64_t ns = (uint64_t)ms * 1000000u, tick = 10000000u;
+	struct timespec res;
+
+	if (!ms)
+		return 0;
+	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+		tick = (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
+	return ns > 2 * tick ? ns - tick : ns / 2;
+}
+
+static void set_ttl(struct dc_cache *c, uint32_t pos_ms, uint32_t neg_ms)
+{
+	STORE(c->ttl_pos, ttl_ns(pos_ms));
+	STORE(c->ttl_neg, ttl_ns(neg_ms));
+	STORE(c->ttl_on, (uint32_t)(pos_ms || neg_ms));
+}
+
+DC_API int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms)
+{
+	if (!c)
+		return -EINVAL;
+	dc__thread_enter();
+	set_ttl(c, ttl_ms, neg_ttl_ms);
+	/* what is cached carries the old deadlines, or none: start again */
+	if (ttl_ms || neg_ttl_ms)
+		return dc_invalidate_all(c);
+	return 0;
+}
+
 static void locks_init(struct dc_cache *c)
 {
 	pthread_mutex_init(&c->wlock, NULL);
@@ -113,7 +161,7 @@ static void cache_free(struct dc_cache *c)
 	if (c->root)
 		dc__free_now(c, c->root);
 	dc__free(c, c->buckets, c->nbuckets * sizeof(*c->buckets));
-	dc__free(c, c->dirs, (c->nbuckets >> 3) * sizeof(*c->dirs));
+	dc__free(c, c->inodes, dc__inodes_size(c));
 	dc__stat_free(c);
 	dc__slab_destroy(c);
 	locks_destroy(c);
@@ -143,6 +191,7 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 	c->max_negative = opt->max_negative ? opt->max_negative : c->max_entries / 4;
 	if (c->max_negative > c->max_entries)
 		c->max_negative = c->max_entries;
+	set_ttl(c, opt->ttl_ms, opt->neg_ttl_ms);
 	locks_init(c);
 	err = dc__slab_new(&c->slab, sizeof(struct dc_dentry));
 	if (!err)
@@ -261,9 +310,9 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 		return -1;
 	if (!dc__is_dir(d->parent->mode) && !(dflags(d->parent) & DC_F_DEAD))
 		return -1;
-	/* a hashed directory is in the directory index (hash.c) */
-	if (dc__is_dir(d->mode)) {
-		struct dc_dentry *e = dc__dirs_first(c, d->ino, d->gen);
+	/* a hashed positive but a symlink is in the inode index (hash.c) */
+	if (dc__indexed(d->mode)) {
+		struct dc_dentry *e = dc__inodes_first(c, d->ino, d->gen);
 
 		while (e && e != d)
 			e = (struct dc_dentry *)e->aux;
@@ -277,7 +326,7 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 DC_API int dc_debug_check(struct dc_cache *c)
 {
 	struct dc_dentry *d;
-	uint64_t i, hashed = 0, listed = 0, neg = 0, astray = 0, dirs = 0, indexed = 0;
+	uint64_t i, hashed = 0, listed = 0, neg = 0, astray = 0, nidx = 0, indexed = 0;
 	int err = 0;
 
 	if (!c)
@@ -289,22 +338,22 @@ DC_API int dc_debug_check(struct dc_cache *c)
 			struct dc_dentry *e;
 
 			err = check_entry(c, d, i);
-			dirs += dc__is_dir(d->mode);
+			nidx += dc__indexed(d->mode);
 			/* one hashed entry per (parent, name) */
 			for (e = d->hnext; e && !err; e = e->hnext)
 				if (e->parent == d->parent && e->hash == d->hash &&
 				    dc__name_eq(e->name, d->name->s, d->name->len))
 					err = -2;
 		}
-	/* and the index holds hashed directories only, each once: as many
-	 * as the table holds */
-	for (i = 0; i < (c->nbuckets >> 3) && !err; i++)
-		for (d = c->dirs[i]; d; d = (struct dc_dentry *)d->aux) {
-			if (dflags(d) & DC_F_DEAD || !dc__is_dir(d->mode) ||
-			    ++indexed > dirs)
+	/* and the index holds hashed indexed entries only, each once: as
+	 * many as the table holds */
+	for (i = 0; i < dc__inodes_size(c) / sizeof(*c->inodes) && !err; i++)
+		for (d = c->inodes[i]; d; d = (struct dc_dentry *)d->aux) {
+			if (dflags(d) & DC_F_DEAD || !dc__indexed(d->mode) ||
+			    ++indexed > nidx)
 				err = -1;
 		}
-	if (indexed != dirs)
+	if (indexed != nidx)
 		err = -1;
 	/* listed entries carry LISTED and ONNEG as their list says; with the
 	 * held ones taken off (nr_isolated) and the root, they are all */

@@ -132,6 +132,11 @@ struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 	} else if (dc__is_negative(d)) {
 		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 	}
+	/* a pending entry's TTL starts when it is settled (walk.c) */
+	if (flags & DC_F_PENDING)
+		d->expires = 0;
+	else
+		dc__stamp(c, d);
 	if (parent)
 		__atomic_add_fetch(&parent->count, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&c->nr_entries, 1, __ATOMIC_RELAXED);
@@ -331,8 +336,8 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 	bool hashed = !(dflags(d) & DC_F_DEAD);
 	uint32_t mode = in ? in->mode : 0;
 
-	if (hashed && dc__is_dir(d->mode))
-		dc__dirs_del(c, d);
+	if (hashed && dc__indexed(d->mode))
+		dc__inodes_del(c, d);
 	save_inode(d, old);
 	seq_write_begin(&d->seq);
 	STORE(d->ino, in ? in->ino : 0);
@@ -340,12 +345,13 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 	STORE(d->gen, in ? in->gen : 0);
 	STORE(d->aux, dc__is_lnk(mode) ? (uintptr_t)target : 0);
 	STORE(d->mode, mode);
+	dc__stamp(c, d);	/* a new answer: its TTL starts */
 	seq_write_end(&d->seq);
-	/* a directory's aux links it into the index; readers look at aux
+	/* aux links all but symlinks into the index; readers look at aux
 	 * only when they see a symlink, and their seq check fails if they
 	 * saw the mode from before this change */
-	if (hashed && dc__is_dir(mode))
-		dc__dirs_add(c, d);
+	if (hashed && dc__indexed(mode))
+		dc__inodes_add(c, d);
 	if (was_neg && !dc__is_negative(d))
 		__atomic_sub_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 	else if (!was_neg && dc__is_negative(d))

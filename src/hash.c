@@ -57,34 +57,42 @@ int dc__hash_init(struct dc_cache *c, uint64_t max_entries)
 	c->nbuckets = 1ull << bits;
 	c->shift = 64 - bits;
 	c->buckets = dc__calloc(c, c->nbuckets * sizeof(*c->buckets));
-	/* the directory index: an eighth as many heads (directories are a
-	 * minority of names; half a byte per capped entry) */
-	c->dirs_shift = c->shift + 3;
-	c->dirs = dc__calloc(c, (c->nbuckets >> 3) * sizeof(*c->dirs));
-	return c->buckets && c->dirs ? 0 : -ENOMEM;
+	/* the inode index (below) */
+	c->inodes_shift = c->shift + 1;
+	c->inodes = dc__calloc(c, dc__inodes_size(c));
+	return c->buckets && c->inodes ? 0 : -ENOMEM;
 }
 
-/* ---- the directory index ------------------------------------------------
+/* ---- the inode index ----------------------------------------------------
  *
- * Every hashed positive directory is on one chain of c->dirs, keyed by its
- * inode (ino, gen) and linked through its aux, which no lock-free reader
- * reads for a directory.  An update through a handle the cache has
- * dropped finds the live entry for the same directory here, in one probe,
- * when the name no longer leads to it (after an exchange or an
- * invalidation).  Write lock only.
+ * Every hashed positive entry but a symlink is on one chain of c->inodes,
+ * keyed by its inode (ino, gen) and linked through its aux, which no
+ * lock-free reader reads unless the entry is a symlink.  Two users: an
+ * update through a handle the cache has dropped finds the live entry for
+ * the same directory here, when the name no longer leads to it (after an
+ * exchange or an invalidation); and a watcher that knows only an inode
+ * (dc_invalidate_child, dc_invalidate_inode) finds every cached name of
+ * it.  Write lock only.
  */
 
-static struct dc_dentry **dirs_head(struct dc_cache *c, uint64_t ino, uint32_t gen)
+/* Bytes of the index: a head per two hash buckets (at most 4 bytes per
+ * capped entry; chains stay short as most names are distinct inodes). */
+size_t dc__inodes_size(const struct dc_cache *c)
+{
+	return (size_t)(c->nbuckets >> 1) * sizeof(*c->inodes);
+}
+
+static struct dc_dentry **inodes_head(struct dc_cache *c, uint64_t ino, uint32_t gen)
 {
 	uint64_t k = (ino ^ ((uint64_t)gen << 40 | (uint64_t)gen >> 24)) *
 		     0x9e3779b97f4a7c15ull;
 
-	return &c->dirs[k >> c->dirs_shift];
+	return &c->inodes[k >> c->inodes_shift];
 }
 
-void dc__dirs_add(struct dc_cache *c, struct dc_dentry *d)
+void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d)
 {
-	struct dc_dentry **h = dirs_head(c, d->ino, d->gen);
+	struct dc_dentry **h = inodes_head(c, d->ino, d->gen);
 
 	/* relaxed atomic: a reader that saw this entry as a symlink may load
 	 * aux meanwhile (its seq check then fails before it uses it) */
@@ -92,9 +100,9 @@ void dc__dirs_add(struct dc_cache *c, struct dc_dentry *d)
 	*h = d;
 }
 
-void dc__dirs_del(struct dc_cache *c, struct dc_dentry *d)
+void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d)
 {
-	struct dc_dentry **h = dirs_head(c, d->ino, d->gen), *e, *prev = NULL;
+	struct dc_dentry **h = inodes_head(c, d->ino, d->gen), *e, *prev = NULL;
 
 	for (e = *h; e && e != d; e = (struct dc_dentry *)e->aux)
 		prev = e;
@@ -105,10 +113,11 @@ void dc__dirs_del(struct dc_cache *c, struct dc_dentry *d)
 	STORE(d->aux, 0);
 }
 
-/* The first directory on (ino, gen)'s chain; walk on through aux. */
-struct dc_dentry *dc__dirs_first(struct dc_cache *c, uint64_t ino, uint32_t gen)
+/* The first entry on (ino, gen)'s chain; walk on through aux (the chain
+ * holds other inodes too: compare). */
+struct dc_dentry *dc__inodes_first(struct dc_cache *c, uint64_t ino, uint32_t gen)
 {
-	return *dirs_head(c, ino, gen);
+	return *inodes_head(c, ino, gen);
 }
 
 /* The same under the write lock (or a lock mode's read lock): no races,
@@ -140,8 +149,8 @@ void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 	STORE_REL(d->hnext, LOAD(*b));
 	/* release: d's fields before the pointer that makes d reachable */
 	STORE_REL(*b, d);
-	if (dc__is_dir(d->mode))
-		dc__dirs_add(c, d);
+	if (dc__indexed(d->mode))
+		dc__inodes_add(c, d);
 }
 
 /* Unlink d from its chain, leaving d->hnext for readers on it.  wlock. */
@@ -155,6 +164,6 @@ void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d)
 		/* release: the successor's publication carries over to readers
 		 * that now reach it through this link */
 		STORE_REL(*pp, LOAD(d->hnext));
-	if (dc__is_dir(d->mode))
-		dc__dirs_del(c, d);
+	if (dc__indexed(d->mode))
+		dc__inodes_del(c, d);
 }

@@ -7,7 +7,8 @@
  *  c->wlock (mutex; in rwlock mode the write side of c->rwlock instead)
  *	serializes every change of the namespace the cache holds: hash chain
  *	insert/remove, an entry's parent, name, hash, inode fields, flags
- *	DEAD/PENDING/STALE, the directory index, a directory's dgen,
+ *	DEAD/PENDING/STALE/REVAL, the inode index, a directory's dgen,
+ *	deadlines (expires),
  *	c->rename_seq, nr_neg_astray, and the choice of LRU victims.  In
  *	global mode the same mutex is also taken by readers, one component
  *	at a time.  Never held across a backend call.
@@ -85,8 +86,8 @@ struct dc_xname {
 #define DC_INLINE_NAME	32	/* names up to this many bytes live in the entry */
 
 /*
- * The entry.  120 bytes; with its bucket share (at most 8 bytes), at most
- * 128 per cached name of up to 32 bytes.  What the rcu-walk reads comes
+ * The entry.  128 bytes; with its bucket share (at most 8 bytes), at most
+ * 136 per cached name of up to 32 bytes.  What the rcu-walk reads comes
  * first, the inline name included, and the fields lookups write (count,
  * by reference takers) come last: a walk should not share a line with
  * other threads' writes (Linux moved d_lockref off that line in 2024).
@@ -106,8 +107,11 @@ struct dc_dentry {
 	uint32_t gen;
 	int32_t count;			/* references; atomic */
 	uintptr_t aux;			/* symlink: xname target (wlock + seq, RCU-read);
-					 * hashed dir: next in c->dirs (wlock only) */
+					 * other hashed positives: next in c->inodes
+					 * (wlock only) */
 	struct dc_dentry *lru_next;	/* lru_lock */
+	uint64_t expires;		/* the answer's deadline (dc__now() time), 0:
+					 * none; wlock, RCU-read (see dc__expired) */
 };
 
 enum {
@@ -119,6 +123,7 @@ enum {
 	DC_F_ONNEG	= 1u << 5,	/* sits on the negative LRU list */
 	DC_F_ROOT	= 1u << 6,
 	DC_F_LISTED	= 1u << 7,	/* on an LRU list (lru_lock) */
+	DC_F_REVAL	= 1u << 8,	/* expired; one thread asks the backend */
 };
 
 #define DC_COUNT_DEAD	(INT32_MIN / 2)
@@ -183,11 +188,14 @@ struct dc_cache {
 	struct dc_dentry *root;		/* RCU-read (acquire); wlock-written
 					 * (dc_invalidate of the root swaps it) */
 	uint32_t rename_seq;		/* odd while an entry moves between chains */
+	uint32_t ttl_on;		/* either TTL non-zero; atomic (dc_set_ttl) */
+	uint64_t ttl_pos, ttl_neg;	/* TTLs in ns, 0: never expire; atomic */
 	struct dc_hkey hkey;		/* keys the name hash; random per cache */
 
 	_Alignas(64) pthread_mutex_t wlock;
-	struct dc_dentry **dirs;	/* hashed directories by (ino, gen); wlock */
-	unsigned dirs_shift;
+	struct dc_dentry **inodes;	/* hashed positives but symlinks, by
+					 * (ino, gen); wlock */
+	unsigned inodes_shift;
 	pthread_rwlock_t rwlock;
 	pthread_mutex_t pend_lock;
 	pthread_cond_t pend_cv;
@@ -352,9 +360,16 @@ struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 				  const char *s, size_t len, uint32_t hash);
 void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d);
 void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d);
-void dc__dirs_add(struct dc_cache *c, struct dc_dentry *d);
-void dc__dirs_del(struct dc_cache *c, struct dc_dentry *d);
-struct dc_dentry *dc__dirs_first(struct dc_cache *c, uint64_t ino, uint32_t gen);
+/* The inode index holds every hashed positive entry but symlinks (whose
+ * aux is their text); it is linked through aux. */
+static inline bool dc__indexed(uint32_t mode)
+{
+	return mode && !S_ISLNK(mode);
+}
+void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d);
+void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d);
+struct dc_dentry *dc__inodes_first(struct dc_cache *c, uint64_t ino, uint32_t gen);
+size_t dc__inodes_size(const struct dc_cache *c);
 
 #define ONES	0x0101010101010101ull
 #define HIGHS	0x8080808080808080ull
@@ -564,6 +579,37 @@ static inline size_t xname_size(size_t len)
 	return sizeof(struct dc_xname) + len + 1;
 }
 
+/* ---- expiry (see "Expiry" in docs/design.md) ------------------------------ */
+
+/* Now, in ns of CLOCK_MONOTONIC_COARSE: a vDSO read, no system call. */
+uint64_t dc__now(void);
+
+/* Stamp d's answer with its deadline, from the cache's TTL for its kind
+ * (0: none).  Write lock held; a relaxed store, as readers load it. */
+static inline void dc__stamp(struct dc_cache *c, struct dc_dentry *d)
+{
+	uint64_t ttl = LOAD(d->mode) ? LOAD(c->ttl_pos) : LOAD(c->ttl_neg);
+
+	STORE(d->expires, ttl ? dc__now() + ttl : 0);
+}
+
+/* Is d's answer past its deadline at now (0: the caller reads no clock,
+ * TTLs being off)?  Lock-free readers may race a revalidation that moves
+ * the deadline later: either value read is one the answer had, and an
+ * older, earlier one only sends them to the locked path. */
+static inline bool dc__expired(const struct dc_dentry *d, uint64_t now)
+{
+	uint64_t e = LOAD(d->expires);
+
+	return now && e && e <= now;
+}
+
+/* The clock for one walk: read once, and only when TTLs are on. */
+static inline uint64_t dc__walk_clock(const struct dc_cache *c)
+{
+	return LOAD(c->ttl_on) ? dc__now() : 0;
+}
+
 /* ---- lru.c ------------------------------------------------------------ */
 void dc__lru_add(struct dc_cache *c, struct dc_dentry *d);
 void dc__lru_relist(struct dc_cache *c, struct dc_dentry *d);
@@ -594,7 +640,20 @@ void dc__maybe_shrink(struct dc_cache *c);
 long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target);
 void dc__lru_free_all(struct dc_cache *c);
 
+/* ---- update.c -------------------------------------------------------- */
+/* dc_invalidate_child, telling in *old (when not NULL) the inode the
+ * cache held for the name (ino, gen, mode; all 0 when none or negative;
+ * the cookie is never given: the entry is forgotten). */
+int dc__invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
+			 const char *name, size_t len, struct dc_inode *old);
+
 /* ---- names ------------------------------------------------------------ */
 int dc__check_name(const char *name, size_t *lenp);
+
+/* ---- hostfs.c (for watch.c) ------------------------------------------ */
+/* Attach watcher w to backend be when it is hostfs, whose lookups then give
+ * it every directory they return (dc_watch_dir); NULL detaches, waiting for
+ * lookups inside dc_watch_dir.  -EINVAL: not hostfs; -EBUSY: watched. */
+int dc__hostfs_watch(const struct dc_backend *be, struct dc_watch *w);
 
 #endif /* DC_INTERNAL_H */

@@ -93,9 +93,9 @@ static struct dc_dentry *find_dir_by_ino(struct dc_cache *c,
 {
 	struct dc_dentry *d;
 
-	for (d = dc__dirs_first(c, dir->ino, dir->gen); d;
+	for (d = dc__inodes_first(c, dir->ino, dir->gen); d;
 	     d = (struct dc_dentry *)d->aux)
-		if (same_inode(d, dir) && !dc__orphaned(d))
+		if (dc__is_dir(d->mode) && same_inode(d, dir) && !dc__orphaned(d))
 			return d;
 	return NULL;
 }
@@ -551,4 +551,118 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 	}
 	dc__write_unlock(c);
 	return 0;
+}
+
+/* ---- invalidation by inode (watchers) -------------------------------------
+ *
+ * A watcher knows inodes, not entries: the index of inodes (hash.c) finds
+ * every cached name of one.  Each call takes the write lock once and
+ * forgets in O(1) per entry found (forget), so a directory's whole cached
+ * subtree goes with it however large.  Bumping the directory's dgen makes
+ * a backend lookup in flight there across the call go uncached
+ * (lookup_slow), which is what makes "never older than the last
+ * invalidation" hold against misses.
+ */
+
+/* A name as a watcher reports it: not "." or "..", no '/' or NUL. */
+static int check_child_name(const char *name, size_t len)
+{
+	if (!name || len == 0 || memchr(name, '/', len) || memchr(name, '\0', len))
+		return -EINVAL;
+	if (len > DC_NAME_MAX)
+		return -ENAMETOOLONG;
+	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
+		return -EINVAL;
+	return 0;
+}
+
+/* Forget n in directory entry d, noting in *old what it held (the first
+ * positive answer found).  Write lock held. */
+static void forget_child(struct dc_cache *c, struct dc_dentry *d,
+			 const struct dname *n, struct dc_inode *old)
+{
+	struct dc_dentry *e = dc__find_locked(c, d, n->s, n->len, hash_in(d, n));
+
+	dc__bump_dirgen(d);
+	if (e && old && e->mode && !old->mode)
+		*old = (struct dc_inode){ e->ino, 0, e->mode, e->gen };
+	forget(c, e);
+}
+
+int dc__invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
+			 const char *name, size_t len, struct dc_inode *old)
+{
+	struct dc_dentry *d;
+	struct dname n;
+	int err;
+
+	if (old)
+		memset(old, 0, sizeof(*old));
+	if (!c)
+		return -EINVAL;
+	err = check_child_name(name, len);
+	if (err)
+		return err;
+	dc__thread_enter();
+	n.s = name;
+	n.len = len;
+	n.key = dc__hash_key(c, name, len);
+	dc__write_lock(c);
+	/* forgetting a child leaves the directory (and its chain) alone */
+	for (d = dc__inodes_first(c, dir_ino, dir_gen); d;
+	     d = (struct dc_dentry *)d->aux)
+		if (dc__is_dir(d->mode) && d->ino == dir_ino && d->gen == dir_gen)
+			forget_child(c, d, &n, old);
+	/* the root is not hashed, so not in the index: look at it too
+	 * (stable: swap_root holds the write lock) */
+	if (c->root->ino == dir_ino && c->root->gen == dir_gen)
+		forget_child(c, c->root, &n, old);
+	dc__write_unlock(c);
+	return 0;
+}
+
+DC_API int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino,
+			       uint32_t dir_gen, const char *name, size_t len)
+{
+	return dc__invalidate_child(c, dir_ino, dir_gen, name, len, NULL);
+}
+
+DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
+{
+	struct dc_dentry *d;
+	bool root;
+
+	if (!c)
+		return -EINVAL;
+	dc__thread_enter();
+	dc__write_lock(c);
+	/* forget unlinks d from the chain: start again from its head */
+	for (d = dc__inodes_first(c, ino, gen); d;) {
+		if (d->ino != ino || d->gen != gen) {
+			d = (struct dc_dentry *)d->aux;
+			continue;
+		}
+		dc__bump_dirgen(d->parent);
+		forget(c, d);
+		d = dc__inodes_first(c, ino, gen);
+	}
+	/* the root is not hashed, so not indexed: its own attributes
+	 * changed means a new root entry, as for everything */
+	root = c->root->ino == ino && c->root->gen == gen;
+	dc__write_unlock(c);
+	return root ? dc_invalidate_all(c) : 0;
+}
+
+DC_API int dc_invalidate_all(struct dc_cache *c)
+{
+	struct dc_dentry *r;
+	int err;
+
+	if (!c)
+		return -EINVAL;
+	dc__thread_enter();
+	r = dc_root(c);
+	err = dc_invalidate(c, r);
+	dc_put(c, r);
+	return err;
 }

@@ -49,6 +49,7 @@ struct nameidata {
 	bool missed;			/* the backend was asked */
 	bool neg_hit;			/* the answer was a cached negative */
 	bool orphan;			/* ref-walk stands below a forgotten entry */
+	uint64_t now;			/* the walk's clock, 0 with TTLs off */
 	const char *ahead;		/* a component hashed ahead (hash_ahead) */
 	size_t ahead_len;
 	uint64_t ahead_key;
@@ -73,6 +74,7 @@ static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
 	nd->trailing = nd->must_dir = nd->missed = nd->neg_hit = false;
 	nd->orphan = false;
 	nd->ahead = NULL;
+	nd->now = dc__walk_clock(c);
 	nd->c = c;
 	nd->flags = flags;
 	nd->cur.p = path;
@@ -284,6 +286,9 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		/* interlock: child's seq was taken; now prove cur held it */
 		if (seq_retry(&cur->seq, seq))
 			return -ECHILD;
+		/* past its TTL: ref-walk asks the backend (revalidate) */
+		if (dc__expired(child, nd->now))
+			return -ECHILD;
 		mode = LOAD(child->mode);
 		/* a negative answer is as much a use as a positive one: a
 		 * name probed often (PATH, include paths) stays cached */
@@ -327,10 +332,11 @@ fail_validate:
 
 /* ---- misses ------------------------------------------------------------- */
 
-static void wait_settled(struct dc_cache *c, struct dc_dentry *d)
+/* Sleep until flag (PENDING, REVAL) is clear on d; its owner wakes us. */
+static void wait_clear(struct dc_cache *c, struct dc_dentry *d, uint32_t flag)
 {
 	pthread_mutex_lock(&c->pend_lock);
-	while (dflags(d) & DC_F_PENDING)
+	while (dflags(d) & flag)
 		pthread_cond_wait(&c->pend_cv, &c->pend_lock);
 	pthread_mutex_unlock(&c->pend_lock);
 }
@@ -432,6 +438,8 @@ static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
 	}
 	if (err == 0)
 		dc__set_inode(c, p, in, target);
+	else
+		dc__stamp(c, p);	/* negative: its TTL starts now */
 	/* release: the answer's fields before the flag that says "settled" */
 	dflags_clear(p, DC_F_PENDING);
 	if (err)
@@ -478,6 +486,88 @@ static int lookup_uncached(struct dc_cache *c, struct dc_dentry *dir,
 	return 0;
 }
 
+/* Does the backend still say what cached says of name in dir?  1: yes,
+ * 0: no, or a negative errno. */
+static int still_true(struct dc_cache *c, struct dc_dentry *dir,
+		      const char *name, size_t len, const struct dc_inode *cached)
+{
+	struct dc_inode din = {
+		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
+	};
+	struct dc_xname *target;
+	struct dc_inode in;
+	int err;
+
+	if (c->be.ops->revalidate) {
+		dc__stat_inc(c, ST_MISSES);
+		return c->be.ops->revalidate(c->be.ctx, &din, name, len, cached);
+	}
+	err = backend_lookup(c, dir, name, len, &in, &target);
+	if (err == -ENOENT)
+		return cached->mode == 0;
+	if (err)
+		return err;
+	/* the backend handed this inode out again: give it back */
+	if (c->be.ops->release)
+		c->be.ops->release(c->be.ctx, &in);
+	if (target)
+		dc__free(c, target, xname_size(target->n.len));
+	return cached->mode && in.ino == cached->ino && in.gen == cached->gen &&
+	       in.mode == cached->mode;
+}
+
+/*
+ * d, settled in dir, is past its TTL.  One thread (the one that sets
+ * REVAL) asks the backend whether it still holds, with no lock held;
+ * the others wait for it, as for a pending lookup, and look again.
+ * Still true: its deadline moves and it stays, with whoever holds it
+ * (nothing about it changed).  Changed, failed, or forgotten meanwhile
+ * (an update or an invalidation of the name marks it DEAD; an update
+ * cannot change it in place, as we hold it): forgotten, and the caller
+ * looks the name up again.  Called with the write lock, which it drops.
+ * 1: d holds, referenced for the caller; 0: look again.
+ */
+static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
+		      struct dc_dentry *d)
+{
+	struct dc_inode cached = { d->ino, d->cookie, d->mode, d->gen };
+	char name[DC_NAME_MAX + 1];
+	size_t len = d->name->len;
+	uint32_t seq = d->seq;	/* even: the write lock is held */
+	int ok;
+
+	__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
+	if (dflags(d) & DC_F_REVAL) {
+		dc__write_unlock(c);
+		wait_clear(c, d, DC_F_REVAL);
+		dc_put(c, d);
+		return 0;
+	}
+	dflags_set(d, DC_F_REVAL);
+	/* a rename may give d another name meanwhile, freeing this one */
+	memcpy(name, d->name->s, len);
+	dc__write_unlock(c);
+	ok = still_true(c, dir, name, len, &cached);
+	dc__write_lock(c);
+	/* d unchanged (any change of its name, place or inode is a seq
+	 * write) and still reachable: the answer is about d as it stands */
+	if (ok == 1 && d->seq == seq && !(dflags(d) & DC_F_DEAD) &&
+	    !dc__orphaned(dir)) {
+		dc__stamp(c, d);
+	} else {
+		ok = 0;
+		dc__unhash(c, d);
+	}
+	/* release: the new deadline (or DEAD) before the flag's clearing,
+	 * which the waiters' wait_clear reads under pend_lock */
+	dflags_clear(d, DC_F_REVAL);
+	dc__write_unlock(c);
+	wake_waiters(c);
+	if (!ok)
+		dc_put(c, d);
+	return ok;
+}
+
 /*
  * The slow path of one component: under the write lock, find the entry or
  * hash a PENDING one; if we hashed it, ask the backend with no lock held
@@ -519,13 +609,20 @@ again:
 		 */
 		bool pending = dflags(d) & DC_F_PENDING;
 
+		if (!pending && dc__expired(d, dc__walk_clock(c))) {
+			if (revalidate(c, dir, d)) {
+				*out = d;
+				return 0;
+			}
+			goto again;
+		}
 		__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
 		dc__write_unlock(c);
 		if (!pending) {
 			*out = d;
 			return 0;
 		}
-		wait_settled(c, d);
+		wait_clear(c, d, DC_F_PENDING);
 		fl = dflags(d);
 		if ((fl & (DC_F_FAILED | DC_F_STALE)) == DC_F_FAILED) {
 			err = -(int)LOAD(d->ino);	/* the owner's error */
@@ -573,7 +670,8 @@ again:
 
 /* A reference to the cached entry for cp (hash: salted with dir) in dir, or NULL. */
 static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir,
-				       const struct component *cp, uint32_t hash)
+				       const struct component *cp, uint32_t hash,
+				       uint64_t now)
 {
 	struct dc_dentry *d;
 	uint32_t rseq, dseq;
@@ -581,7 +679,7 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 	dc__read_lock(c);
 	if (c->mode != DC_MODE_RCU) {
 		d = dc__find_locked(c, dir, cp->name, cp->len, hash);
-		if (d && (dflags(d) & DC_F_PENDING))
+		if (d && ((dflags(d) & DC_F_PENDING) || dc__expired(d, now)))
 			d = NULL;
 		if (d)	/* the shrinker needs the write lock: d is not dying */
 			__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
@@ -591,6 +689,8 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 	for (;;) {
 		rseq = seq_begin(&c->rename_seq);
 		d = dc__find_rcu(c, dir, cp->name, cp->len, hash, &dseq, NULL);
+		if (d && dc__expired(d, now))
+			d = NULL;	/* lookup_slow revalidates it */
 		if (d && dc__get_not_dead(d)) {
 			/* still the entry we matched, now that it is pinned? */
 			if (!seq_retry(&d->seq, dseq))
@@ -707,7 +807,7 @@ static int step_ref(struct nameidata *nd, struct dc_dentry *dir,
 	/* an unhashed directory's cached children may be stale, and so may
 	 * an orphan's: the slow path asks the backend (lookup_uncached) */
 	if (!nd->orphan && !(dflags(dir) & DC_F_DEAD))
-		d = lookup_cached(nd->c, dir, cp, hash);
+		d = lookup_cached(nd->c, dir, cp, hash, nd->now);
 	if (d) {
 		dc__lru_touch(d);
 		*out = d;

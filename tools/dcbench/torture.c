@@ -17,6 +17,14 @@
  * (dc_walk, a reference), look single names up (dc_lookup on a held
  * directory) and check stable names.
  *
+ * Invalidations go through a handle (dc_invalidate_name, dc_invalidate)
+ * or, as a watcher would, by inode with memfs's ino and gen
+ * (dc_invalidate_child, dc_invalidate_inode; rarely dc_invalidate_all).
+ * One run in three (by seed and mode) has TTLs of a few milliseconds, so
+ * expiry and revalidation race the updates too.  Neither changes the
+ * oracle: forgetting never changes what a name holds, and a revalidation
+ * asks the backend during the lookup, as a miss does.
+ *
  * The oracle.  Every slot has a version, odd while its writer changes it,
  * and a ring of the values (inode number, or -ENOENT) it held at each even
  * version.  A writer opens the transition before the backend changes and
@@ -67,7 +75,8 @@
 static const char *const op_names[TOP_NR] = {
 	"resolve", "walk", "lookup", "stable", "create", "mkdir", "symlink",
 	"link", "unlink", "rmdir", "rename", "noreplace", "exchange", "movedir",
-	"inval-name", "inval-dir", "shrink",
+	"inval-name", "inval-dir", "inval-child", "inval-inode", "inval-all",
+	"shrink",
 };
 
 const char *torture_op_name(enum torture_op op)
@@ -81,6 +90,7 @@ struct slot {
 	uint64_t ver;			/* odd while changing */
 	int64_t hist[RING];		/* value at each even version */
 	uint64_t dir;			/* memfs ino of its directory */
+	uint32_t dir_gen;		/* and its gen */
 	struct dc_dentry **dirp;	/* the cache handle of its directory */
 	char name[16];
 	char path[32];			/* what readers resolve */
@@ -93,6 +103,7 @@ struct torture {
 	struct dc_memfs *fs;
 	struct dc_cache *c;
 	struct dc_dentry *root, *dirs[NDIRS], *sub;
+	struct dc_inode dir_in[NDIRS], root_in;	/* memfs's /dN and / */
 	uint64_t stable[NDIRS][NSTABLE];
 	uint64_t inner;
 	struct slot slots[NSLOTS];
@@ -322,6 +333,80 @@ static void w_movedir(struct torture *t, struct worker *w)
 	w->ops[TOP_MOVEDIR]++;
 }
 
+/*
+ * Forget slot s's name: through its directory's handle, or by inode as a
+ * watcher would, with what memfs says the directory (or the name) is.
+ */
+static void w_inval_name(struct torture *t, struct worker *w, struct slot *s,
+			 unsigned how)
+{
+	struct dc_inode in;
+	enum torture_op op;
+	int err;
+
+	switch (how % 4) {
+	case 0: case 1:
+		op = TOP_INVAL_NAME;
+		err = dc_invalidate_name(t->c, slot_dir(s), s->name);
+		break;
+	case 2:
+		op = TOP_INVAL_CHILD;
+		err = dc_invalidate_child(t->c, s->dir, s->dir_gen, s->name,
+					  strlen(s->name));
+		break;
+	default:	/* what the name holds now; nothing: the name */
+		op = TOP_INVAL_INODE;
+		err = dc_memfs_lookup(t->fs, s->dir, s->name, &in);
+		if (!err) {
+			err = dc_invalidate_inode(t->c, in.ino, in.gen);
+		} else if (err == -ENOENT) {
+			op = TOP_INVAL_CHILD;
+			err = dc_invalidate_child(t->c, s->dir, s->dir_gen,
+						  s->name, strlen(s->name));
+		}
+		break;
+	}
+	must_update(t, err, op);
+	w->ops[op]++;
+}
+
+/* Forget directory i (NDIRS: the root) and all below it, one of the ways. */
+static void w_inval_dir(struct torture *t, struct worker *w, unsigned i,
+			unsigned how)
+{
+	bool root = i == NDIRS;
+	const struct dc_inode *in = root ? &t->root_in : &t->dir_in[i];
+	enum torture_op op;
+	char name[8];
+	int err;
+
+	switch (how % 8) {
+	case 0: case 1: case 2: case 3:
+		op = TOP_INVAL_DIR;
+		err = dc_invalidate(t->c, root ? t->root : t->dirs[i]);
+		break;
+	case 4: case 5:
+		op = TOP_INVAL_INODE;
+		err = dc_invalidate_inode(t->c, in->ino, in->gen);
+		break;
+	case 6:
+		if (!root) {	/* its name in the root */
+			op = TOP_INVAL_CHILD;
+			snprintf(name, sizeof(name), "d%u", i);
+			err = dc_invalidate_child(t->c, t->root_in.ino,
+						  t->root_in.gen, name, strlen(name));
+			break;
+		}
+		/* fall through */
+	default:
+		op = TOP_INVAL_ALL;
+		err = dc_invalidate_all(t->c);
+		break;
+	}
+	must_update(t, err, op);
+	w->ops[op]++;
+}
+
 /* sub/v's path now; only writer 0, which moves sub's parent, may ask. */
 static const char *subv_path(struct torture *t)
 {
@@ -372,16 +457,11 @@ static void writer_step(struct torture *t, struct worker *w, struct slot **mine,
 			w_movedir(t, w);
 	} else if (op < 17) {
 		/* forgetting is always allowed; answers must stay right */
-		must_update(t, dc_invalidate_name(t->c, slot_dir(a), a->name),
-			    TOP_INVAL_NAME);
-		w->ops[TOP_INVAL_NAME]++;
+		w_inval_name(t, w, a, (unsigned)(r >> 24));
 	} else if (op < 18) {
 		/* one in five the root: everything cached is forgotten */
-		unsigned i = (unsigned)(r >> 24) % (NDIRS + 1);
-
-		must_update(t, dc_invalidate(t->c, i == NDIRS ? t->root : t->dirs[i]),
-			    TOP_INVAL_DIR);
-		w->ops[TOP_INVAL_DIR]++;
+		w_inval_dir(t, w, (unsigned)(r >> 24) % (NDIRS + 1),
+			    (unsigned)(r >> 32));
 	} else {
 		dc_shrink(t->c, (r >> 24) % 8);
 		w->ops[TOP_SHRINK]++;
@@ -543,9 +623,15 @@ static int build(struct torture *t)
 	int d, i, err = dc_memfs_new(&t->fs);
 	uint64_t m;
 
+	if (!err) {	/* the root's ino and gen, for invalidations by inode */
+		struct dc_backend be = dc_memfs_backend(t->fs);
+
+		err = be.ops->root(be.ctx, &t->root_in);
+	}
 	for (d = 0; d < NDIRS && !err; d++) {
 		snprintf(name, sizeof(name), "d%d", d);
 		err = dc_memfs_add(t->fs, DC_MEMFS_ROOT, name, S_IFDIR | 0755, NULL, &in);
+		t->dir_in[d] = in;
 		for (i = 0; i < NSTABLE && !err; i++) {
 			uint64_t dino = in.ino;
 			struct dc_inode f;
@@ -559,6 +645,7 @@ static int build(struct torture *t)
 			struct slot *s = &t->slots[d * NVOL + i];
 
 			s->dir = in.ino;
+			s->dir_gen = in.gen;
 			s->dirp = &t->dirs[d];
 			snprintf(s->name, sizeof(s->name), "v%d", i);
 			snprintf(s->path, sizeof(s->path), "/d%d/v%d", d, i);
@@ -573,13 +660,16 @@ static int build(struct torture *t)
 	t->inner = in.ino;
 	if (!err)
 		err = dc_memfs_add(t->fs, m, "sub", S_IFDIR | 0755, NULL, &in);
-	t->slots[SUBV] = (struct slot){ .dir = in.ino, .dirp = &t->sub,
-		.name = "v", .path = "sub/v", .rel = true, .hist = { -ENOENT } };
+	t->slots[SUBV] = (struct slot){ .dir = in.ino, .dir_gen = in.gen,
+		.dirp = &t->sub, .name = "v", .path = "sub/v", .rel = true,
+		.hist = { -ENOENT } };
 	/* the moving directory's two places: > 0 in the history means "there" */
-	t->slots[NVSLOTS] = (struct slot){ .dir = DC_MEMFS_ROOT, .dirp = &t->root,
+	t->slots[NVSLOTS] = (struct slot){ .dir = t->root_in.ino,
+		.dir_gen = t->root_in.gen, .dirp = &t->root,
 		.name = "m", .path = "/m", .kind = K_DIR, .hist = { 1 } };
 	t->slots[NVSLOTS + 1] = (struct slot){ .dir = t->slots[0].dir,
-		.dirp = &t->dirs[0], .name = "mm", .path = "/d0/mm",
+		.dir_gen = t->slots[0].dir_gen, .dirp = &t->dirs[0],
+		.name = "mm", .path = "/d0/mm",
 		.hist = { -ENOENT } };
 	return err;
 }
@@ -664,6 +754,19 @@ static void check_end(struct torture *t, uint64_t entries0, uint64_t bytes0)
 			  (long long)(dc_debug_live_bytes() - bytes0));
 }
 
+/* One run in three (of the modes of one seed, exactly one) expires its
+ * answers after 1-5 ms, negative and positive apart. */
+static void pick_ttl(const struct torture_opts *o, uint32_t *pos, uint32_t *neg)
+{
+	uint64_t x = (o->seed + 1) * 0x9e3779b97f4a7c15ull;
+
+	*pos = *neg = 0;
+	if ((o->seed + (uint64_t)o->mode) % 3)
+		return;
+	*pos = 1 + (uint32_t)((x >> 32) % 5);
+	*neg = 1 + (uint32_t)((x >> 40) % 5);
+}
+
 int torture_run(const struct torture_opts *o, struct torture_result *r)
 {
 	struct dc_options co = { .mode = o->mode, .max_entries = o->max_entries,
@@ -689,6 +792,9 @@ int torture_run(const struct torture_opts *o, struct torture_result *r)
 		goto out;
 	}
 	co.backend = dc_memfs_backend(t->fs);
+	pick_ttl(o, &co.ttl_ms, &co.neg_ttl_ms);
+	r->ttl_ms = co.ttl_ms;
+	r->neg_ttl_ms = co.neg_ttl_ms;
 	if (dc_cache_create(&co, &t->c)) {
 		violation(t, "cannot create the cache");
 		goto out;
@@ -754,6 +860,9 @@ static void print_result(FILE *f, const struct torture_opts *o,
 		(unsigned long long)r->checks, (unsigned long long)r->skipped,
 		(unsigned long long)r->evictions, (unsigned long long)r->restarts,
 		(unsigned long long)r->violations);
+	if (r->ttl_ms || r->neg_ttl_ms)
+		fprintf(f, "  TTLs on: %u ms, negative %u ms\n", r->ttl_ms,
+			r->neg_ttl_ms);
 	if (o->fail_every) {
 		char how[64];
 
@@ -767,7 +876,7 @@ static void print_result(FILE *f, const struct torture_opts *o,
 			(unsigned long long)nomem);
 	}
 	for (k = 0; k < TOP_NR; k++) {
-		fprintf(f, "  %-10s %12llu  %10.0f/s", op_names[k],
+		fprintf(f, "  %-11s %12llu  %10.0f/s", op_names[k],
 			(unsigned long long)r->ops[k], r->ops[k] / r->seconds);
 		if (o->fail_every)
 			fprintf(f, "  %10llu -ENOMEM", (unsigned long long)r->enomem[k]);
@@ -804,7 +913,8 @@ static void usage(FILE *f)
 "\n"
 "Writers change a small memfs namespace and tell the cache; readers look\n"
 "names up; an oracle checks every answer (docs/testing.md).  Exit 1 on any\n"
-"violation.\n"
+"violation.  One mode in three (chosen by seed and mode) runs with TTLs of\n"
+"1-5 ms, so that expiry and revalidation race the updates.\n"
 "  --seconds S      run S seconds per mode (default 10)\n"
 "  --threads N      threads, a third of them writers (default 6)\n"
 "  --mode M         one mode, or all (default)\n"

@@ -18,7 +18,9 @@ enum torture_op {
 	TOP_RESOLVE, TOP_WALK, TOP_LOOKUP, TOP_STABLE,	/* readers */
 	TOP_CREATE, TOP_MKDIR, TOP_SYMLINK, TOP_LINK, TOP_UNLINK, TOP_RMDIR,
 	TOP_RENAME, TOP_NOREPLACE, TOP_EXCHANGE, TOP_MOVEDIR,
-	TOP_INVAL_NAME, TOP_INVAL_DIR, TOP_SHRINK,
+	TOP_INVAL_NAME, TOP_INVAL_DIR,
+	TOP_INVAL_CHILD, TOP_INVAL_INODE, TOP_INVAL_ALL,	/* by inode (push) */
+	TOP_SHRINK,
 	TOP_NR
 };
 
@@ -48,6 +50,7 @@ struct torture_result {
 	uint64_t evictions, restarts;
 	uint64_t enomem[TOP_NR];	/* calls that returned -ENOMEM, by kind */
 	uint64_t failed_allocs;	/* allocations that failed by injection */
+	uint32_t ttl_ms, neg_ttl_ms;	/* the cache's TTLs (0: none) */
 	double seconds;
 };
 
