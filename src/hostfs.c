@@ -25,10 +25,21 @@
  * cookie is the context's own descriptor, root() may be called any number
  * of times and releasing the root is a no-op.
  *
- * Locking: none.  The context is read-only between creation and destroy,
- * and each descriptor has one owner; the kernel serialises the rest.  The
- * cache promises not to look the same name up twice at once, and every
- * lookup it discards it must release, or the descriptor leaks.
+ * Locking: the context is read-only between creation and destroy but for
+ * its watcher (h->watch), and each descriptor has one owner; the kernel
+ * serialises the rest.  The cache promises not to look the same name up
+ * twice at once, and every lookup it discards it must release, or the
+ * descriptor leaks.
+ *
+ * Watcher: a watcher started on a cache over hostfs (dc_watch_start)
+ * attaches itself here, and every lookup that returns a directory gives it
+ * to dc_watch_dir first, so that the directory is watched before any of its
+ * names is looked up.  h->watch is read with an acquire load (none: no lock
+ * taken, the cost of a lookup without a watcher is that load) and used
+ * under h->lock's read side; detaching takes the write side, so it waits
+ * for every lookup inside dc_watch_dir, after which none can reach the
+ * watcher (it is freed next).  Writers are preferred: a stream of lookups
+ * cannot hold a detach off.
  *
  * Attributes: ino and mode come from fstat on the O_PATH descriptor; gen
  * is the device (dc_hostfs_gen), so that a tree spanning mounts (btrfs
@@ -43,16 +54,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dcache.h"
+#include "internal.h"
 
 #define HOSTFS_NO_FD	0ull
 #define HOSTFS_ROOT	UINT64_MAX
 
 struct hostfs {
 	int root_fd;		/* O_PATH|O_DIRECTORY, owned by the context */
+	struct dc_watch *watch;	/* told of each directory; NULL: none */
+	pthread_rwlock_t lock;	/* watch: read side to use, write side to set */
 };
 
 /* The descriptor behind a cookie, or -1 when it has none. */
@@ -108,6 +122,24 @@ static int hostfs_root(void *ctx, struct dc_inode *out)
 	return 0;
 }
 
+/*
+ * A directory about to be returned: its watcher watches it first.  What
+ * dc_watch_dir answers changes nothing here: a directory it cannot watch
+ * makes the watcher fall back to TTLs, which bound the answer's age.
+ */
+static void tell_watcher(struct hostfs *h, int fd, const struct stat *st)
+{
+	struct dc_watch *w;
+
+	if (!LOAD_ACQ(h->watch))
+		return;
+	pthread_rwlock_rdlock(&h->lock);
+	w = LOAD_ACQ(h->watch);
+	if (w)
+		dc_watch_dir(w, fd, st->st_ino, st->st_dev);
+	pthread_rwlock_unlock(&h->lock);
+}
+
 /* Only directories (to look in) and symlinks (to read) keep their fd. */
 static int hostfs_lookup(void *ctx, const struct dc_inode *dir,
 			 const char *name, size_t len, struct dc_inode *out)
@@ -136,6 +168,8 @@ static int hostfs_lookup(void *ctx, const struct dc_inode *dir,
 		close(fd);
 		return err;
 	}
+	if (S_ISDIR(st.st_mode))
+		tell_watcher(h, fd, &st);
 	if (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) {
 		stat_fill(&st, (uint64_t)fd + 1, out);
 	} else {
@@ -213,6 +247,7 @@ static void hostfs_destroy(void *ctx)
 	struct hostfs *h = ctx;
 
 	close(h->root_fd);
+	pthread_rwlock_destroy(&h->lock);
 	free(h);
 }
 
@@ -231,6 +266,7 @@ static const struct dc_backend_ops hostfs_ops = {
  */
 int dc_hostfs_backend(const char *root, struct dc_backend *out)
 {
+	pthread_rwlockattr_t a;
 	struct hostfs *h;
 	int fd;
 
@@ -245,7 +281,33 @@ int dc_hostfs_backend(const char *root, struct dc_backend *out)
 		return -ENOMEM;
 	}
 	h->root_fd = fd;
+	h->watch = NULL;
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&h->lock, &a);
+	pthread_rwlockattr_destroy(&a);
 	out->ops = &hostfs_ops;
 	out->ctx = h;
 	return 0;
+}
+
+/*
+ * Attach watcher w to be, when be is a hostfs backend, or detach (w NULL).
+ * -EINVAL: not hostfs; -EBUSY: another watcher is attached.
+ */
+int dc__hostfs_watch(const struct dc_backend *be, struct dc_watch *w)
+{
+	struct hostfs *h;
+	int err = 0;
+
+	if (!be || be->ops != &hostfs_ops)
+		return -EINVAL;
+	h = be->ctx;
+	pthread_rwlock_wrlock(&h->lock);
+	if (w && h->watch)
+		err = -EBUSY;
+	else
+		STORE_REL(h->watch, w);
+	pthread_rwlock_unlock(&h->lock);
+	return err;
 }
