@@ -204,13 +204,19 @@ long dc_shrink(struct dc_cache *c, uint64_t target);
  * cached below it.  An inode the cache does not hold: nothing, 0.
  */
 /* Name (len bytes) in directory (dir_ino, dir_gen) changed: forgotten in
- * every cached entry of that directory.  -EINVAL: bad name. */
+ * every cached entry of that directory.  -EINVAL or -ENAMETOOLONG: bad
+ * name. */
 int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
 			const char *name, size_t len);
-/* The inode's attributes or contents changed: every cached name of it is
- * forgotten (a directory: with all cached below it).  Symlinks are not
- * indexed (nothing of theirs changes in place): for them it does nothing. */
+/* The inode's attributes changed: every cached name of a non-directory
+ * is forgotten; a directory is checked again before its next use (its new
+ * permission bits stored in place), keeping what is cached below it.  A
+ * lookup in flight that answers this inode is not cached.  Symlinks are
+ * not indexed (nothing of theirs changes in place): for them, nothing. */
 int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen);
+/* Names in directory (ino, gen) changed, which ones unknown: each cached
+ * entry of it is forgotten with all cached below it (the root: all). */
+int dc_invalidate_dir(struct dc_cache *c, uint64_t ino, uint32_t gen);
 /* Anything may have changed (an event queue overflowed): forget all. */
 int dc_invalidate_all(struct dc_cache *c);
 /* Turn expiry on or off (ms; 0: never) for answers cached from now on;
@@ -249,6 +255,8 @@ enum dc_change {
 	DC_CHANGE_NAME = 1,	/* name in dir: created, removed, moved, or its
 				 * inode's attributes or data changed */
 	DC_CHANGE_ALL,		/* anything may have changed */
+	DC_CHANGE_INODE,	/* inode ino (on dir_dev) changed, no name known:
+				 * its attributes (a link count) or data */
 };
 
 /* What a watcher saw, handed to changed() after the cache was told. */
@@ -266,6 +274,9 @@ struct dc_change_event {
 	 * holding that inode (its other names' link count changed) */
 	uint64_t old_ino;
 	uint32_t old_mode;
+	/* NAME, INODE: the inode the event is about, as the kernel names it
+	 * (fanotify on Linux 5.17+), when it still exists; else 0 */
+	uint64_t ino;
 };
 #define DC_CHANGED_ENTRY	0x1	/* the name's binding (create, remove, move) */
 #define DC_CHANGED_ATTR		0x2	/* attributes of what it names */
@@ -295,14 +306,16 @@ int dc_watch_start(struct dc_cache *c, const char *root,
 /* The mode in use now (never AUTO; TTL after a fallback). */
 enum dc_watch_mode dc_watch_mode_of(struct dc_watch *w);
 /* inotify: watch directory (fd: any descriptor of it, O_PATH will do) for
- * the cache; call before its names are looked up.  fanotify: mark its file
- * system if not yet.  Other modes: 0.  Safe from many threads at once.
- * -ENOSPC: the watch budget is spent, or another error when it cannot be
- * watched: the watcher falls back to ttl (later calls return 0).
- * -EBADF: fd < 0. */
+ * the cache; call before its names are looked up, also for a directory a
+ * caller adds itself (dc_mkdir), which no backend returns.  fanotify:
+ * mark its file system if not yet.  Other modes: 0.  Safe from many
+ * threads at once.  -ENOSPC: the watch budget is spent, or another error
+ * when it cannot be watched: the watcher falls back to ttl (later calls
+ * return 0).  -EBADF: fd < 0; -EINVAL: w NULL. */
 int dc_watch_dir(struct dc_watch *w, int fd, uint64_t ino, uint64_t dev);
 /* Stop the thread and free w: before dc_cache_destroy, and not from
- * changed() or log().  TTLs it turned on stay on. */
+ * changed() or log().  A backend other than hostfs must have stopped
+ * calling dc_watch_dir.  TTLs it turned on stay on. */
 void dc_watch_stop(struct dc_watch *w);
 
 /* ---- Statistics ------------------------------------------------------- */

@@ -61,37 +61,49 @@ static void hash_key(struct dc_cache *c)
 
 /* ---- expiry ------------------------------------------------------------- */
 
-uint64_t dc__now(void)
+uint64_t dc__now(const struct dc_cache *c)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	clock_gettime(LOAD(c->ttl_clock) ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE,
+		      &ts);
 	/* never 0, which means "no deadline" and "no clock read" */
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
 }
 
-/*
- * The coarse clock moves once per kernel tick (1-10 ms; clock_getres says
- * which): read at a deadline it may still show up to a tick before it.
- * Deadlines are moved a tick earlier so that no answer outlives its TTL:
- * a TTL of t ms expires between t - 2 ticks and t ms after its answer.
- */
-static uint64_t ttl_ns(uint32_t ms)
+/* The coarse clock's tick: it moves a tick at a time (1-10 ms). */
+static uint64_t coarse_tick(void)
 {
-	uint64_t ns = (uint64_t)ms * 1000000u, tick = 10000000u;
 	struct timespec res;
 
-	if (!ms)
-		return 0;
-	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res))
-		tick = (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
-	return ns > 2 * tick ? ns - tick : ns / 2;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res))
+		return 10000000u;
+	return (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
 }
 
+/*
+ * TTLs to deadlines.  The coarse clock costs a few ns a read where
+ * CLOCK_MONOTONIC costs tens, but it moves a tick at a time and, read
+ * when a deadline passes, may still show up to a tick (a little more on a
+ * loaded machine) before it.  So with the coarse clock every deadline is
+ * put two ticks early, and the coarse clock is used only when every TTL
+ * spans at least four ticks; shorter TTLs read CLOCK_MONOTONIC, exact.
+ * Either way no answer is used past its TTL, and none expires more than
+ * two ticks early.
+ */
 static void set_ttl(struct dc_cache *c, uint32_t pos_ms, uint32_t neg_ms)
 {
-	STORE(c->ttl_pos, ttl_ns(pos_ms));
-	STORE(c->ttl_neg, ttl_ns(neg_ms));
+	uint64_t tick = coarse_tick(), pos = (uint64_t)pos_ms * 1000000u;
+	uint64_t neg = (uint64_t)neg_ms * 1000000u;
+	bool exact = (pos && pos < 4 * tick) || (neg && neg < 4 * tick);
+
+	if (!exact) {
+		pos = pos ? pos - 2 * tick : 0;
+		neg = neg ? neg - 2 * tick : 0;
+	}
+	STORE(c->ttl_clock, (uint32_t)exact);
+	STORE(c->ttl_pos, pos);
+	STORE(c->ttl_neg, neg);
 	STORE(c->ttl_on, (uint32_t)(pos_ms || neg_ms));
 }
 
@@ -100,7 +112,11 @@ DC_API int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms)
 	if (!c)
 		return -EINVAL;
 	dc__thread_enter();
+	/* under the write lock: callers (an owner, a watcher's fall-back)
+	 * never mix their values, and stamps read one setting whole */
+	dc__write_lock(c);
 	set_ttl(c, ttl_ms, neg_ttl_ms);
+	dc__write_unlock(c);
 	/* what is cached carries the old deadlines, or none: start again */
 	if (ttl_ms || neg_ttl_ms)
 		return dc_invalidate_all(c);
@@ -311,7 +327,7 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 	if (!dc__is_dir(d->parent->mode) && !(dflags(d->parent) & DC_F_DEAD))
 		return -1;
 	/* a hashed positive but a symlink is in the inode index (hash.c) */
-	if (dc__indexed(d->mode)) {
+	if (dc__indexed(d->mode) && !(dflags(d) & DC_F_UNINDEXED)) {
 		struct dc_dentry *e = dc__inodes_first(c, d->ino, d->gen);
 
 		while (e && e != d)
@@ -338,7 +354,7 @@ DC_API int dc_debug_check(struct dc_cache *c)
 			struct dc_dentry *e;
 
 			err = check_entry(c, d, i);
-			nidx += dc__indexed(d->mode);
+			nidx += dc__indexed(d->mode) && !(dflags(d) & DC_F_UNINDEXED);
 			/* one hashed entry per (parent, name) */
 			for (e = d->hnext; e && !err; e = e->hnext)
 				if (e->parent == d->parent && e->hash == d->hash &&

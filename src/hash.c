@@ -90,10 +90,31 @@ static struct dc_dentry **inodes_head(struct dc_cache *c, uint64_t ino, uint32_t
 	return &c->inodes[k >> c->inodes_shift];
 }
 
+unsigned dc__inval_slot(uint64_t ino, uint32_t gen)
+{
+	return (unsigned)(((ino ^ ((uint64_t)gen << 32)) * 0x9e3779b97f4a7c15ull) >> 58);
+}
+
+/*
+ * Link d in.  A file with more than DC_INDEX_MAX cached names (a farm of
+ * hard links) has the rest left out, so a chain (walked to unlink an
+ * entry) stays short; dc_invalidate_inode forgets everything when its
+ * inode's slot has names left out.  Directories (no hard links) always go
+ * in: updates find them here.
+ */
 void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d)
 {
-	struct dc_dentry **h = inodes_head(c, d->ino, d->gen);
+	struct dc_dentry **h = inodes_head(c, d->ino, d->gen), *e;
+	unsigned same = 0;
 
+	if (!dc__is_dir(d->mode))
+		for (e = *h; e && same < DC_INDEX_MAX; e = (struct dc_dentry *)e->aux)
+			same += e->ino == d->ino && e->gen == d->gen;
+	if (same >= DC_INDEX_MAX) {
+		dflags_set(d, DC_F_UNINDEXED);
+		c->unindexed[dc__inval_slot(d->ino, d->gen)]++;
+		return;
+	}
 	/* relaxed atomic: a reader that saw this entry as a symlink may load
 	 * aux meanwhile (its seq check then fails before it uses it) */
 	STORE(d->aux, (uintptr_t)*h);
@@ -104,6 +125,11 @@ void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **h = inodes_head(c, d->ino, d->gen), *e, *prev = NULL;
 
+	if (dflags(d) & DC_F_UNINDEXED) {
+		dflags_clear(d, DC_F_UNINDEXED);
+		c->unindexed[dc__inval_slot(d->ino, d->gen)]--;
+		return;
+	}
 	for (e = *h; e && e != d; e = (struct dc_dentry *)e->aux)
 		prev = e;
 	if (e && prev)

@@ -16,7 +16,8 @@
  *	the two LRU lists, each entry's lru_next, LISTED and ONNEG, and
  *	nr_isolated.  Nests inside wlock; dc_put takes it alone.
  *  c->pend_lock + c->pend_cv
- *	only to sleep until a PENDING entry is settled.  Innermost.
+ *	only to sleep until a PENDING entry is settled or a REVAL one is
+ *	checked.  Innermost.
  *  lock-free (rcu mode readers)
  *	read every field above with relaxed atomic loads (pointers with
  *	acquire) inside rcu_read_lock(), and trust nothing they read until the
@@ -86,8 +87,9 @@ struct dc_xname {
 #define DC_INLINE_NAME	32	/* names up to this many bytes live in the entry */
 
 /*
- * The entry.  128 bytes; with its bucket share (at most 8 bytes), at most
- * 136 per cached name of up to 32 bytes.  What the rcu-walk reads comes
+ * The entry.  128 bytes; with its bucket share (at most 8 bytes) and its
+ * inode index share (at most 4), at most 140 per cached name of up to 32
+ * bytes.  What the rcu-walk reads comes
  * first, the inline name included, and the fields lookups write (count,
  * by reference takers) come last: a walk should not share a line with
  * other threads' writes (Linux moved d_lockref off that line in 2024).
@@ -124,6 +126,10 @@ enum {
 	DC_F_ROOT	= 1u << 6,
 	DC_F_LISTED	= 1u << 7,	/* on an LRU list (lru_lock) */
 	DC_F_REVAL	= 1u << 8,	/* expired; one thread asks the backend */
+	DC_F_SUSPECT	= 1u << 9,	/* directory whose attributes changed: checked
+					 * again before use (wlock + seq) */
+	DC_F_UNINDEXED	= 1u << 10,	/* positive, hashed, left out of the inode
+					 * index (too many names of its inode) */
 };
 
 #define DC_COUNT_DEAD	(INT32_MIN / 2)
@@ -169,6 +175,9 @@ struct dc_tstat {
 
 struct dc_slab;
 
+#define DC_INVAL_SLOTS	64
+#define DC_INDEX_MAX	32	/* names of one non-directory inode indexed */
+
 /* The name hash's secret key (hash.c). */
 struct dc_hkey {
 	uint64_t k0, k1;
@@ -189,13 +198,23 @@ struct dc_cache {
 					 * (dc_invalidate of the root swaps it) */
 	uint32_t rename_seq;		/* odd while an entry moves between chains */
 	uint32_t ttl_on;		/* either TTL non-zero; atomic (dc_set_ttl) */
-	uint64_t ttl_pos, ttl_neg;	/* TTLs in ns, 0: never expire; atomic */
+	uint32_t ttl_clock;		/* 1: CLOCK_MONOTONIC, 0: its coarse twin */
+	uint64_t ttl_pos, ttl_neg;	/* deadline - stamp in ns, 0: never
+					 * expire; atomic, written under wlock */
 	struct dc_hkey hkey;		/* keys the name hash; random per cache */
 
 	_Alignas(64) pthread_mutex_t wlock;
 	struct dc_dentry **inodes;	/* hashed positives but symlinks, by
 					 * (ino, gen); wlock */
 	unsigned inodes_shift;
+	/* inode invalidations (wlock): a count, and per slot of (ino, gen)
+	 * the count when one last hit it, so that a miss in flight across
+	 * one is not cached (lookup_slow); and per slot, the names left out
+	 * of the index (UNINDEXED), which make dc_invalidate_inode forget
+	 * all rather than miss them */
+	uint64_t inval_seq;
+	uint64_t inval_stamp[DC_INVAL_SLOTS];
+	uint32_t unindexed[DC_INVAL_SLOTS];
 	pthread_rwlock_t rwlock;
 	pthread_mutex_t pend_lock;
 	pthread_cond_t pend_cv;
@@ -370,6 +389,14 @@ void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d);
 void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d);
 struct dc_dentry *dc__inodes_first(struct dc_cache *c, uint64_t ino, uint32_t gen);
 size_t dc__inodes_size(const struct dc_cache *c);
+unsigned dc__inval_slot(uint64_t ino, uint32_t gen);
+/* Was inode (ino, gen) invalidated since c->inval_seq was since?  wlock. */
+static inline bool dc__inode_changed_since(const struct dc_cache *c, uint64_t ino,
+					   uint32_t gen, uint64_t since)
+{
+	return c->inval_seq != since &&
+	       c->inval_stamp[dc__inval_slot(ino, gen)] > since;
+}
 
 #define ONES	0x0101010101010101ull
 #define HIGHS	0x8080808080808080ull
@@ -539,7 +566,8 @@ static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 		seq = seq_begin(&d->seq);
 		if (LOAD(d->hash) != hash || LOAD(d->parent) != dir)
 			continue;
-		if (dflags(d) & (DC_F_DEAD | DC_F_PENDING))
+		/* SUSPECT: checked again first, on the locked path */
+		if (dflags(d) & (DC_F_DEAD | DC_F_PENDING | DC_F_SUSPECT))
 			continue;
 		if (!dc__name_eq(LOAD_ACQ(d->name), s, len))
 			continue;
@@ -581,8 +609,9 @@ static inline size_t xname_size(size_t len)
 
 /* ---- expiry (see "Expiry" in docs/design.md) ------------------------------ */
 
-/* Now, in ns of CLOCK_MONOTONIC_COARSE: a vDSO read, no system call. */
-uint64_t dc__now(void);
+/* Now, in ns of the cache's TTL clock (CLOCK_MONOTONIC_COARSE unless a
+ * TTL is too short for it: see set_ttl): a vDSO read, no system call. */
+uint64_t dc__now(const struct dc_cache *c);
 
 /* Stamp d's answer with its deadline, from the cache's TTL for its kind
  * (0: none).  Write lock held; a relaxed store, as readers load it. */
@@ -590,7 +619,7 @@ static inline void dc__stamp(struct dc_cache *c, struct dc_dentry *d)
 {
 	uint64_t ttl = LOAD(d->mode) ? LOAD(c->ttl_pos) : LOAD(c->ttl_neg);
 
-	STORE(d->expires, ttl ? dc__now() + ttl : 0);
+	STORE(d->expires, ttl ? dc__now(c) + ttl : 0);
 }
 
 /* Is d's answer past its deadline at now (0: the caller reads no clock,
@@ -607,7 +636,7 @@ static inline bool dc__expired(const struct dc_dentry *d, uint64_t now)
 /* The clock for one walk: read once, and only when TTLs are on. */
 static inline uint64_t dc__walk_clock(const struct dc_cache *c)
 {
-	return LOAD(c->ttl_on) ? dc__now() : 0;
+	return LOAD(c->ttl_on) ? dc__now(c) : 0;
 }
 
 /* ---- lru.c ------------------------------------------------------------ */

@@ -627,27 +627,66 @@ DC_API int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino,
 	return dc__invalidate_child(c, dir_ino, dir_gen, name, len, NULL);
 }
 
+/* Directory d's attributes may have changed: it is checked again before
+ * its next use (walk.c, revalidate), keeping what is cached below it --
+ * its names did not change, or their own events say so.  Write lock. */
+static void suspect(struct dc_dentry *d)
+{
+	seq_write_begin(&d->seq);
+	dflags_set(d, DC_F_SUSPECT);
+	seq_write_end(&d->seq);
+}
+
 DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
 {
-	struct dc_dentry *d;
+	struct dc_dentry *d, *next;
+	bool all;
+	unsigned slot = dc__inval_slot(ino, gen);
+
+	if (!c)
+		return -EINVAL;
+	dc__thread_enter();
+	dc__write_lock(c);
+	/* a miss in flight that will answer this inode must not cache it */
+	c->inval_stamp[slot] = ++c->inval_seq;
+	for (d = dc__inodes_first(c, ino, gen); d; d = next) {
+		/* forget unlinks d alone: its successor stays on the chain */
+		next = (struct dc_dentry *)d->aux;
+		if (d->ino != ino || d->gen != gen)
+			continue;
+		if (dc__is_dir(d->mode)) {
+			suspect(d);
+		} else {
+			dc__bump_dirgen(d->parent);
+			forget(c, d);
+		}
+	}
+	/* the root is not hashed, so not indexed: its own attributes
+	 * changed means a new root entry, as for everything; and names of
+	 * this inode may have been left out of the index */
+	all = (c->root->ino == ino && c->root->gen == gen) || c->unindexed[slot];
+	dc__write_unlock(c);
+	return all ? dc_invalidate_all(c) : 0;
+}
+
+DC_API int dc_invalidate_dir(struct dc_cache *c, uint64_t ino, uint32_t gen)
+{
+	struct dc_dentry *d, *next;
 	bool root;
 
 	if (!c)
 		return -EINVAL;
 	dc__thread_enter();
 	dc__write_lock(c);
-	/* forget unlinks d from the chain: start again from its head */
-	for (d = dc__inodes_first(c, ino, gen); d;) {
-		if (d->ino != ino || d->gen != gen) {
-			d = (struct dc_dentry *)d->aux;
+	for (d = dc__inodes_first(c, ino, gen); d; d = next) {
+		/* forget unlinks d alone: its successor stays on the chain */
+		next = (struct dc_dentry *)d->aux;
+		if (!dc__is_dir(d->mode) || d->ino != ino || d->gen != gen)
 			continue;
-		}
+		/* a miss in flight below d sees it orphaned (lookup_slow) */
 		dc__bump_dirgen(d->parent);
 		forget(c, d);
-		d = dc__inodes_first(c, ino, gen);
 	}
-	/* the root is not hashed, so not indexed: its own attributes
-	 * changed means a new root entry, as for everything */
 	root = c->root->ino == ino && c->root->gen == gen;
 	dc__write_unlock(c);
 	return root ? dc_invalidate_all(c) : 0;

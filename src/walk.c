@@ -10,7 +10,8 @@
  * it is".  Each step takes the child's seq BEFORE re-checking the parent's
  * (the interlock of path-lookup.rst), so the chain of checks covers the
  * whole path.  Any doubt (a seq moved, a miss, an entry being looked up,
- * a symlink whose text is not cached) returns -ECHILD, and the caller
+ * suspect or past its TTL, a symlink whose text is not cached) returns
+ * -ECHILD, and the caller
  * redoes the whole path in ref-walk.  Errors it returns (ENOENT from a
  * negative entry, ENOTDIR, ELOOP, ...) are validated like answers.
  *
@@ -486,10 +487,16 @@ static int lookup_uncached(struct dc_cache *c, struct dc_dentry *dir,
 	return 0;
 }
 
-/* Does the backend still say what cached says of name in dir?  1: yes,
- * 0: no, or a negative errno. */
+/*
+ * Does the backend still say what cached says of name in dir?  1: yes;
+ * 2: yes, the same inode, whose permission bits are now *mode; 0: no;
+ * or a negative errno.  A suspect directory (its attributes changed) is
+ * looked up rather than asked of the hook, which can only say yes or no:
+ * the new bits keep the entry, and what is cached below it.
+ */
 static int still_true(struct dc_cache *c, struct dc_dentry *dir,
-		      const char *name, size_t len, const struct dc_inode *cached)
+		      const char *name, size_t len, const struct dc_inode *cached,
+		      bool suspect, uint32_t *mode)
 {
 	struct dc_inode din = {
 		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
@@ -498,7 +505,7 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 	struct dc_inode in;
 	int err;
 
-	if (c->be.ops->revalidate) {
+	if (c->be.ops->revalidate && !suspect) {
 		dc__stat_inc(c, ST_MISSES);
 		return c->be.ops->revalidate(c->be.ctx, &din, name, len, cached);
 	}
@@ -512,20 +519,33 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 		c->be.ops->release(c->be.ctx, &in);
 	if (target)
 		dc__free(c, target, xname_size(target->n.len));
-	return cached->mode && in.ino == cached->ino && in.gen == cached->gen &&
-	       in.mode == cached->mode;
+	if (!cached->mode || in.ino != cached->ino || in.gen != cached->gen ||
+	    (in.mode & S_IFMT) != (cached->mode & S_IFMT))
+		return 0;
+	*mode = in.mode;
+	return in.mode == cached->mode ? 1 : 2;
+}
+
+/* The same inode's new permission bits, in place.  Write lock held. */
+static void set_mode(struct dc_dentry *d, uint32_t mode)
+{
+	seq_write_begin(&d->seq);
+	STORE(d->mode, mode);
+	seq_write_end(&d->seq);
 }
 
 /*
- * d, settled in dir, is past its TTL.  One thread (the one that sets
- * REVAL) asks the backend whether it still holds, with no lock held;
- * the others wait for it, as for a pending lookup, and look again.
- * Still true: its deadline moves and it stays, with whoever holds it
- * (nothing about it changed).  Changed, failed, or forgotten meanwhile
- * (an update or an invalidation of the name marks it DEAD; an update
- * cannot change it in place, as we hold it): forgotten, and the caller
- * looks the name up again.  Called with the write lock, which it drops.
- * 1: d holds, referenced for the caller; 0: look again.
+ * d, settled in dir, is past its TTL or suspect.  One thread (the one
+ * that sets REVAL) asks the backend whether it still holds, with no lock
+ * held; the others wait for it, as for a pending lookup, and look again.
+ * Still true: its deadline moves, SUSPECT goes, and it stays, with
+ * whoever holds it (a new permission mode of the same inode is stored in
+ * place).  Changed, failed, or forgotten meanwhile (an update or an
+ * invalidation of the name marks it DEAD; an update cannot change it in
+ * place, as we hold it): forgotten, and the caller looks the name up
+ * again.  An inode invalidation meanwhile makes the answer too old: d
+ * stays suspect and the caller looks again.  Called with the write lock,
+ * which it drops.  1: d holds, referenced for the caller; 0: look again.
  */
 static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 		      struct dc_dentry *d)
@@ -534,6 +554,9 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	char name[DC_NAME_MAX + 1];
 	size_t len = d->name->len;
 	uint32_t seq = d->seq;	/* even: the write lock is held */
+	uint64_t since = c->inval_seq;
+	bool suspect = dflags(d) & DC_F_SUSPECT;
+	uint32_t mode = cached.mode;
 	int ok;
 
 	__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
@@ -547,13 +570,25 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	/* a rename may give d another name meanwhile, freeing this one */
 	memcpy(name, d->name->s, len);
 	dc__write_unlock(c);
-	ok = still_true(c, dir, name, len, &cached);
+	ok = still_true(c, dir, name, len, &cached, suspect, &mode);
 	dc__write_lock(c);
-	/* d unchanged (any change of its name, place or inode is a seq
-	 * write) and still reachable: the answer is about d as it stands */
-	if (ok == 1 && d->seq == seq && !(dflags(d) & DC_F_DEAD) &&
-	    !dc__orphaned(dir)) {
+	if (ok >= 1 && cached.mode &&
+	    dc__inode_changed_since(c, cached.ino, cached.gen, since)) {
+		/* told of a change while we asked: ask again */
+		ok = 0;
+	} else if (ok >= 1 && d->seq == seq && !(dflags(d) & DC_F_DEAD) &&
+		   !dc__orphaned(dir)) {
+		/* d unchanged (any change of its name, place or inode is a
+		 * seq write) and reachable: the answer is about d as it is */
+		if (ok == 2)
+			set_mode(d, mode);
+		if (suspect) {
+			seq_write_begin(&d->seq);
+			dflags_clear(d, DC_F_SUSPECT);
+			seq_write_end(&d->seq);
+		}
 		dc__stamp(c, d);
+		ok = 1;
 	} else {
 		ok = 0;
 		dc__unhash(c, d);
@@ -587,6 +622,7 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 	struct dc_dentry *d;
 	struct dc_inode in;
 	uint32_t gen, fl;
+	uint64_t since;
 	int err;
 
 again:
@@ -609,7 +645,8 @@ again:
 		 */
 		bool pending = dflags(d) & DC_F_PENDING;
 
-		if (!pending && dc__expired(d, dc__walk_clock(c))) {
+		if (!pending && ((dflags(d) & DC_F_SUSPECT) ||
+				 dc__expired(d, dc__walk_clock(c)))) {
 			if (revalidate(c, dir, d)) {
 				*out = d;
 				return 0;
@@ -643,6 +680,7 @@ again:
 	}
 	d->count = 1;
 	gen = dir->dgen;
+	since = c->inval_seq;
 	dc__lru_add(c, d);	/* before it is reachable, as in install() */
 	dc__hash_insert(c, d);
 	dc__write_unlock(c);
@@ -652,8 +690,9 @@ again:
 	dc__write_lock(c);
 	/* the directory changed under us, or was forgotten with what was
 	 * above it: the answer is this caller's, not the cache's */
-	if (dir->dgen != gen || dc__orphaned(dir))
-		dc__unhash(c, d);	/* the directory changed under us */
+	if (dir->dgen != gen || dc__orphaned(dir) ||
+	    (!err && dc__inode_changed_since(c, in.ino, in.gen, since)))
+		dc__unhash(c, d);	/* the directory (or the inode) changed */
 	settle(c, d, err, &in, target);
 	dc__write_unlock(c);
 	wake_waiters(c);
@@ -679,7 +718,8 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 	dc__read_lock(c);
 	if (c->mode != DC_MODE_RCU) {
 		d = dc__find_locked(c, dir, cp->name, cp->len, hash);
-		if (d && ((dflags(d) & DC_F_PENDING) || dc__expired(d, now)))
+		if (d && ((dflags(d) & (DC_F_PENDING | DC_F_SUSPECT)) ||
+			  dc__expired(d, now)))
 			d = NULL;
 		if (d)	/* the shrinker needs the write lock: d is not dying */
 			__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);

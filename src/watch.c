@@ -110,11 +110,14 @@
 					 * btrfs 20-40); longer: resolved each time */
 #define CLIMB_MAX	4096		/* ".." steps before "cannot tell" */
 
+/* What the cache needs; contents changes (MODIFY) only for an owner's
+ * changed(), as the cache holds no contents: without one they would only
+ * fill the queue (a build elsewhere on the file system) towards overflow. */
 #define IN_EVENTS	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | \
-			 IN_ATTRIB | IN_MODIFY | IN_DELETE_SELF | IN_MOVE_SELF | \
+			 IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | \
 			 IN_EXCL_UNLINK | IN_ONLYDIR)
 #define FAN_EVENTS	(FAN_CREATE | FAN_DELETE | FAN_MOVED_FROM | FAN_MOVED_TO | \
-			 FAN_ATTRIB | FAN_MODIFY | FAN_ONDIR)
+			 FAN_ATTRIB | FAN_ONDIR)
 
 /* An inotify watch: the directory it reports on. */
 struct wd_ent {
@@ -282,24 +285,27 @@ static void forget_name(struct dc_watch *w, uint64_t dir_ino, uint64_t dir_dev,
 /* ... and then tell the owner. */
 static void report_name(struct dc_watch *w, uint64_t dir_ino, uint64_t dir_dev,
 			const char *name, size_t len, uint32_t flags,
-			const struct dc_inode *old)
+			const struct dc_inode *old, uint64_t ino)
 {
 	struct dc_change_event ev = {
 		.what = DC_CHANGE_NAME, .dir_ino = dir_ino, .dir_dev = dir_dev,
 		.dir_gen = dc_hostfs_gen(dir_dev), .name = name, .len = len,
 		.flags = flags, .old_ino = old->ino, .old_mode = old->mode,
+		.ino = ino,
 	};
 
 	if (flags)
 		report(w, &ev);
 }
 
-/* The directory itself changed (its attributes; or it was moved, removed
- * or unmounted, which its parent reports by name too where it is
- * watched): every name of it, and everything cached below, is forgotten.
- * The owner hears of it as the name "." in the directory. */
+/* The directory itself changed: its attributes (it is checked again
+ * before its next use, keeping what is cached below it, whose own changes
+ * are reported by name); or, gone, it was moved, removed or unmounted,
+ * which its parent reports by name too where it is watched (forgotten
+ * with everything cached below).  The owner hears of it as the name "."
+ * in the directory. */
 static void forget_self(struct dc_watch *w, uint64_t ino, uint64_t dev,
-			uint32_t flags)
+			uint32_t flags, bool gone)
 {
 	struct dc_change_event ev = {
 		.what = DC_CHANGE_NAME, .dir_ino = ino, .dir_dev = dev,
@@ -309,7 +315,10 @@ static void forget_self(struct dc_watch *w, uint64_t ino, uint64_t dev,
 
 	if (!flags)
 		return;
-	dc_invalidate_inode(w->c, ino, ev.dir_gen);
+	if (gone)
+		dc_invalidate_dir(w->c, ino, ev.dir_gen);
+	else
+		dc_invalidate_inode(w->c, ino, ev.dir_gen);
 	report(w, &ev);
 }
 
@@ -357,9 +366,17 @@ static void settle_fall_back(struct dc_watch *w)
 	err = w->lost_err;
 	why = w->lost_why;
 	pthread_mutex_unlock(&w->lock);
-	dc_set_ttl(w->c, w->opt.ttl_ms, w->opt.ttl_ms);
-	say(w, "coherence: %s on %s: %s; using ttl (%u ms)", why, w->root,
-	    errstr(err, eb, sizeof(eb)), w->opt.ttl_ms);
+	/* a cache with TTLs of its own keeps them, as in ttl mode; what it
+	 * holds may have changed unseen meanwhile either way */
+	if (LOAD(w->c->ttl_on)) {
+		dc_invalidate_all(w->c);
+		say(w, "coherence: %s on %s: %s; using ttl (the cache's own)", why,
+		    w->root, errstr(err, eb, sizeof(eb)));
+	} else {
+		dc_set_ttl(w->c, w->opt.ttl_ms, w->opt.ttl_ms);
+		say(w, "coherence: %s on %s: %s; using ttl (%u ms)", why, w->root,
+		    errstr(err, eb, sizeof(eb)), w->opt.ttl_ms);
+	}
 	report(w, &ev);
 }
 
@@ -461,7 +478,8 @@ static int inotify_dir(struct dc_watch *w, int fd, uint64_t ino, uint64_t dev)
 	int wd, err;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	wd = inotify_add_watch(w->fd, path, IN_EVENTS);
+	wd = inotify_add_watch(w->fd, path, IN_EVENTS |
+			       (w->opt.changed ? IN_MODIFY : 0));
 	if (wd < 0)
 		return -errno;
 	err = wd_put(w, wd, ino, dev);
@@ -516,7 +534,8 @@ static void inotify_one(struct dc_watch *w, const struct inotify_event *e,
 	if (!nl) {
 		if (e->mask & (IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT))
 			flags |= DC_CHANGED_ATTR;
-		forget_self(w, d.ino, d.dev, flags);
+		forget_self(w, d.ino, d.dev, flags,
+			    e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_UNMOUNT));
 		return;
 	}
 	if (e->mask & (IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO))
@@ -526,7 +545,7 @@ static void inotify_one(struct dc_watch *w, const struct inotify_event *e,
 	if (e->mask & IN_MODIFY)
 		flags |= DC_CHANGED_DATA;
 	forget_name(w, d.ino, d.dev, name, nl, flags, &old);
-	report_name(w, d.ino, d.dev, name, nl, flags, &old);
+	report_name(w, d.ino, d.dev, name, nl, flags, &old, 0);
 }
 
 /* n bytes of events in w->buf.  The kernel returns whole events; a
@@ -604,7 +623,8 @@ static int fs_add(struct dc_watch *w, int fd, uint64_t dev)
 	if (!fs_by_fsid(w, f->fsid)) {
 		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 		if (fanotify_mark(w->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
-				  FAN_EVENTS, AT_FDCWD, path) < 0)
+				  FAN_EVENTS | (w->opt.changed ? FAN_MODIFY : 0),
+				  AT_FDCWD, path) < 0)
 			return -errno;
 		/* open_by_handle_at refuses an O_PATH mount descriptor */
 		f->mount_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -620,8 +640,13 @@ static int fanotify_start(struct dc_watch *w)
 {
 	int err;
 
-	w->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+	/* the target's own fid too where the kernel gives it (Linux 5.17):
+	 * an unlinked hard link's remaining inode, a link count change */
+	w->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME_TARGET |
 			      FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE);
+	if (w->fd < 0 && errno == EINVAL)
+		w->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_REPORT_DFID_NAME |
+				      FAN_CLOEXEC | FAN_NONBLOCK, O_RDONLY | O_LARGEFILE);
 	if (w->fd < 0) {
 		w->fd = -1;
 		return -errno;
@@ -806,6 +831,23 @@ static int dir_where(struct dc_watch *w, const struct wfs *f,
 
 /* ---- fanotify: events ------------------------------------------------------ */
 
+/* The inode a target fid names, 0 when it no longer opens (removed) or
+ * is a directory.  Three system calls: only for events below root, or
+ * with no name. */
+static uint64_t target_ino(const struct wfs *f, const struct file_handle *fh)
+{
+	struct stat st;
+	int fd = open_by_handle_at(f->mount_fd, (struct file_handle *)fh,
+				   O_PATH | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return 0;
+	r = fstat(fd, &st);
+	close(fd);
+	return r == 0 && !S_ISDIR(st.st_mode) ? (uint64_t)st.st_ino : 0;
+}
+
 /*
  * The attributes of the inode name holds changed, and the cache did not
  * hold that name: it may hold the inode's other names (hard links), which
@@ -832,12 +874,13 @@ static void forget_links(struct dc_watch *w, const struct wfs *f,
 /* One (directory, name) of an event; name is NUL-terminated. */
 static void fanotify_name(struct dc_watch *w, const struct fanotify_event_metadata *m,
 			  const unsigned char fsid[8], const struct file_handle *fh,
-			  const char *name, size_t nl)
+			  const char *name, size_t nl, const struct file_handle *target)
 {
 	const struct wfs *f = fs_by_fsid(w, fsid);
 	struct where d = { 0 };
 	struct dc_inode old;
 	uint32_t flags = 0;
+	uint64_t ino;
 	char eb[128];
 	int err;
 
@@ -871,79 +914,132 @@ static void fanotify_name(struct dc_watch *w, const struct fanotify_event_metada
 	if (m->mask & FAN_MODIFY)
 		flags |= DC_CHANGED_DATA;
 	if (nl == 1 && name[0] == '.') {
-		forget_self(w, d.ino, d.dev, flags & ~(uint32_t)DC_CHANGED_ENTRY);
+		forget_self(w, d.ino, d.dev, flags & ~(uint32_t)DC_CHANGED_ENTRY,
+			    false);
 		return;
 	}
 	forget_name(w, d.ino, d.dev, name, nl, flags, &old);
-	if ((flags & DC_CHANGED_ATTR) && !old.mode)
+	ino = target ? target_ino(f, target) : 0;
+	/* the inode's other names share its attributes (hard links) */
+	if (ino && (flags & DC_CHANGED_ATTR) && ino != old.ino)
+		dc_invalidate_inode(w->c, ino, dc_hostfs_gen(f->dev));
+	else if (!target && (flags & DC_CHANGED_ATTR) && !old.mode)
 		forget_links(w, f, fh, name);
-	report_name(w, d.ino, d.dev, name, nl, flags, &old);
+	report_name(w, d.ino, d.dev, name, nl, flags, &old, ino);
 }
 
 /*
- * One info record of len bytes at p: a directory fid (with a name for
- * DFID_NAME; an event on a directory itself names it ".").  0, or -1 when
- * the record is malformed.
+ * An event on an inode with no name (a link count changed: link, unlink
+ * elsewhere): only the inode's fid.  Whether it is below root cannot be
+ * told cheaply; the cache and the owner each find it in one probe or not.
  */
-static int fanotify_fid(struct dc_watch *w, const struct fanotify_event_metadata *m,
-			unsigned type, const char *p, size_t len)
+static void fanotify_inode(struct dc_watch *w, const struct fanotify_event_metadata *m,
+			   const unsigned char fsid[8], const struct file_handle *target)
+{
+	const struct wfs *f = fs_by_fsid(w, fsid);
+	struct dc_change_event ev = { .what = DC_CHANGE_INODE };
+	uint64_t ino;
+
+	if (!f || (w->opt.ignore_self && m->pid == w->self))
+		return;
+	ino = target_ino(f, target);
+	if (!ino)
+		return;		/* gone: its names' removals say the rest */
+	dc_invalidate_inode(w->c, ino, dc_hostfs_gen(f->dev));
+	ev.ino = ino;
+	ev.dir_dev = f->dev;
+	ev.dir_gen = dc_hostfs_gen(f->dev);
+	if (m->mask & FAN_ATTRIB)
+		ev.flags |= DC_CHANGED_ATTR;
+	if (m->mask & FAN_MODIFY)
+		ev.flags |= DC_CHANGED_DATA;
+	report(w, &ev);
+}
+
+/* A fid record, copied out of the event buffer. */
+struct fid_rec {
+	unsigned char fsid[8];
+	union fhandle fh;
+	const char *name;	/* directories: NUL-terminated; "." for DFID */
+	size_t nl;
+};
+
+/*
+ * One info record of len bytes at p into *r: a directory fid (with a name
+ * for DFID_NAME; an event on a directory itself names it ".") or the
+ * target's fid (FID).  0, or -1 when the record is malformed.
+ */
+static int fid_parse(unsigned type, const char *p, size_t len, struct fid_rec *r)
 {
 	const size_t fixed = sizeof(struct fanotify_event_info_fid) +
 			     sizeof(struct file_handle);
-	unsigned char fsid[8];
-	union fhandle fh;
-	const char *name;
-	size_t hb, nl, left;
+	size_t hb, left;
 
 	if (len < fixed)
 		return -1;
-	memcpy(fsid, p + offsetof(struct fanotify_event_info_fid, fsid), 8);
-	memcpy(&fh.fh, p + sizeof(struct fanotify_event_info_fid),
+	memcpy(r->fsid, p + offsetof(struct fanotify_event_info_fid, fsid), 8);
+	memcpy(&r->fh.fh, p + sizeof(struct fanotify_event_info_fid),
 	       sizeof(struct file_handle));
-	hb = fh.fh.handle_bytes;
+	hb = r->fh.fh.handle_bytes;
 	if (hb > MAX_HANDLE_SZ || hb > len - fixed)
 		return -1;
-	memcpy(fh.fh.f_handle, p + fixed, hb);
-	name = p + fixed + hb;
+	memcpy(r->fh.fh.f_handle, p + fixed, hb);
+	r->name = p + fixed + hb;
 	left = len - fixed - hb;
 	if (type == FAN_EVENT_INFO_TYPE_DFID_NAME) {
-		nl = strnlen(name, left);
-		if (nl == left || nl == 0)
+		r->nl = strnlen(r->name, left);
+		if (r->nl == left || r->nl == 0)
 			return -1;
 	} else {
-		name = ".";
-		nl = 1;
+		r->name = ".";
+		r->nl = 1;
 	}
-	fanotify_name(w, m, fsid, &fh.fh, name, nl);
 	return 0;
 }
 
-/* The info records of one event (len bytes at p); others than directory
- * fids are skipped. */
+/* The info records of one event (len bytes at p): its directory and name,
+ * with the target's fid where given, or the target's fid alone.  Other
+ * records are skipped. */
 static void fanotify_one(struct dc_watch *w, const struct fanotify_event_metadata *m,
 			 const char *p, size_t len)
 {
 	struct fanotify_event_info_header h;
+	struct fid_rec dir, target;
+	bool have_dir = false, have_target = false;
 
 	if (m->mask & FAN_Q_OVERFLOW) {
 		lost(w, "the fanotify queue overflowed");
 		return;
 	}
 	while (len >= sizeof(h)) {
+		struct fid_rec *r = NULL;
+
 		memcpy(&h, p, sizeof(h));
 		if (h.len < sizeof(h) || h.len > len) {
 			lost(w, "a malformed fanotify record");
 			return;
 		}
-		if ((h.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME ||
-		     h.info_type == FAN_EVENT_INFO_TYPE_DFID) &&
-		    fanotify_fid(w, m, h.info_type, p, h.len)) {
+		if (h.info_type == FAN_EVENT_INFO_TYPE_DFID_NAME ||
+		    h.info_type == FAN_EVENT_INFO_TYPE_DFID) {
+			r = &dir;
+			have_dir = true;
+		} else if (h.info_type == FAN_EVENT_INFO_TYPE_FID) {
+			r = &target;
+			have_target = true;
+		}
+		if (r && fid_parse(h.info_type, p, h.len, r)) {
 			lost(w, "a malformed fanotify record");
 			return;
 		}
 		p += h.len;
 		len -= h.len;
 	}
+	if (have_dir)
+		fanotify_name(w, m, dir.fsid, &dir.fh.fh, dir.name, dir.nl,
+			      have_target && !memcmp(target.fsid, dir.fsid, 8) ?
+			      &target.fh.fh : NULL);
+	else if (have_target)
+		fanotify_inode(w, m, target.fsid, &target.fh.fh);
 }
 
 /* n bytes of events in w->buf.  Records are 4-byte aligned at best, so

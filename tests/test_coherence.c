@@ -150,6 +150,8 @@ struct fake {
 	int reval_answer;
 	struct dc_inode reval_cached;	/* what the last revalidate was asked */
 	char reval_name[8];
+	uint32_t sub_mode;		/* "sub"'s mode (chmod behind) */
+	unsigned long sub_calls;	/* lookups of "sub" */
 };
 
 static struct fake fk;
@@ -184,7 +186,10 @@ static int f_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 	int i = name_index(name, len), err = 0;
 
 	if (dir->ino == 1 && len == 3 && !memcmp(name, "sub", 3)) {
-		*out = (struct dc_inode){ 2, 2, DIR_M, 0 };
+		pthread_mutex_lock(&f->lock);
+		f->sub_calls++;
+		*out = (struct dc_inode){ 2, 2, f->sub_mode, 0 };
+		pthread_mutex_unlock(&f->lock);
 		return 0;
 	}
 	if ((dir->ino != 1 && dir->ino != 2) || i < 0)
@@ -238,6 +243,8 @@ static struct dc_cache *open_fake(enum dc_mode mode, bool hook, uint32_t ttl)
 	memset(fk.ino, 0, sizeof(fk.ino));
 	fk.reval_calls = 0;
 	fk.reval_answer = 1;
+	fk.sub_mode = DIR_M;
+	fk.sub_calls = 0;
 	pthread_mutex_unlock(&fk.lock);
 	return open_cache(mode, be, ttl, ttl);
 }
@@ -594,11 +601,20 @@ static void test_push_inode(enum dc_mode mode)
 	CHECK_EQ(st.ino, f);
 	dc_put(c, held);
 
+	/* a directory's attributes: checked again, nothing below it lost */
+	CHECK(res(c, "/t/s/f") > 0);
+	m0 = misses(c);
+	CHECK_EQ(dc_invalidate_inode(c, s, 0), 0);
+	CHECK(res(c, "/t/s/f") > 0);
+	CHECK_EQ(misses(c), m0 + 1);		/* s asked again, f kept */
+	CHECK(res(c, "/t/s/f") > 0);
+	CHECK_EQ(misses(c), m0 + 1);		/* and s is settled again */
+
 	/* a directory whose contents changed behind: it and all below it */
 	nw = add(s, "new", REG_M, NULL);
 	CHECK_EQ(res(c, "/t/s/new"), -ENOENT);
 	m0 = misses(c);
-	CHECK_EQ(dc_invalidate_inode(c, s, 0), 0);
+	CHECK_EQ(dc_invalidate_dir(c, s, 0), 0);
 	for (i = 0; i < 3; i++)			/* not its siblings or parent */
 		CHECK(res(c, kept[i]) > 0);
 	CHECK_EQ(misses(c), m0);
@@ -626,6 +642,78 @@ static void test_push_inode(enum dc_mode mode)
 	CHECK_EQ(misses(c), m0 + 4);
 	CHECK_EQ(dc_invalidate_inode(NULL, f, 0), -EINVAL);
 	(void)h2;
+	close_cache(c);
+}
+
+/*
+ * A directory's attributes changed behind (a chmod): dc_invalidate_inode
+ * stores its new mode in place, asking the backend once, and keeps the
+ * entry (a held handle is the same entry) and everything cached below.
+ */
+static void test_dir_attr(enum dc_mode mode)
+{
+	struct dc_cache *c = open_fake(mode, true, 0);
+	struct dc_dentry *h, *h2;
+	struct dc_stat st;
+
+	fake_set(3, 33, false);
+	CHECK_EQ(res(c, "sub/n3"), 33);
+	CHECK_EQ(dc_walk(c, NULL, "sub", 0, &h), 0);
+	CHECK_EQ(fake_calls(3), 1);
+	pthread_mutex_lock(&fk.lock);
+	fk.sub_mode = S_IFDIR | 0700;
+	fk.sub_calls = 0;
+	pthread_mutex_unlock(&fk.lock);
+	CHECK_EQ(dc_invalidate_inode(c, 2, 0), 0);
+	CHECK_EQ(dc_resolve(c, NULL, "sub", 0, &st), 0);
+	CHECK_EQ(st.mode, S_IFDIR | 0700);
+	CHECK_EQ(fk.sub_calls, 1);		/* a lookup, not the hook */
+	CHECK_EQ(fk.reval_calls, 0);
+	CHECK_EQ(res(c, "sub/n3"), 33);
+	CHECK_EQ(fake_calls(3), 1);		/* kept below it */
+	CHECK_EQ(dc_walk(c, NULL, "sub", 0, &h2), 0);
+	CHECK(h2 == h);				/* the same entry */
+	CHECK_EQ(dc_dentry_stat(h, &st), 0);
+	CHECK_EQ(st.mode, S_IFDIR | 0700);
+	CHECK_EQ(fk.sub_calls, 1);		/* settled again */
+	dc_put(c, h2);
+	dc_put(c, h);
+	CHECK_EQ(dc_debug_check(c), 0);
+	close_cache(c);
+}
+
+/*
+ * A farm of hard links: past DC_INDEX_MAX (32) names of one file the
+ * index leaves the rest out (so unlinking one stays cheap), and an inode
+ * invalidation must still reach them: every name forgotten, the removed
+ * one gone.
+ */
+static void test_many_links(enum dc_mode mode)
+{
+	struct dc_cache *c;
+	struct dc_inode in;
+	char path[32];
+	uint64_t d, f;
+	int i;
+
+	fresh_fs();
+	c = open_memfs(mode, 0, 0);
+	d = add(DC_MEMFS_ROOT, "farm", DIR_M, NULL);
+	f = add(d, "l0", REG_M, NULL);
+	for (i = 1; i < 40; i++) {
+		snprintf(path, sizeof(path), "l%d", i);
+		CHECK_EQ(dc_memfs_link(fs, f, d, path, &in), 0);
+	}
+	for (i = 0; i < 40; i++) {
+		snprintf(path, sizeof(path), "/farm/l%d", i);
+		CHECK_EQ(res(c, path), f);
+	}
+	CHECK_EQ(dc_debug_check(c), 0);
+	CHECK_EQ(dc_memfs_remove(fs, d, "l39", 0), 0);	/* behind */
+	CHECK_EQ(dc_invalidate_inode(c, f, 0), 0);
+	CHECK_EQ(res(c, "/farm/l39"), -ENOENT);
+	CHECK_EQ(res(c, "/farm/l0"), f);
+	CHECK_EQ(dc_shrink(c, 0) >= 0, 1);
 	close_cache(c);
 }
 
@@ -687,7 +775,7 @@ static void test_all_and_set_ttl(enum dc_mode mode)
  * everything) is invalidated: its caller gets the answer, which is not
  * cached, so the next resolve asks the backend again.
  */
-enum push { P_CHILD, P_INODE_DIR, P_ALL };
+enum push { P_CHILD, P_DIR, P_INODE, P_ALL };
 
 static void in_flight_round(enum dc_mode mode, const char *path, int i,
 			    uint64_t dir, enum push how)
@@ -705,8 +793,10 @@ static void in_flight_round(enum dc_mode mode, const char *path, int i,
 	snprintf(name, sizeof(name), "n%d", i);
 	if (how == P_CHILD)			/* ...and says so */
 		CHECK_EQ(dc_invalidate_child(c, dir, 0, name, strlen(name)), 0);
-	else if (how == P_INODE_DIR)
-		CHECK_EQ(dc_invalidate_inode(c, dir, 0), 0);
+	else if (how == P_DIR)
+		CHECK_EQ(dc_invalidate_dir(c, dir, 0), 0);
+	else if (how == P_INODE)		/* the inode it will answer */
+		CHECK_EQ(dc_invalidate_inode(c, 51, 0), 0);
 	else
 		CHECK_EQ(dc_invalidate_all(c), 0);
 	fake_set(i, 51, false);
@@ -721,10 +811,12 @@ static void in_flight_round(enum dc_mode mode, const char *path, int i,
 static void test_in_flight(enum dc_mode mode)
 {
 	in_flight_round(mode, "n5", 5, 1, P_CHILD);
-	in_flight_round(mode, "n6", 6, 1, P_INODE_DIR);
+	in_flight_round(mode, "n6", 6, 1, P_DIR);
 	in_flight_round(mode, "n7", 7, 1, P_ALL);
 	in_flight_round(mode, "sub/n8", 8, 2, P_CHILD);
-	in_flight_round(mode, "sub/n9", 9, 2, P_INODE_DIR);
+	in_flight_round(mode, "sub/n9", 9, 2, P_DIR);
+	in_flight_round(mode, "n10", 10, 1, P_INODE);
+	in_flight_round(mode, "sub/n11", 11, 2, P_INODE);
 }
 
 /* ---- stress ------------------------------------------------------------------
@@ -810,7 +902,7 @@ static void push(struct stress *s, unsigned r, uint64_t dir, const char *name)
 	case 0:		/* not told: only a TTL, if one is on, catches it */
 		break;
 	case 1:
-		CHECK_EQ(dc_invalidate_inode(s->c, dir, 0), 0);
+		CHECK_EQ(dc_invalidate_dir(s->c, dir, 0), 0);
 		break;
 	case 2:
 		if (!dc_memfs_lookup(fs, dir, name, &in))
@@ -940,6 +1032,8 @@ int main(void)
 		test_reval_single_flight(m);
 		test_push_child(m);
 		test_push_inode(m);
+		test_dir_attr(m);
+		test_many_links(m);
 		test_all_and_set_ttl(m);
 		test_in_flight(m);
 		test_stress(m);

@@ -277,9 +277,15 @@ static void on_changed(void *arg, const struct dc_change_event *ev)
 		s->all++;
 		if (ev->flags & DC_CHANGED_DEGRADED)
 			s->degraded++;
+	} else if (ev->what == DC_CHANGE_INODE) {
+		/* a link count changed: the inode alone, no name */
+		if (!ev->ino || ev->name || !ev->flags ||
+		    ev->dir_gen != dc_hostfs_gen(ev->dir_dev))
+			s->self_events = -1000000;	/* malformed: fails below */
 	} else {
 		s->names++;
-		if (!ev->name || strlen(ev->name) != ev->len || !ev->flags ||
+		if (ev->what != DC_CHANGE_NAME || !ev->name ||
+		    strlen(ev->name) != ev->len || !ev->flags ||
 		    ev->dir_gen != dc_hostfs_gen(ev->dir_dev))
 			s->self_events = -1000000;	/* malformed: fails below */
 	}
