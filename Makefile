@@ -58,6 +58,7 @@ CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_impor
 FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
 FUSE_LIBS   := $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3)
 DCFS_SRCS   := tools/dcfs/main.c tools/dcfs/loop.c tools/dcfs/node.c tools/dcfs/ops.c \
+               tools/dcfs/coherence.c \
                tools/dcfs/uring.c
 
 all: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcpath $(TESTS) $(CORPUS_TESTS) \

@@ -89,7 +89,9 @@ struct dcfs {
 	 * open_by_handle_at, or -1 where handles do not work; its mount */
 	int handle_fd, mount_id;
 	int64_t fd_budget;		/* node descriptors before going fd-less */
-	double entry_timeout, attr_timeout;
+	double entry_timeout, attr_timeout;	/* read with dcfs_*_timeout() */
+	enum dc_watch_mode coherence;	/* asked for (AUTO: the first that works) */
+	uint32_t ttl_ms;		/* ttl mode: the cache's TTLs */
 	bool as_caller;			/* root: create as the calling user */
 	bool open_requests;		/* --open-requests: a handle per open */
 	bool debug;
@@ -210,6 +212,39 @@ static inline int node_fd(struct dnode *n)
 static inline struct dc_dentry *node_dentry(struct dnode *n)
 {
 	return __atomic_load_n(&n->dentry, __ATOMIC_ACQUIRE);
+}
+
+/* A node the kernel knows (nlookup > 0) for inode (dev, ino), referenced,
+ * or NULL. */
+struct dnode *node_find_known(uint64_t dev, uint64_t ino);
+/* Every node the kernel knows, referenced, in a malloc'ed array (*out;
+ * NULL when none); their count.  Short of memory: those found so far. */
+size_t nodes_collect_known(struct dnode ***out);
+
+/* ---- coherence.c: changes made in SOURCE_DIR behind dcfs ----------------- */
+/* Start watching (the cache and the session exist, the mount is up). */
+int coherence_start(const char *source);
+/* A directory node was made: watch it (inotify mode; else nothing). */
+void coherence_watch_dir(struct dnode *n);
+/* The watcher's mode now (OFF when none runs). */
+enum dc_watch_mode coherence_mode(void);
+void coherence_stop(void);
+
+/* The kernel's timeouts now (a fallback to ttl shortens them). */
+static inline double dcfs_entry_timeout(void)
+{
+	double v;
+
+	__atomic_load(&dcfs.entry_timeout, &v, __ATOMIC_RELAXED);
+	return v;
+}
+
+static inline double dcfs_attr_timeout(void)
+{
+	double v;
+
+	__atomic_load(&dcfs.attr_timeout, &v, __ATOMIC_RELAXED);
+	return v;
 }
 
 /* ---- ops.c ----------------------------------------------------------- */

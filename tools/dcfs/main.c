@@ -71,8 +71,14 @@ static void usage(FILE *f)
 "  --readers N               workers serving requests while none is stuck on\n"
 "                            one for over 10 ms (default: one per CPU dcfs may\n"
 "                            run on; at most --threads)\n"
-"  --entry-timeout S         kernel's name cache timeout, seconds (default 1)\n"
-"  --attr-timeout S          kernel's attribute cache timeout (default 1);\n"
+"  --coherence MODE          show changes made in SOURCE_DIR behind dcfs:\n"
+"                            auto (default: the first of fanotify, inotify,\n"
+"                            ttl that works), fanotify, inotify, ttl, off\n"
+"  --ttl MS                  ttl mode (and its fallback): names and attributes\n"
+"                            are checked again after MS ms (default 1000)\n"
+"  --entry-timeout S         kernel's name cache timeout, seconds (default\n"
+"                            3600 with coherence on; 0 in ttl mode; 1 off)\n"
+"  --attr-timeout S          kernel's attribute cache timeout (the same);\n"
 "                            0 and 0 send every path component to dcfs\n"
 "  --cache-entries N         cap on cached names (default %u)\n"
 "  --open-requests           a file handle per open (OPEN and RELEASE sent\n"
@@ -152,7 +158,9 @@ static void parse_args(int argc, char **argv)
 	const char *v;
 
 	dcfs.mode = DC_MODE_RCU;
-	dcfs.entry_timeout = dcfs.attr_timeout = 1.0;
+	dcfs.entry_timeout = dcfs.attr_timeout = -1;	/* by coherence, below */
+	dcfs.coherence = DC_WATCH_AUTO;
+	dcfs.ttl_ms = 1000;
 	if (fuse_opt_add_arg(&opt.fargs, argv[0]))
 		die("out of memory");
 	for (i = 1; i < argc; i++) {
@@ -167,6 +175,12 @@ static void parse_args(int argc, char **argv)
 		} else if ((v = long_value(argc, argv, &i, "--mode"))) {
 			if (dc_mode_parse(v, &dcfs.mode))
 				die("--mode: '%s' is not rcu, global or rwlock", v);
+		} else if ((v = long_value(argc, argv, &i, "--coherence"))) {
+			if (dc_watch_mode_parse(v, &dcfs.coherence))
+				die("--coherence: '%s' is not auto, fanotify, inotify, "
+				    "ttl or off", v);
+		} else if ((v = long_value(argc, argv, &i, "--ttl"))) {
+			dcfs.ttl_ms = (uint32_t)parse_count("--ttl", v, 1, 86400000);
 		} else if ((v = long_value(argc, argv, &i, "--threads"))) {
 			opt.threads = (int)parse_count("--threads", v, 1, 100000);
 		} else if ((v = long_value(argc, argv, &i, "--readers"))) {
@@ -225,6 +239,29 @@ static char *absolute(const char *path)
 		die("out of memory");
 	sprintf(s, "%s/%s", cwd, path);
 	return s;
+}
+
+/*
+ * The kernel's timeouts the user left to us: long where a watcher tells
+ * the kernel of every change, 0 in ttl mode (the cache's TTLs bound the
+ * answers' age, and the kernel asks every time), libfuse's 1 s without
+ * coherence, as before it existed.
+ */
+static void set_timeouts(void)
+{
+	enum dc_watch_mode m = coherence_mode();
+	double t = m == DC_WATCH_OFF ? 1.0 : m == DC_WATCH_TTL ? 0.0 : 3600.0;
+
+	if (dcfs.entry_timeout < 0)
+		dcfs.entry_timeout = t;
+	if (dcfs.attr_timeout < 0)
+		dcfs.attr_timeout = t;
+	if (m == DC_WATCH_TTL &&
+	    (dcfs.entry_timeout > 0 || dcfs.attr_timeout > 0))
+		fprintf(stderr, "dcfs: ttl mode with kernel timeouts above 0: the "
+			"kernel may show what it holds for %g s more than the TTL\n",
+			dcfs.entry_timeout > dcfs.attr_timeout ?
+			dcfs.entry_timeout : dcfs.attr_timeout);
 }
 
 static void check_paths(void)
@@ -606,6 +643,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	node_set_root_dentry(dcfs.root, dc_root(dcfs.cache));
+	if (coherence_start(opt.src_abs)) {
+		fuse_session_unmount(dcfs.se);
+		report("start-up: --coherence=%s failed (see above)",
+		       dc_watch_mode_name(dcfs.coherence));
+		return 1;
+	}
+	set_timeouts();
 
 	if (opt.stats_path) {
 		dc_get_stats(dcfs.cache, &cs);
@@ -628,6 +672,7 @@ int main(int argc, char **argv)
 	if (ret < 0)
 		fprintf(stderr, "dcfs: the request loop ended: %s\n", strerror(-ret));
 	fuse_session_unmount(dcfs.se);
+	coherence_stop();
 	uring_stop();
 
 	if (have_stats) {

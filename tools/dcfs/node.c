@@ -180,6 +180,54 @@ void node_put(struct dnode *n)
 		node_free(n);
 }
 
+/* ---- finding nodes by inode (coherence.c) -------------------------------- */
+
+struct dnode *node_find_known(uint64_t dev, uint64_t ino)
+{
+	uint64_t b = key_hash(dev, ino) & tab.mask;
+	pthread_mutex_t *l = stripe_of(b);
+	struct dnode *n;
+
+	pthread_mutex_lock(l);
+	for (n = tab.buckets[b]; n; n = n->hnext)
+		if (n->ino == ino && n->dev == dev &&
+		    __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) > 0 &&
+		    get_unless_zero(n))
+			break;
+	pthread_mutex_unlock(l);
+	return n;
+}
+
+size_t nodes_collect_known(struct dnode ***out)
+{
+	struct dnode **list = NULL, **bigger, *n;
+	size_t cnt = 0, cap = 0;
+	uint64_t b;
+
+	for (b = 0; b <= tab.mask; b++) {
+		pthread_mutex_lock(stripe_of(b));
+		for (n = tab.buckets[b]; n; n = n->hnext) {
+			if (__atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) == 0)
+				continue;
+			if (cnt == cap) {
+				cap = cap ? cap * 2 : 256;
+				bigger = realloc(list, cap * sizeof(*list));
+				if (!bigger) {
+					pthread_mutex_unlock(stripe_of(b));
+					goto out;
+				}
+				list = bigger;
+			}
+			if (get_unless_zero(n))
+				list[cnt++] = n;
+		}
+		pthread_mutex_unlock(stripe_of(b));
+	}
+out:
+	*out = list;
+	return cnt;
+}
+
 /* ---- fd-less files ------------------------------------------------------ */
 
 /* The handle of what fd (O_PATH) is, and its mount id in *mid. */
@@ -312,7 +360,7 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 	struct dnode *n, *fresh;
 	uint32_t type = st->st_mode & S_IFMT;
 	struct file_handle *mine = NULL;
-	bool tried = false;
+	bool tried = false, made = false;
 
 	/* allocate outside the lock; rarely wasted */
 	fresh = node_alloc(st);
@@ -331,8 +379,13 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 		n->hnext = tab.buckets[b];
 		tab.buckets[b] = n;
 		CTR_ADD(nodes_total, 1);
+		made = true;
 	}
 	pthread_mutex_unlock(l);
+	/* before anything is looked up in it (inotify watches directories
+	 * one by one; ours hold their descriptor for life) */
+	if (made && S_ISDIR(type))
+		coherence_watch_dir(n);
 	free(mine);
 	if (fresh) {
 		pthread_mutex_destroy(&fresh->lock);
@@ -899,6 +952,33 @@ static int be_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 	return 0;
 }
 
+/*
+ * An expired answer (ttl mode): still what name in dir is?  One fstatat,
+ * where a lookup would open a descriptor and probe the node table.  The
+ * same inode (number, device, type and mode) is the same answer.
+ */
+static int be_revalidate(void *ctx, const struct dc_inode *dir, const char *name,
+			 size_t len, const struct dc_inode *cached)
+{
+	struct dnode *dn = (struct dnode *)(uintptr_t)dir->cookie;
+	char buf[DC_NAME_MAX + 1];
+	struct stat st;
+	int fd;
+
+	(void)ctx;
+	if (len > DC_NAME_MAX || !dn || !S_ISDIR(dir->mode))
+		return -EINVAL;
+	fd = __atomic_load_n(&dn->fd, __ATOMIC_ACQUIRE);
+	if (fd < 0)
+		return cached->mode == 0;	/* removed: empty for good */
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	if (fstatat(fd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? cached->mode == 0 : -errno;
+	return cached->mode == st.st_mode && cached->ino == (uint64_t)st.st_ino &&
+	       cached->gen == dc_hostfs_gen(st.st_dev);
+}
+
 static int be_getattr(void *ctx, struct dc_inode *inode)
 {
 	struct dnode *n = (struct dnode *)(uintptr_t)inode->cookie;
@@ -948,6 +1028,7 @@ const struct dc_backend_ops dcfs_backend_ops = {
 	.root		= be_root,
 	.lookup		= be_lookup,
 	.getattr	= be_getattr,
+	.revalidate	= be_revalidate,
 	.readlink	= be_readlink,
 	.release	= be_release,
 	.destroy	= be_destroy,

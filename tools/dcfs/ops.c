@@ -147,8 +147,8 @@ static void caller_end(struct caller *cr)
 static void entry_init(struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->attr_timeout = dcfs.attr_timeout;
-	e->entry_timeout = dcfs.entry_timeout;
+	e->attr_timeout = dcfs_attr_timeout();
+	e->entry_timeout = dcfs_entry_timeout();
 }
 
 /*
@@ -254,7 +254,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (!err)
 		remember_lookup(n, ino_node(parent), name);
-	if (err == ENOENT && dcfs.entry_timeout > 0) {
+	if (err == ENOENT && dcfs_entry_timeout() > 0) {
 		/* a negative entry the kernel may keep for entry_timeout */
 		entry_init(&e);
 		fuse_reply_entry(req, &e);
@@ -386,7 +386,7 @@ static void reply_attr(fuse_req_t req, struct dnode *n, int ffd)
 
 	if (res < 0)
 		return reply_errno(req, errno);
-	fuse_reply_attr(req, &st, dcfs.attr_timeout);
+	fuse_reply_attr(req, &st, dcfs_attr_timeout());
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1297,7 +1297,7 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	/* with both timeouts 0 the attributes READDIRPLUS returns expire at
 	 * once: it would only make every listed entry a node (and, for a
 	 * file, a descriptor) for nothing */
-	if (dcfs.entry_timeout == 0 && dcfs.attr_timeout == 0)
+	if (dcfs_entry_timeout() == 0 && dcfs_attr_timeout() == 0)
 		conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
 	/* handle-less I/O (node_io_fd): O_TRUNC must reach us as a SETATTR,
 	 * since no OPEN will */
