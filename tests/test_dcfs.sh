@@ -19,7 +19,9 @@
 # fusermount3 -u unmount cleanly.  Where the kernel has FUSE over io_uring
 # (Linux 6.14+), the test turns the fuse module's enable_uring on (and back
 # at the end) and runs the conformance script, the concurrent clients, the
-# compile and an fsmeta comparison again with --uring.
+# compile and an fsmeta comparison again with --uring.  dcbench
+# coherence: changes made directly in the source must show through the
+# mount within 100 ms (fanotify, inotify) or the TTL and 100 ms (ttl).
 #
 # Prints "ok N - ..." / "not ok N - ..." lines and ends with
 # "test_dcfs: N passed, M failed, K skipped"; exits 0 only if none failed,
@@ -616,7 +618,9 @@ assert [r["config"] for r in d["results"]] == ["native", "dcfs-rcu", "passthroug
 for r in d["results"]:
     assert r["failed"] == 0 and r["daemon_ok"] and r["total_ops_per_s"] > 0
     assert [x["entries"] for x in r["runs"]] == [224]
-assert len(d["goals"]) == 3' "$T/fm.json"
+assert len(d["goals"]) == 5
+# the coherent-dcfs goals need rcu@default and passthrough_ll@0
+assert all("not measured" in g["goal"] for g in d["goals"][3:])' "$T/fm.json"
 	else
 		check "dcbench fsmeta: JSON with 3 results, 0 failed operations" \
 			test "$(grep -c '"config"' "$T/fm.json")" = 3 -a \
@@ -662,6 +666,30 @@ assert len(d["goals"]) == 3' "$T/fm.json"
 	check "dcbench fsmeta: a refused --work it made is removed" test ! -e "$T/fm.src/w"
 else
 	skip "dcbench fsmeta (no $DCBENCH)"
+fi
+
+# ---- dcbench coherence: changes made in the source, behind dcfs ------------------------
+# 200 random changes made directly in the source of a warmed-up mount
+# (creates, renames of files and trees, writes, chmod, chown, links,
+# symlinks, xattrs), in each coherence mode: every one must show through
+# the mount within 100 ms (ttl: within its 50 ms TTL and 100 ms), and the
+# mount and the source must agree at once on those made through the mount.
+if [ -x "$DCBENCH" ]; then
+	mkdir -p "$T/coh.tmp"
+	for args in "" "--coherence=fanotify" "--coherence=inotify" "--coherence=ttl --ttl 50"; do
+		bound=100
+		case $args in *ttl*) bound=150 ;; esac
+		TMPDIR=$T/coh.tmp "$DCBENCH" coherence --fs rcu --changes 200 --require-bound \
+			--bound-ms $bound --dcfs-args "$args" > "$T/coh.out" 2>&1
+		rc=$?
+		check "dcbench coherence --fs rcu${args:+ --dcfs-args $args}: every change seen within $bound ms (exit $rc; $(grep '^coherence rcu: [0-9]' "$T/coh.out"))" \
+			[ $rc = 0 ]
+		[ $rc = 0 ] || sed 's/^/#   /' "$T/coh.out"
+	done
+	check "dcbench coherence: nothing left (mount, trees, work directory)" \
+		test -z "$(grep " $T/coh" /proc/mounts; ls -A "$T/coh.tmp")"
+else
+	skip "dcbench coherence (no $DCBENCH)"
 fi
 
 reports=$(ls "$T"/sanitizer.* 2>/dev/null)

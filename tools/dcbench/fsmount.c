@@ -315,7 +315,8 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 			fprintf(stderr, "dcbench: source path too long: %s\n", src);
 			return -1;
 		}
-		snprintf(opts, sizeof(opts), "source=%s,timeout=%s%s", esc, et,
+		snprintf(opts, sizeof(opts), "source=%s%s%s%s", esc,
+			 entry_to >= 0 ? ",timeout=" : "", entry_to >= 0 ? et : "",
 			 strcmp(kind, "passthrough_ll-dp") ? "" : ",default_permissions,allow_other");
 		argv[n++] = bin;
 		argv[n++] = "-f";
@@ -335,10 +336,14 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		argv[n++] = "--foreground";
 		argv[n++] = "--mode";
 		argv[n++] = mode;
-		argv[n++] = "--entry-timeout";
-		argv[n++] = et;
-		argv[n++] = "--attr-timeout";
-		argv[n++] = at;
+		if (entry_to >= 0) {
+			argv[n++] = "--entry-timeout";
+			argv[n++] = et;
+		}
+		if (attr_to >= 0) {
+			argv[n++] = "--attr-timeout";
+			argv[n++] = at;
+		}
 		if (strchr(kind, '-'))
 			argv[n++] = "--uring";
 	}

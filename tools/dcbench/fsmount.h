@@ -30,7 +30,8 @@ bool fsm_kind_dcfs(const char *kind);
  * Mounts kind's file system mirroring src on mnt (an empty directory) and
  * returns once the mount answers; for "native" only fills m->dir = src.
  * entry_to and attr_to are the kernel's timeouts in seconds (passthrough_ll
- * has one, -o timeout=, given entry_to).  cpus, if not NULL, confines the
+ * has one, -o timeout=, given entry_to); a negative one is not passed, so
+ * the daemon keeps its own default.  cpus, if not NULL, confines the
  * daemon.  workdir is where passthrough_ll is built (fsm_build_peer) and
  * daemon logs go (daemon-KIND.log).  0, or -1 with a message on stderr.
  */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "coherence.h"
 #include "flood.h"
 #include "fsmeta.h"
 #include "import.h"
@@ -47,6 +48,8 @@ static const char usage_text[] =
 "        metadata load natively, through dcfs and passthrough_ll (root)\n"
 "  kernbench --tree KERNEL_TREE [OPTIONS]\n"
 "        a kernel build natively and through dcfs, timed as kernbench did\n"
+"  coherence --fs KIND[,KIND...] [OPTIONS]\n"
+"        how long changes made behind a FUSE mount's back take to show (root)\n"
 "\n"
 "'dcbench COMMAND --help' for a command's options; docs/dcbench.md for more.\n"
 "Exit status: 0 success, 1 failure or mismatches, 2 usage error.\n";
@@ -473,6 +476,7 @@ int main(int argc, char **argv)
 		{ "flood", dcb_flood_main },
 		{ "fsmeta", dcb_fsmeta_main },
 		{ "kernbench", dcb_kernbench_main },
+		{ "coherence", dcb_coherence_main },
 	};
 
 	if (argc < 2) {
