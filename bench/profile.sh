@@ -19,12 +19,14 @@
 # only in the TLB model), and repeatable: they do not depend on what else
 # the machine is doing.  docs/micro.md says what the recorded run showed.
 #
-# Usage: bench/profile.sh [--scenario S] [--impls a,b,...] [--ms N]
+# Usage: bench/profile.sh [--scenario S] [--impls a,b,...] [--ms N] [--ttl MS]
 #   --scenario  one dcbench micro scenario (default hot)
 #   --impls     default rcu,global,lfht,mutex (kernel: its work is in the
 #               kernel, which valgrind does not see)
 #   --ms        collection time per implementation under valgrind (default
 #               3000; about 50 times slower than native)
+#   --ttl       libdcache's caches with TTLs of MS ms (dcbench micro --ttl):
+#               what expiry checks cost a walk (default 0: none)
 # Writes bench/results/profile-HOST-DATE.txt; PROFILE_OUT=FILE overrides.
 # DCBENCH names another dcbench binary (default build/dcbench).
 set -uo pipefail
@@ -35,6 +37,7 @@ dcbench=${DCBENCH:-build/dcbench}
 scenario=hot
 impls=rcu,global,lfht,mutex
 ms=3000
+ttl=0
 
 usage() {
 	sed -n '/^# Usage:/,/^# DCBENCH/p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -45,11 +48,13 @@ while [ $# -gt 0 ]; do
 	--scenario) [ $# -ge 2 ] || usage; scenario=$2; shift 2 ;;
 	--impls) [ $# -ge 2 ] || usage; impls=$2; shift 2 ;;
 	--ms) [ $# -ge 2 ] || usage; ms=$2; shift 2 ;;
+	--ttl) [ $# -ge 2 ] || usage; ttl=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) echo "profile.sh: unknown argument: $1" >&2; usage ;;
 	esac
 done
 case $ms in ''|*[!0-9]*) echo "profile.sh: --ms takes a number" >&2; exit 2 ;; esac
+case $ttl in ''|*[!0-9]*) echo "profile.sh: --ttl takes a number" >&2; exit 2 ;; esac
 if ! command -v valgrind >/dev/null; then
 	echo "profile.sh: valgrind is not installed (Debian: valgrind)" >&2
 	exit 1
@@ -80,7 +85,7 @@ run() {
 		--toggle-collect=worker_main \
 		--callgrind-out-file="$tmp/$im.$model.cg" \
 		"$dcbench" micro --scenarios "$scenario" --threads 1 --impls "$im" \
-		--runs 1 --ms "$ms" --no-bytes --no-updates --json \
+		--runs 1 --ms "$ms" --ttl "$ttl" --no-bytes --no-updates --json \
 		>"$tmp/$im.$model.json" 2>"$tmp/$im.$model.err"
 	local rc=$? totals lookups comps
 	totals=$(sed -n 's/^totals: //p' "$tmp/$im.$model.cg" 2>/dev/null)
@@ -95,7 +100,7 @@ run() {
 }
 
 {
-	echo "bench/profile.sh --scenario $scenario --impls $impls --ms $ms"
+	echo "bench/profile.sh --scenario $scenario --impls $impls --ms $ms --ttl $ttl"
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  host: $(hostname)  commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 	echo "valgrind: $(valgrind --version)  cpu: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
 	echo "simulated: caches D1 32 KiB 8-way, L2 1 MiB 8-way, 64 B lines;"

@@ -20,13 +20,14 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "dcache.h"
 #include "fsload.h"
 #include "fsmeta.h"
 #include "fsmount.h"
 #include "json.h"
 
 #define CMD		"fsmeta"
-#define MAX_CONFIGS	9	/* every kind fsmount.c knows, once each */
+#define MAX_CONFIGS	16	/* kinds, some with their own timeouts */
 #define MAX_REPEAT	1000
 #define DEFAULT_CONFIGS	"native,rcu,global,rwlock,passthrough_ll,passthrough_ll-dp"
 
@@ -61,6 +62,10 @@ static const char fsmeta_help[] =
 "                     passthrough_ll-dp (with dcfs's mount options\n"
 "                     default_permissions,allow_other); default all:\n"
 "                     " DEFAULT_CONFIGS "\n"
+"                     Each may add @T, its own timeouts (T seconds, or\n"
+"                     @default: the daemon's; dcfs picks by its coherence\n"
+"                     mode), and a dcfs one /MODE, its --coherence mode:\n"
+"                     e.g. rcu@default,rcu@3600/off,passthrough_ll@0\n"
 "  --repeat R         runs of each configuration, interleaved (default 5); the\n"
 "                     median run by total ops/s is shown, with the mean, sd and\n"
 "                     range of the totals\n"
@@ -77,7 +82,11 @@ static const char fsmeta_help[] =
 "run works without root, with warm caches.\n"
 "Goals (set for --threads 2 with both timeouts 0): dcfs rcu >= 3x\n"
 "passthrough_ll in total ops/s, with 0 failed operations; rcu no slower than\n"
-"global (within one sd).\n"
+"global (within one sd).  With a coherent dcfs (rcu@default: a watcher and\n"
+"its hour-long timeouts) and passthrough_ll@0 in --configs: coherent dcfs\n"
+">= 20x passthrough_ll at timeout 0, and native <= 1.5x coherent dcfs; a\n"
+"ratio is \"not measured\" when either side failed an operation or walked\n"
+"another number of entries.\n"
 "Exit status: 0 if every run completed with no failed operation; 1 if any\n"
 "operation failed, a mount or daemon failed, or D, root or /dev/fuse is\n"
 "missing; 2 usage error.  The goals do not change it.\n";
@@ -90,7 +99,10 @@ struct run {
 
 struct config {
 	const char *kind;	/* fsm_start's name */
-	char label[32];		/* native, dcfs-rcu, passthrough_ll... */
+	char label[64];		/* native, dcfs-rcu, passthrough_ll@0... */
+	bool own_to;		/* @T: its own timeouts (entry and attr) */
+	double to;		/* ... T seconds; < 0: the daemon's default */
+	char coherence[16];	/* /MODE: dcfs --coherence (empty: its default) */
 	struct run *runs;
 	unsigned median;	/* index of the median run by total ops/s */
 	double med, mean, sd, lo, hi;	/* of the total ops/s */
@@ -120,22 +132,63 @@ static int parse_seconds(const char *opt, const char *s, double *out)
 	return 0;
 }
 
-/* One name of --configs: the fsmount kind and the label shown. */
+/*
+ * One name of --configs: KIND[@T][/COHERENCE] -- the fsmount kind; @T its
+ * own kernel timeouts, T seconds or "default" (the daemon's own: dcfs
+ * chooses by its coherence mode, passthrough_ll 1 s); /COHERENCE dcfs's
+ * --coherence mode.  The label shown is the name, dcfs kinds prefixed.
+ */
 static int parse_config(const char *name, struct config *c)
 {
 	bool prefixed = !strncmp(name, "dcfs-", 5);
-	const char *k = fsm_kind(prefixed ? name + 5 : name);
+	char kind[32];
+	const char *at = strchr(name, '@'), *sl = strchr(name, '/');
+	const char *base = prefixed ? name + 5 : name;
+	size_t klen = strcspn(base, "@/");
+	const char *k;
 
-	if (!k || (prefixed && !fsm_kind_dcfs(k)))
+	if (klen >= sizeof(kind) || (at && sl && sl < at))
+		return -1;
+	memcpy(kind, base, klen);
+	kind[klen] = '\0';
+	k = fsm_kind(kind);
+	if (!k || (prefixed && !fsm_kind_dcfs(k)) || (at && !strcmp(k, "native")))
 		return -1;
 	c->kind = k;
-	snprintf(c->label, sizeof(c->label), "%s%s", fsm_kind_dcfs(k) ? "dcfs-" : "", k);
+	if (at) {
+		char t[24], *end;
+		size_t tlen = sl ? (size_t)(sl - at - 1) : strlen(at + 1);
+
+		if (tlen == 0 || tlen >= sizeof(t))
+			return -1;
+		memcpy(t, at + 1, tlen);
+		t[tlen] = '\0';
+		c->own_to = true;
+		if (!strcmp(t, "default")) {
+			c->to = -1;
+		} else {
+			errno = 0;
+			c->to = strtod(t, &end);
+			if (*end || errno || !isfinite(c->to) || c->to < 0 || c->to > 86400)
+				return -1;
+		}
+	}
+	if (sl) {
+		enum dc_watch_mode m;
+
+		if (!fsm_kind_dcfs(k) || dc_watch_mode_parse(sl + 1, &m) ||
+		    strlen(sl + 1) >= sizeof(c->coherence))
+			return -1;
+		snprintf(c->coherence, sizeof(c->coherence), "%s", sl + 1);
+	}
+	snprintf(c->label, sizeof(c->label), "%s%s", fsm_kind_dcfs(k) && !prefixed ?
+		 "dcfs-" : "", name);
 	return 0;
 }
 
 static int parse_configs(const char *list, struct config *cfg, unsigned *n)
 {
-	char name[32];
+	char name[48];
 
 	*n = 0;
 	for (const char *p = list;;) {
@@ -145,16 +198,21 @@ static int parse_configs(const char *list, struct config *cfg, unsigned *n)
 		bool dup = false;
 
 		if (len >= sizeof(name))
-			len = sizeof(name) - 1;
+			return cli_usage(CMD, "--configs: '%.*s' is too long", (int)len, p);
 		memcpy(name, p, len);
 		name[len] = '\0';
 		if (parse_config(name, &c))
 			return cli_usage(CMD, "--configs: '%s' is not native, rcu, global, rwlock, "
 					 "rcu-uring, global-uring, rwlock-uring, passthrough_ll "
-					 "or passthrough_ll-dp", name);
+					 "or passthrough_ll-dp, with @SECONDS or @default and "
+					 "(dcfs) /auto|fanotify|inotify|ttl|off after it", name);
 		for (unsigned k = 0; k < *n; k++)
-			dup |= cfg[k].kind == c.kind;
-		if (!dup)
+			dup |= !strcmp(cfg[k].label, c.label);
+		if (dup)
+			;
+		else if (*n == MAX_CONFIGS)
+			return cli_usage(CMD, "--configs: at most %d", MAX_CONFIGS);
+		else
 			cfg[(*n)++] = c;
 		if (!e)
 			break;
@@ -285,8 +343,29 @@ static void summarise(struct config *c, unsigned repeat)
 
 static struct config *find(struct config *cfg, unsigned n, const char *kind)
 {
+	/* the kind as it comes, without timeouts or coherence of its own */
 	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(cfg[i].kind, kind))
+		if (!strcmp(cfg[i].kind, kind) && !cfg[i].own_to && !cfg[i].coherence[0])
+			return &cfg[i];
+	return NULL;
+}
+
+/* dcfs with a watcher and long timeouts (@default or @3600 and more). */
+static struct config *find_coherent(struct config *cfg, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (fsm_kind_dcfs(cfg[i].kind) && cfg[i].own_to &&
+		    (cfg[i].to < 0 || cfg[i].to >= 3600) &&
+		    strcmp(cfg[i].coherence, "off") && strcmp(cfg[i].coherence, "ttl"))
+			return &cfg[i];
+	return NULL;
+}
+
+/* passthrough_ll at timeout 0, its only setting that shows every change. */
+static struct config *find_peer0(struct config *cfg, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!strcmp(cfg[i].kind, "passthrough_ll") && cfg[i].own_to && cfg[i].to == 0)
 			return &cfg[i];
 	return NULL;
 }
@@ -294,10 +373,67 @@ static struct config *find(struct config *cfg, unsigned n, const char *kind)
 /* ---- the report ------------------------------------------------------------------ */
 
 struct goal {
-	char text[160];
+	char text[320];
 	double value, target;
 	int met;		/* 1, 0, or -1: not measured */
 };
+
+/*
+ * Why a ratio of a to b would not compare like with like, or NULL: a side
+ * failed operations (a failed readdir prunes a subtree) or walked another
+ * number of entries.
+ */
+static const char *unlike(const struct config *a, const struct config *b)
+{
+	if (a->failed || b->failed)
+		return "a side failed operations";
+	if (a->runs[a->median].res.entries != b->runs[b->median].res.entries)
+		return "the sides walked different numbers of entries";
+	return NULL;
+}
+
+/* Coherent dcfs (a watcher, long timeouts) against passthrough_ll at
+ * timeout 0 and against native.  Two goals. */
+static unsigned coherent_goals(struct config *cfg, unsigned n, struct goal *g)
+{
+	struct config *coh = find_coherent(cfg, n), *pt0 = find_peer0(cfg, n);
+	struct config *nat = find(cfg, n, "native");
+	const char *why;
+
+	memset(g, 0, 2 * sizeof(*g));
+	g[0].target = 20;
+	g[0].value = NAN;
+	g[0].met = -1;
+	if (!coh || !pt0)
+		snprintf(g[0].text, sizeof(g[0].text), "dcfs coherent / passthrough_ll@0 "
+			 "(>= 20): not measured (--configs lacks rcu@default or "
+			 "passthrough_ll@0)");
+	else if ((why = unlike(coh, pt0)) || !(pt0->med > 0))
+		snprintf(g[0].text, sizeof(g[0].text), "%s / %s (>= 20): not measured (%s)",
+			 coh->label, pt0->label, why ? why : "no rate");
+	else {
+		g[0].value = coh->med / pt0->med;
+		g[0].met = g[0].value >= 20;
+		snprintf(g[0].text, sizeof(g[0].text), "%s / %s = %.1f (>= 20)",
+			 coh->label, pt0->label, g[0].value);
+	}
+	g[1].target = 1.5;
+	g[1].value = NAN;
+	g[1].met = -1;
+	if (!coh || !nat)
+		snprintf(g[1].text, sizeof(g[1].text), "native / dcfs coherent (<= 1.5): "
+			 "not measured (--configs lacks native or rcu@default)");
+	else if ((why = unlike(coh, nat)) || !(coh->med > 0))
+		snprintf(g[1].text, sizeof(g[1].text), "native / %s (<= 1.5): not measured (%s)",
+			 coh->label, why ? why : "no rate");
+	else {
+		g[1].value = nat->med / coh->med;
+		g[1].met = g[1].value <= 1.5;
+		snprintf(g[1].text, sizeof(g[1].text), "native / %s = %.2f (<= 1.5)",
+			 coh->label, g[1].value);
+	}
+	return 2;
+}
 
 static unsigned goals(struct config *cfg, unsigned n, struct goal *g)
 {
@@ -347,7 +483,7 @@ static unsigned goals(struct config *cfg, unsigned n, struct goal *g)
 		snprintf(g[2].text, sizeof(g[2].text),
 			 "dcfs rcu / global (>= 1): not measured (--configs lacks rcu or global)");
 	}
-	return 3;
+	return 3 + coherent_goals(cfg, n, g + 3);
 }
 
 static void print_table(FILE *f, struct config *cfg, unsigned n, unsigned repeat,
@@ -696,9 +832,13 @@ int dcb_fsmeta_main(int argc, char **argv)
 			if (root && !drop_caches() && step == 1)
 				fprintf(stderr, "dcbench fsmeta: warning: cannot write "
 					"/proc/sys/vm/drop_caches: %s\n", strerror(errno));
-			if (fsm_start(&m, c->kind, dir, mnt, s.entry_to, s.attr_to, NULL, work,
-				      fsm_kind_dcfs(c->kind) ?
-				      s.dcfs_opts : NULL) < 0) {
+			char opts[512];
+
+			snprintf(opts, sizeof(opts), "%s%s%s", s.dcfs_opts ? s.dcfs_opts : "",
+				 c->coherence[0] ? " --coherence=" : "", c->coherence);
+			if (fsm_start(&m, c->kind, dir, mnt, c->own_to ? c->to : s.entry_to,
+				      c->own_to ? c->to : s.attr_to, NULL, work,
+				      fsm_kind_dcfs(c->kind) ? opts : NULL) < 0) {
 				rc = EXIT_FAIL;
 				goto stop;
 			}
@@ -739,7 +879,7 @@ stop:
 		struct config *ptl = find(cfg, ncfg, "passthrough_ll");
 		struct config *rcu_uring = find(cfg, ncfg, "rcu-uring");
 		bool apply = s.threads == 2 && s.entry_to == 0 && s.attr_to == 0;
-		struct goal g[3];
+		struct goal g[5];
 		unsigned ng;
 
 		for (unsigned i = 0; i < ncfg; i++) {
@@ -748,6 +888,10 @@ stop:
 				rc = EXIT_FAIL;
 		}
 		fprintf(rep, "%zu entries\n", cfg[0].runs[0].res.entries);
+		for (unsigned i = 1; i < ncfg; i++)
+			if (cfg[i].runs[cfg[i].median].res.entries != cfg[0].runs[0].res.entries)
+				fprintf(rep, "%s walked %zu entries in its median run\n",
+					cfg[i].label, cfg[i].runs[cfg[i].median].res.entries);
 		print_table(rep, cfg, ncfg, s.repeat, nat);
 		if (rcu && ptd && ptd->med > 0)
 			fprintf(rep, "info: dcfs rcu / passthrough_ll-dp (same mount options) = %.2f\n",

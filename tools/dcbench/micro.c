@@ -787,6 +787,7 @@ struct scen {
 	uint64_t max_entries, max_negative;	/* the dc caches' caps */
 	uint64_t nbuckets;	/* the references' bucket count: load <= 1 */
 	unsigned ref_node_bytes; /* the references' nodes padded to this */
+	uint32_t ttl_ms;	/* the dc caches' TTLs (0: none) */
 };
 
 /* ---- the implementations ------------------------------------------------- */
@@ -1540,6 +1541,8 @@ static int im_build(struct impl *im, int kind, struct scen *s, struct fsinst *sh
 				kind == IM_RWLOCK ? DC_MODE_RWLOCK : DC_MODE_GLOBAL,
 			.max_entries = s->max_entries,
 			.max_negative = s->max_negative,
+			.ttl_ms = s->ttl_ms,
+			.neg_ttl_ms = s->ttl_ms,
 		};
 		int err;
 
@@ -2132,6 +2135,7 @@ struct bench {
 	/* options */
 	bool json, pin, no_bytes, no_updates;
 	unsigned ref_node_bytes;
+	uint32_t ttl_ms;
 	const char *plot, *treefile;
 	bool scen[SC_NR], impl[IM_NR];
 	unsigned tl[MAX_TLIST], ntl;
@@ -2365,6 +2369,7 @@ static int scen_build(struct bench *b, struct scen *s, int id)
 		s->nbuckets = pow2_at_least(s->t->nn);
 	}
 	s->ref_node_bytes = b->ref_node_bytes;
+	s->ttl_ms = b->ttl_ms;
 	return 0;
 }
 
@@ -2842,6 +2847,9 @@ static void print_report(struct bench *b, const char *date, const char *host)
 	fprintf(f, "dcbench micro: %s, %s, %u cores; %u runs of %u ms per "
 		"implementation, interleaved; medians\n", host, date, b->cores, b->runs, b->ms);
 	fprintf(f, "kernel: %s\n", b->impl[IM_KERNEL] ? g_kfs_note : "not asked for");
+	if (b->ttl_ms)
+		fprintf(f, "libdcache TTLs on: %u ms for positive and negative "
+			"answers (--ttl)\n", b->ttl_ms);
 	if (b->ref_node_bytes)
 		fprintf(f, "references padded: every cds_lfht and mutex-table node takes "
 			"at least %u bytes (--ref-node-bytes); the goals against cds_lfht "
@@ -2982,6 +2990,7 @@ static void write_json(struct bench *b, const char *date, const char *host)
 	json_kuint(&j, "runs", b->runs);
 	json_kuint(&j, "ms_per_run", b->ms);
 	json_kuint(&j, "ref_node_bytes", b->ref_node_bytes);
+	json_kuint(&j, "ttl_ms", b->ttl_ms);
 	json_key(&j, "threads");
 	json_arr_begin(&j);
 	for (unsigned i = 0; i < b->ntl; i++)
@@ -3256,6 +3265,7 @@ static const char micro_help[] =
 "                     [--threads LIST] [--runs N] [--ms N] [--tree FILE]\n"
 "                     [--impls LIST] [--cold-entries N] [--pin] [--seed N]\n"
 "                     [--no-bytes] [--no-updates] [--ref-node-bytes N]\n"
+"                     [--ttl MS]\n"
 "\n"
 "Micro-benchmarks of libdcache (rcu, rwlock, global) against the kernel's\n"
 "dcache (fstatat on a tmpfs copy), liburcu's cds_lfht and a mutex-guarded\n"
@@ -3275,6 +3285,9 @@ static const char micro_help[] =
 "  --ref-node-bytes N  pad the nodes of cds_lfht and the mutex table to N\n"
 "               bytes (default: as small as their names allow): what a\n"
 "               lookup costs when the table's footprint grows\n"
+"  --ttl MS     libdcache's caches with TTLs of MS ms on every answer\n"
+"               (what expiry costs a walk; answers that expire mid-run are\n"
+"               revalidated, so keep MS above --ms to measure hot walks)\n"
 "  --json       one JSON document on stdout; the table goes to stderr\n"
 "  --plot FILE  Mops/s against threads, one panel per scenario (gnuplot)\n"
 "\n"
@@ -3425,6 +3438,9 @@ int dcb_micro_main(int argc, char **argv)
 		} else if (opt(argc, argv, &i, "ref-node-bytes", true, &v, &bad)) {
 			if (!bad && !(bad = parse_u64("ref-node-bytes", v, 0, 4096, &x)))
 				b->ref_node_bytes = (unsigned)x;
+		} else if (opt(argc, argv, &i, "ttl", true, &v, &bad)) {
+			if (!bad && !(bad = parse_u64("ttl", v, 0, 86400000, &x)))
+				b->ttl_ms = (uint32_t)x;
 		} else if (opt(argc, argv, &i, "plot", true, &v, &bad)) {
 			b->plot = v;
 		} else if (opt(argc, argv, &i, "tree", true, &v, &bad)) {
