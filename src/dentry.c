@@ -32,21 +32,29 @@
 
 /* ---- names -------------------------------------------------------------- */
 
-int dc__check_name(const char *name, size_t *lenp)
+int dc__check_name_len(const char *name, size_t len)
 {
-	size_t len;
-
-	if (!name)
-		return -EINVAL;
-	len = strnlen(name, DC_NAME_MAX + 1);
-	if (len == 0 || memchr(name, '/', len))
+	if (!name || len == 0 || memchr(name, '/', len) || memchr(name, '\0', len))
 		return -EINVAL;
 	if (len > DC_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
 		return -EINVAL;
-	*lenp = len;
 	return 0;
+}
+
+int dc__check_name(const char *name, size_t *lenp)
+{
+	size_t len;
+	int err;
+
+	if (!name)
+		return -EINVAL;
+	len = strnlen(name, DC_NAME_MAX + 1);
+	err = dc__check_name_len(name, len);
+	if (!err)
+		*lenp = len;
+	return err;
 }
 
 struct dc_xname *dc__xname_new(struct dc_cache *c, const char *s, size_t len)

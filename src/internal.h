@@ -678,6 +678,8 @@ int dc__invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
 
 /* ---- names ------------------------------------------------------------ */
 int dc__check_name(const char *name, size_t *lenp);
+/* The same for a name of len bytes (no NUL inside). */
+int dc__check_name_len(const char *name, size_t len);
 
 /* ---- hostfs.c (for watch.c) ------------------------------------------ */
 /* Attach watcher w to backend be when it is hostfs, whose lookups then give

@@ -564,18 +564,6 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
  * invalidation" hold against misses.
  */
 
-/* A name as a watcher reports it: not "." or "..", no '/' or NUL. */
-static int check_child_name(const char *name, size_t len)
-{
-	if (!name || len == 0 || memchr(name, '/', len) || memchr(name, '\0', len))
-		return -EINVAL;
-	if (len > DC_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
-		return -EINVAL;
-	return 0;
-}
-
 /* Forget n in directory entry d, noting in *old what it held (the first
  * positive answer found).  Write lock held. */
 static void forget_child(struct dc_cache *c, struct dc_dentry *d,
@@ -600,7 +588,7 @@ int dc__invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
 		memset(old, 0, sizeof(*old));
 	if (!c)
 		return -EINVAL;
-	err = check_child_name(name, len);
+	err = dc__check_name_len(name, len);
 	if (err)
 		return err;
 	dc__thread_enter();
