@@ -30,6 +30,8 @@ bool cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 /* A number in [lo, hi]; 0, or EXIT_USAGE with a message. */
 int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
 	     unsigned hi, unsigned *out);
+/* Seconds from 0 to 86400 (a day); 0, or EXIT_USAGE with a message. */
+int cli_seconds(const char *cmd, const char *opt, const char *s, double *out);
 /* A comma-separated list of such numbers, at most max; 0 or EXIT_USAGE. */
 int cli_uint_list(const char *cmd, const char *opt, const char *s, unsigned lo,
 		  unsigned hi, unsigned *out, unsigned max, unsigned *n);

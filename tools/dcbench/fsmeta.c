@@ -119,19 +119,6 @@ static void on_signal(int sig)
 
 /* ---- options --------------------------------------------------------------- */
 
-static int parse_seconds(const char *opt, const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400)
-		return cli_usage(CMD, "%s wants seconds from 0 to 86400, not '%s'", opt, s);
-	*out = v;
-	return 0;
-}
-
 /*
  * One name of --configs: KIND[@T][/COHERENCE] -- the fsmount kind; @T its
  * own kernel timeouts, T seconds or "default" (the daemon's own: dcfs
@@ -670,10 +657,10 @@ int dcb_fsmeta_main(int argc, char **argv)
 			if (bad || (bad = cli_uint(CMD, "--threads", v, 1, 1024, &s.threads)))
 				return bad;
 		} else if (cli_opt(CMD, argc, argv, &i, "entry-timeout", true, &v, &bad)) {
-			if (bad || (bad = parse_seconds("--entry-timeout", v, &s.entry_to)))
+			if (bad || (bad = cli_seconds(CMD, "--entry-timeout", v, &s.entry_to)))
 				return bad;
 		} else if (cli_opt(CMD, argc, argv, &i, "attr-timeout", true, &v, &bad)) {
-			if (bad || (bad = parse_seconds("--attr-timeout", v, &s.attr_to)))
+			if (bad || (bad = cli_seconds(CMD, "--attr-timeout", v, &s.attr_to)))
 				return bad;
 		} else if (cli_opt(CMD, argc, argv, &i, "configs", true, &v, &bad)) {
 			if (bad)

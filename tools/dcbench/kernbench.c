@@ -152,17 +152,6 @@ static void summarize(struct series *se)
 
 /* ---- options ------------------------------------------------------------------ */
 
-static int parse_seconds(const char *name, const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	if (!*s || *end || errno || !(*out >= 0) || *out > 86400)
-		return cli_usage(CMD, "%s wants seconds from 0 to 86400, not '%s'", name, s);
-	return 0;
-}
-
 static int parse_modes(char *s)
 {
 	opt.nmodes = 0;
@@ -216,10 +205,10 @@ static int parse_args(int argc, char **argv)
 				bad = cli_uint(CMD, "--runs", v, 1, MAX_RUNS, &opt.runs);
 		} else if (cli_opt(CMD, argc, argv, &i, "entry-timeout", true, &v, &bad)) {
 			if (!bad)
-				bad = parse_seconds("--entry-timeout", v, &opt.entry_to);
+				bad = cli_seconds(CMD, "--entry-timeout", v, &opt.entry_to);
 		} else if (cli_opt(CMD, argc, argv, &i, "attr-timeout", true, &v, &bad)) {
 			if (!bad)
-				bad = parse_seconds("--attr-timeout", v, &opt.attr_to);
+				bad = cli_seconds(CMD, "--attr-timeout", v, &opt.attr_to);
 		} else if (cli_opt(CMD, argc, argv, &i, "target", true, &v, &bad)) {
 			if (!bad)
 				opt.target = v;

@@ -5,6 +5,7 @@
  * mismatches found), 2 usage error.
  */
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -121,6 +122,19 @@ int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
 		return cli_usage(cmd, "%s wants a number from %u to %u, not '%s'",
 				 opt, lo, hi, s);
 	*out = (unsigned)v;
+	return 0;
+}
+
+int cli_seconds(const char *cmd, const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400)
+		return cli_usage(cmd, "%s wants seconds from 0 to 86400, not '%s'", opt, s);
+	*out = v;
 	return 0;
 }
 
