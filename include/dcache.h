@@ -235,9 +235,10 @@ int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms);
  *   ttl       no events: the cache's TTLs (set to ttl_ms if none are).
  *   off       nothing: the cache trusts its updates alone.
  *   auto      the first of fanotify, inotify, ttl that works.
- * A queue overflow invalidates everything; a full watch budget (or a
- * directory that cannot be watched) falls back to ttl (forgetting all);
- * each says so through log().  Mounts and unmounts below root are not
+ * A queue overflow (or a queue so far behind it would soon overflow)
+ * invalidates everything; a full watch budget (or a directory that cannot
+ * be watched) falls back to ttl (forgetting all); each says so through
+ * log().  The watcher's thread runs at nice -10 where allowed.  Mounts and unmounts below root are not
  * reported.  With a hostfs backend, its lookups give the watcher every
  * directory they return; other backends call dc_watch_dir themselves.
  */

@@ -94,6 +94,9 @@
 #include <sys/eventfd.h>
 #include <sys/fanotify.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <time.h>
@@ -103,6 +106,10 @@
 
 #define WATCH_TTL_MS	1000u		/* opt->ttl_ms 0 */
 #define WATCH_BUF	(64u << 10)	/* one read of events */
+#define WATCH_NICE	(-10)		/* the thread's priority, where allowed */
+#define WATCH_BEHIND	(64 << 10)	/* queued bytes (FIONREAD) past a full
+					 * read that mean "skip to the end": a
+					 * few thousand events either kind */
 #define WATCH_MAX_FS	32		/* file systems one fanotify watcher marks */
 #define MEMO_SETS	2048		/* the memo: 2048 sets of 4 directories */
 #define MEMO_WAYS	4
@@ -1069,6 +1076,62 @@ static void fanotify_batch(struct dc_watch *w, size_t n)
 /* ---- the thread ------------------------------------------------------------ */
 
 /* Read events until none is left (or we are told to stop). */
+/*
+ * Far behind: more than WATCH_BEHIND bytes still queued after a full read
+ * (a flood of changes elsewhere in the tree, or on the file system).  Each
+ * queued event describes a change made before now, so one invalidation of
+ * everything made after skipping them all covers them: skip to the end of
+ * the queue, then forget all -- in that order, or a change skipped after
+ * the invalidation would go untold.  inotify's removals of watches are
+ * still taken from what is skipped, so the table stays true.  Without
+ * this, a change at the end of a full queue waits for every event before
+ * it to be handled one by one (hundreds of ms), only to reach the
+ * overflow that forgets everything anyway.
+ */
+/* Of n bytes of inotify events in w->buf, only the watches' removals. */
+static void skip_ignored(struct dc_watch *w, size_t n)
+{
+	struct inotify_event e;
+	size_t off;
+
+	for (off = 0; n - off >= sizeof(e); off += e.len) {
+		memcpy(&e, w->buf + off, sizeof(e));
+		off += sizeof(e);
+		if (e.len > n - off)
+			break;
+		if (e.mask & IN_IGNORED) {
+			pthread_mutex_lock(&w->lock);
+			wd_del(w, e.wd);
+			pthread_mutex_unlock(&w->lock);
+		}
+	}
+}
+
+static void skip_backlog(struct dc_watch *w)
+{
+	size_t skipped = 0;
+	ssize_t n;
+
+	while ((n = read(w->fd, w->buf, WATCH_BUF)) > 0 || (n < 0 && errno == EINTR)) {
+		if (n < 0)
+			continue;
+		skipped += (size_t)n;
+		if (w->kind == DC_WATCH_INOTIFY)
+			skip_ignored(w, (size_t)n);
+	}
+	say(w, "coherence: the %s queue was near overflow on %s: skipped %zu bytes "
+	    "of events", w->kind == DC_WATCH_INOTIFY ? "inotify" : "fanotify", w->root,
+	    skipped);
+	lost(w, "the skipped events");
+}
+
+static bool far_behind(struct dc_watch *w)
+{
+	int queued = 0;
+
+	return ioctl(w->fd, FIONREAD, &queued) == 0 && queued > WATCH_BEHIND;
+}
+
 static void drain(struct dc_watch *w)
 {
 	ssize_t n;
@@ -1085,6 +1148,14 @@ static void drain(struct dc_watch *w)
 			pthread_mutex_unlock(&w->lock);
 			return;
 		}
+		/* a full read with much more behind it: the batch in hand is
+		 * older than what is queued, so it goes with the rest */
+		if ((size_t)n > WATCH_BUF - 4096 && far_behind(w)) {
+			if (w->kind == DC_WATCH_INOTIFY)
+				skip_ignored(w, (size_t)n);
+			skip_backlog(w);
+			continue;
+		}
 		/* by kind, not mode: a fall-back may have come since the read */
 		if (w->kind == DC_WATCH_INOTIFY)
 			inotify_batch(w, (size_t)n);
@@ -1093,12 +1164,28 @@ static void drain(struct dc_watch *w)
 	}
 }
 
+/*
+ * The thread's priority.  A change is stale until its event is handled,
+ * and the thread's work per event is small, so it should not queue behind
+ * the CPU-bound work that makes events (a flood of them can take every
+ * CPU): nice -10 where allowed (CAP_SYS_NICE), else as it is.  A thread
+ * of its own, so the owner's threads are not touched.
+ */
+static void raise_priority(void)
+{
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WATCH_NICE) < 0 &&
+	    errno != EACCES && errno != EPERM)
+		return;
+}
+
 static void *watch_thread(void *arg)
 {
 	struct dc_watch *w = arg;
 	struct pollfd p[2];
 	uint64_t v;
 
+	raise_priority();
+	pthread_setname_np(pthread_self(), "dc-watch");
 	while (!LOAD(w->stop)) {
 		if (LOAD(w->mode) == DC_WATCH_TTL && w->fd >= 0)
 			settle_fall_back(w);

