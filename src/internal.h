@@ -622,6 +622,17 @@ static inline void dc__stamp(struct dc_cache *c, struct dc_dentry *d)
 	STORE(d->expires, ttl ? dc__now(c) + ttl : 0);
 }
 
+/* The same for an answer the backend gave when asked at asked (dc__now
+ * time, read before asking; 0: now): its age counts from the asking, as
+ * the backend may have read the state then, just before a change. */
+static inline void dc__stamp_asked(struct dc_cache *c, struct dc_dentry *d,
+				   uint64_t asked)
+{
+	uint64_t ttl = LOAD(d->mode) ? LOAD(c->ttl_pos) : LOAD(c->ttl_neg);
+
+	STORE(d->expires, ttl ? (asked ? asked : dc__now(c)) + ttl : 0);
+}
+
 /* Is d's answer past its deadline at now (0: the caller reads no clock,
  * TTLs being off)?  Lock-free readers may race a revalidation that moves
  * the deadline later: either value read is one the answer had, and an

@@ -415,9 +415,11 @@ again:
 	return err;
 }
 
-/* Give a settled answer to pending entry p.  Write lock held. */
+/* Give a settled answer to pending entry p, which the backend gave when
+ * asked at asked (dc__now time; 0: TTLs were off).  Write lock held. */
 static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
-		   const struct dc_inode *in, struct dc_xname *target)
+		   const struct dc_inode *in, struct dc_xname *target,
+		   uint64_t asked)
 {
 	if (err && err != -ENOENT) {
 		/*
@@ -439,8 +441,8 @@ static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
 	}
 	if (err == 0)
 		dc__set_inode(c, p, in, target);
-	else
-		dc__stamp(c, p);	/* negative: its TTL starts now */
+	/* its TTL counts from the asking, not from now */
+	dc__stamp_asked(c, p, asked);
 	/* release: the answer's fields before the flag that says "settled" */
 	dflags_clear(p, DC_F_PENDING);
 	if (err)
@@ -554,7 +556,7 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	char name[DC_NAME_MAX + 1];
 	size_t len = d->name->len;
 	uint32_t seq = d->seq;	/* even: the write lock is held */
-	uint64_t since = c->inval_seq;
+	uint64_t since = c->inval_seq, asked;
 	bool suspect = dflags(d) & DC_F_SUSPECT;
 	uint32_t mode = cached.mode;
 	int ok;
@@ -570,6 +572,7 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	/* a rename may give d another name meanwhile, freeing this one */
 	memcpy(name, d->name->s, len);
 	dc__write_unlock(c);
+	asked = dc__walk_clock(c);
 	ok = still_true(c, dir, name, len, &cached, suspect, &mode);
 	dc__write_lock(c);
 	if (ok >= 1 && cached.mode &&
@@ -587,7 +590,7 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 			dflags_clear(d, DC_F_SUSPECT);
 			seq_write_end(&d->seq);
 		}
-		dc__stamp(c, d);
+		dc__stamp_asked(c, d, asked);	/* from the asking, not now */
 		ok = 1;
 	} else {
 		ok = 0;
@@ -622,7 +625,7 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 	struct dc_dentry *d;
 	struct dc_inode in;
 	uint32_t gen, fl;
-	uint64_t since;
+	uint64_t since, asked;
 	int err;
 
 again:
@@ -685,6 +688,7 @@ again:
 	dc__hash_insert(c, d);
 	dc__write_unlock(c);
 
+	asked = dc__walk_clock(c);
 	err = backend_lookup(c, dir, name, len, &in, &target);
 
 	dc__write_lock(c);
@@ -693,7 +697,7 @@ again:
 	if (dir->dgen != gen || dc__orphaned(dir) ||
 	    (!err && dc__inode_changed_since(c, in.ino, in.gen, since)))
 		dc__unhash(c, d);	/* the directory (or the inode) changed */
-	settle(c, d, err, &in, target);
+	settle(c, d, err, &in, target, asked);
 	dc__write_unlock(c);
 	wake_waiters(c);
 	if (err && err != -ENOENT) {
