@@ -432,7 +432,8 @@ static int gather(struct fsl_ctx *c)
 	for (unsigned i = 0; i < c->o->threads; i++) {
 		struct list *f = &c->w[i].found;
 
-		memcpy(c->all.v + k, f->v, f->n * sizeof(*f->v));
+		if (f->n)	/* a thread that found nothing has no array */
+			memcpy(c->all.v + k, f->v, f->n * sizeof(*f->v));
 		k += f->n;
 		f->n = 0;	/* the strings are all's now */
 		list_free(f);
