@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # bench/fsmeta.sh - `dcbench fsmeta` on a tree of Linux 6.1's shape: the
-# listing ../shared/traces/linux-6.1-tree.tsv.xz materialised with empty
+# listing data/linux-6.1-tree.tsv.xz materialised with empty
 # files (once, kept in the work directory), then
 #
 #   build/dcbench fsmeta --dir TREE --work WORK/run [OPTIONS...]
@@ -47,7 +47,7 @@ done
 die() { echo "fsmeta.sh: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (mounts, drop_caches)"
 [ -x build/dcbench ] && [ -x build/dcfs ] || die "build/dcbench and build/dcfs first (make)"
-LISTING=${FSMETA_LISTING:-$PWD/../shared/traces/linux-6.1-tree.tsv.xz}
+LISTING=${FSMETA_LISTING:-$PWD/data/linux-6.1-tree.tsv.xz}
 [ -r "$LISTING" ] || die "no tree listing at $LISTING"
 work=${work:-${TMPDIR:-/tmp}/dcfs-fsmeta}
 tree_dir=$work/tree-$tree

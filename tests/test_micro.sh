@@ -11,13 +11,13 @@
 # can run the build, that bench/profile.sh prints its counts.
 #
 # Prints "ok N - ..." / "not ok N - ..." and ends with
-# "test_micro: N passed, M failed, K skipped"; exit 77 when the listing
-# is not there (../shared/traces beside the repository).
+# "test_micro: N passed, M failed, K skipped"; exit 1 when the listing
+# (data/ of the source tree) is not there.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 DCBENCH=$PWD/$BUILD/dcbench
-TREE=$PWD/../shared/traces/linux-6.1-tree.tsv.xz
+TREE=$PWD/data/linux-6.1-tree.tsv.xz
 n=0 passed=0 failed=0
 
 ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
@@ -25,7 +25,7 @@ notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
 
 [ -x "$DCBENCH" ] || { echo "test_micro: build $BUILD first"; exit 1; }
-[ -r "$TREE" ] || { echo "test_micro: cannot run here: no $TREE"; exit 77; }
+[ -r "$TREE" ] || { echo "test_micro: $TREE is missing: it ships with the source"; exit 1; }
 
 T=$(mktemp -d /tmp/test_micro.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
