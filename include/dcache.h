@@ -15,6 +15,21 @@
  *  - Threads need no set-up: the first call from a thread registers it with
  *    liburcu (memb flavour) and a thread-exit handler unregisters it.  A
  *    thread that registered itself with urcu-memb is left as it is.
+ *  - Structs the caller allocates end in reserved space, so that later
+ *    versions add fields without changing their size.  Those it fills in
+ *    (dc_options, dc_backend_ops, dc_watch_options, dc_hostfs_options)
+ *    must be zero-initialised (= { ... } does), or the call taking them
+ *    returns -EINVAL; dc_stats's reserved space comes back zero.
+ *  - Concurrency: every call may run on any thread, at the same time as
+ *    any other call on the same cache (lookups with lookups and updates,
+ *    updates with updates), except dc_cache_destroy, which nothing may
+ *    overlap or follow.  A reference may be dropped (dc_put) on another
+ *    thread than took it.
+ *  - fork(): the child must not call libdcache until it has called exec:
+ *    the caches, their locks, liburcu's registrations and its callback
+ *    threads are the parent's.
+ *  - A thread that registered itself with liburcu must not call the cache
+ *    inside its own rcu_read_lock(): a miss may wait for a grace period.
  *  - The update functions mirror a file system: call them AFTER the backend
  *    operation succeeded.  If an update cannot allocate memory the cache
  *    forgets the affected names (it may forget, it never lies) and the call
@@ -33,6 +48,25 @@
 extern "C" {
 #endif
 
+/*
+ * Version.  From 0.2.0 on, the soname's number (libdcache.so.0) changes
+ * whenever a program built against an older header could break; within
+ * it, calls and struct fields are only added (fields into reserved
+ * space).  dc_version() is the library's own version, which may be newer
+ * than the header's.
+ */
+#define DC_VERSION_MAJOR	0
+#define DC_VERSION_MINOR	2
+#define DC_VERSION_PATCH	0
+#define DC_VERSION_STRING	"0.2.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
+#define DC_VERSION_NUMBER	(DC_VERSION_MAJOR * 10000 + DC_VERSION_MINOR * 100 + DC_VERSION_PATCH)
+
+/* The library's version, "MAJOR.MINOR.PATCH"; never NULL. */
+const char *dc_version(void);
+/* The same as DC_VERSION_NUMBER computes it. */
+int dc_version_number(void);
+
 #define DC_NAME_MAX	255	/* longest component, bytes */
 #define DC_PATH_MAX	4096	/* a path of this many bytes or more: ENAMETOOLONG */
 #define DC_MAXSYMLINKS	40	/* symlinks followed per resolution; the 41st: ELOOP */
@@ -47,7 +81,11 @@ enum dc_mode {
 	DC_MODE_RWLOCK,		/* one reader-writer lock */
 };
 
-/* What the cache knows of an inode.  mode holds the S_IFMT type bits. */
+/*
+ * What the cache knows of an inode.  mode holds the S_IFMT type bits.
+ * The same type goes in (a backend's answer, an update) and comes out
+ * (dc_resolve, dc_dentry_stat: a copy, taken without a reference).
+ */
 struct dc_inode {
 	uint64_t ino;		/* inode number, reported back to callers */
 	uint64_t cookie;	/* backend's handle; the cache hands it back to
@@ -61,6 +99,16 @@ struct dc_inode {
  * Backend: where misses go.  Called with no cache lock held, possibly from
  * many threads at once (but never twice at once for the same dir and name).
  * Return 0 or a negative errno; -ENOENT from lookup is cached as negative.
+ * -EMFILE or -ENFILE from lookup (or adopt) makes the cache evict unused
+ * entries (releasing what they hold) and ask again, three times at most.
+ * Callbacks other than release must not call the cache that called them:
+ * it may be waiting for their answer with the name's entry pending.
+ * release() runs when the entry is freed, which may be later, after an
+ * RCU grace period, on liburcu's callback thread, or on a thread that is
+ * itself waiting for a lookup's answer; so it may call the update and
+ * invalidation functions (dc_create ... dc_invalidate_all) but must not
+ * look names up, shrink, or destroy the cache, and while dc_cache_destroy
+ * runs it must not call the cache at all.
  */
 struct dc_backend_ops {
 	/* The root directory's inode. */
@@ -88,6 +136,22 @@ struct dc_backend_ops {
 	 */
 	int (*revalidate)(void *ctx, const struct dc_inode *dir, const char *name,
 			  size_t len, const struct dc_inode *cached);
+	/*
+	 * Optional: the update calls (dc_create, dc_mkdir, dc_symlink,
+	 * dc_link) hand the new entry's inode to adopt, which fills in the
+	 * backend's own cookie for name in dir (the caller cannot know it)
+	 * and checks that name still is inode->ino.  0: cache *inode as
+	 * adopt left it (released like any cookie); -ENOENT or -ESTALE: the
+	 * name changed again, it is forgotten instead (the update returns
+	 * 0); another errno: the name is forgotten and the update returns
+	 * it.  On an error adopt leaves nothing to release.  Without adopt,
+	 * the caller's cookie is the backend's (a backend's own server knows
+	 * it).  Called with no cache lock held, from any thread, possibly at
+	 * the same time as a lookup of the same name.
+	 */
+	int (*adopt)(void *ctx, const struct dc_inode *dir, const char *name,
+		     size_t len, struct dc_inode *inode);
+	void (*reserved[6])(void);	/* NULL */
 };
 
 struct dc_backend {
@@ -104,6 +168,7 @@ struct dc_options {
 	 * milliseconds is checked again before use; 0: never expires. */
 	uint32_t ttl_ms;		/* positive entries */
 	uint32_t neg_ttl_ms;		/* negative entries */
+	uint64_t reserved[8];		/* zero */
 };
 
 #define DC_DEFAULT_MAX_ENTRIES	(1u << 20)
@@ -119,13 +184,6 @@ int dc_mode_parse(const char *name, enum dc_mode *out);
 
 #define DC_NOFOLLOW	0x1	/* do not follow a symlink in the last component */
 
-/* A copy of an entry's answer, taken without a reference. */
-struct dc_stat {
-	uint64_t ino;
-	uint64_t cookie;
-	uint32_t mode;
-	uint32_t gen;
-};
 
 /*
  * Resolve PATH (absolute, or relative to base; base NULL means the root)
@@ -134,7 +192,7 @@ struct dc_stat {
  * -ENAMETOOLONG, -ELOOP, or the backend's error.
  */
 int dc_resolve(struct dc_cache *c, struct dc_dentry *base, const char *path,
-	       unsigned flags, struct dc_stat *st);
+	       unsigned flags, struct dc_inode *st);
 /* The same, returning a reference to the entry (release with dc_put). */
 int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
 	    unsigned flags, struct dc_dentry **out);
@@ -147,8 +205,16 @@ struct dc_dentry *dc_root(struct dc_cache *c);
 struct dc_dentry *dc_get(struct dc_dentry *d);
 /* Drop a reference taken from cache c (c must be the entry's cache). */
 void dc_put(struct dc_cache *c, struct dc_dentry *d);
-/* Copy out a held entry's inode data; -ENOENT if it became negative. */
-int dc_dentry_stat(struct dc_dentry *d, struct dc_stat *st);
+/*
+ * Copy out a held entry's inode data; -ENOENT if the entry is negative.
+ * A held entry's inode (ino, gen, type, cookie) never changes, only its
+ * permission bits may be brought up to date: after its name is removed,
+ * replaced or forgotten (dc_unlink, dc_rename over it, dc_invalidate...)
+ * it still answers 0 and the inode it named, while lookups of the name
+ * answer the new truth.  Hold an entry for the inode it names, not for
+ * its name.
+ */
+int dc_dentry_stat(struct dc_dentry *d, struct dc_inode *st);
 /* The entry's path from the root into buf; its length, -ERANGE or -ENOENT. */
 int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 		   size_t size);
@@ -294,6 +360,7 @@ struct dc_watch_options {
 	 * events lost; from dc_watch_start or the watcher's thread. */
 	void (*log)(void *arg, const char *msg);
 	void *arg;
+	uint64_t reserved[4];	/* zero */
 };
 
 struct dc_watch;
@@ -308,7 +375,7 @@ int dc_watch_start(struct dc_cache *c, const char *root,
 enum dc_watch_mode dc_watch_mode_of(struct dc_watch *w);
 /* inotify: watch directory (fd: any descriptor of it, O_PATH will do) for
  * the cache; call before its names are looked up, also for a directory a
- * caller adds itself (dc_mkdir), which no backend returns.  fanotify:
+ * caller adds itself (dc_mkdir: hostfs does it then itself).  fanotify:
  * mark its file system if not yet.  Other modes: 0.  Safe from many
  * threads at once.  -ENOSPC: the watch budget is spent, or another error
  * when it cannot be watched: the watcher falls back to ttl (later calls
@@ -332,6 +399,7 @@ struct dc_stats {
 	uint64_t entries;	/* entries now allocated */
 	uint64_t negative;	/* of which negative */
 	uint64_t bytes;		/* bytes now allocated by the cache */
+	uint64_t reserved[6];	/* zero in this version */
 };
 void dc_get_stats(struct dc_cache *c, struct dc_stats *st);
 
@@ -340,7 +408,9 @@ void dc_get_stats(struct dc_cache *c, struct dc_stats *st);
 /*
  * memfs: an in-memory namespace.  Build trees with the dc_memfs_* calls,
  * which change the namespace only (pair each with the cache update).
- * Inode numbers start at 1 (the root).
+ * Inode numbers start at 1 (the root); an inode's cookie is its number
+ * (the cache's updates set it), so a caller's cookie does not matter.
+ * The calls may run from many threads at once.
  */
 struct dc_memfs;
 int dc_memfs_new(struct dc_memfs **out);
@@ -367,11 +437,30 @@ uint64_t dc_memfs_count(struct dc_memfs *fs);
 /*
  * hostfs: a host directory, read through O_PATH descriptors with
  * O_NOFOLLOW, one component at a time, so no lookup escapes root.
+ * Cookies are hostfs's own (a descriptor it opened): the update calls
+ * open the new name to make one, whatever cookie the caller passes, and
+ * forget the name instead when it is no longer the caller's inode.  Tell
+ * the cache of a hostfs inode with ino and mode from stat(2) and gen =
+ * dc_hostfs_gen(st_dev).
+ * Descriptors: one per cached directory and symlink, at most max_fds;
+ * past that the cache evicts unused entries to close theirs.
  * Coherence: the cache keeps what it saw until told otherwise.  For
  * changes made behind its back start a watcher (dc_watch_start: the
  * backend's lookups then watch each directory they return), or turn TTLs
  * on, or call dc_invalidate or dc_invalidate_name after each.
  */
+struct dc_hostfs_options {
+	/* descriptors kept open at most; 0: half of RLIMIT_NOFILE's soft
+	 * limit when the backend is made (at least 16, at most 65536) */
+	uint32_t max_fds;
+	uint32_t reserved32;	/* zero */
+	uint64_t reserved[7];	/* zero */
+};
+/* A backend over host directory root (opt NULL: the defaults).
+ * -EINVAL, -ENOMEM, or open(2)'s error for root. */
+int dc_hostfs_open(const char *root, const struct dc_hostfs_options *opt,
+		   struct dc_backend *out);
+/* dc_hostfs_open(root, NULL, out). */
 int dc_hostfs_backend(const char *root, struct dc_backend *out);
 /* The gen hostfs gives an inode of device dev (st_dev): the kernel's own
  * 32-bit encoding, 12 bits of major and 20 of minor.  A caller that tells
@@ -383,23 +472,6 @@ static inline uint32_t dc_hostfs_gen(uint64_t dev)
 
 	return (major << 20) | (minor & 0xfffffu);
 }
-
-/* ---- Debugging -------------------------------------------------------- */
-
-/*
- * Allocation-failure injection for tests: with every > 0 the every-th
- * allocation fails; with every < 0 each fails with probability 1/-every,
- * drawn from seed.  0 turns injection off.  Process-wide.
- */
-void dc_debug_fail_alloc(long every, uint64_t seed);
-/* Allocations that failed by injection since the last call to the above. */
-uint64_t dc_debug_failed_allocs(void);
-/* Entries allocated and not yet freed, all caches of the process. */
-uint64_t dc_debug_live_entries(void);
-/* Bytes allocated by libdcache and not yet freed, all caches. */
-uint64_t dc_debug_live_bytes(void);
-/* Check the cache's invariants (quiescent callers only); 0 or -EUCLEAN. */
-int dc_debug_check(struct dc_cache *c);
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,16 @@ static const char *const mode_names[] = {
 	[DC_MODE_RWLOCK] = "rwlock",
 };
 
+DC_API const char *dc_version(void)
+{
+	return DC_VERSION_STRING;
+}
+
+DC_API int dc_version_number(void)
+{
+	return DC_VERSION_NUMBER;
+}
+
 DC_API const char *dc_mode_name(enum dc_mode mode)
 {
 	if ((unsigned)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
@@ -184,14 +194,26 @@ static void cache_free(struct dc_cache *c)
 	dc__free(NULL, c, sizeof(*c));
 }
 
+/* Reserved space must be zero: a later version gives it a meaning. */
+static bool options_valid(const struct dc_options *opt)
+{
+	const struct dc_backend_ops *ops = opt->backend.ops;
+
+	if (!dc__zeroed(opt->reserved, sizeof(opt->reserved)))
+		return false;
+	for (size_t i = 0; i < sizeof(ops->reserved) / sizeof(ops->reserved[0]); i++)
+		if (ops->reserved[i])
+			return false;
+	return ops->root && ops->lookup && (unsigned)opt->mode <= DC_MODE_RWLOCK;
+}
+
 DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 {
 	const struct dc_backend_ops *ops = opt ? opt->backend.ops : NULL;
 	struct dc_cache *c;
 	int err = -ENOMEM;
 
-	if (!opt || !out || !ops || !ops->root || !ops->lookup ||
-	    (unsigned)opt->mode > DC_MODE_RWLOCK) {
+	if (!opt || !out || !ops || !options_valid(opt)) {
 		err = -EINVAL;
 		goto fail_backend;
 	}
@@ -247,6 +269,7 @@ DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 	if (!c || !st)
 		return;
 	dc__stat_sum(c, v);
+	memset(st, 0, sizeof(*st));
 	st->lookups = v[ST_LOOKUPS];
 	st->hits = v[ST_HITS];
 	st->negative_hits = v[ST_NEG_HITS];

@@ -189,6 +189,18 @@ static void free_list(struct dc_cache *c, struct dc_dentry *d)
 	}
 }
 
+/*
+ * Free a list of evicted entries after waiting for the grace period here,
+ * so that their backend resources are released before this returns.  Not
+ * inside a read-side section.
+ */
+void dc__free_list_now(struct dc_cache *c, struct dc_dentry *list)
+{
+	synchronize_rcu();
+	rcu_after_grace(NULL);
+	free_list(c, list);
+}
+
 static void free_batch_cb(struct rcu_head *head)
 {
 	struct free_batch *b = caa_container_of(head, struct free_batch, rcu);
@@ -221,9 +233,7 @@ void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n)
 	if (LOAD(c->nr_freeing) <= c->max_entries / 8)
 		b = dc__malloc(c, sizeof(*b));
 	if (!b) {
-		synchronize_rcu();
-		rcu_after_grace(NULL);
-		free_list(c, list);
+		dc__free_list_now(c, list);
 		return;
 	}
 	b->c = c;
@@ -437,7 +447,7 @@ bool dc__orphaned(const struct dc_dentry *d)
 
 /* ---- copying out ----------------------------------------------------------- */
 
-DC_API int dc_dentry_stat(struct dc_dentry *d, struct dc_stat *st)
+DC_API int dc_dentry_stat(struct dc_dentry *d, struct dc_inode *st)
 {
 	uint32_t seq;
 

@@ -23,7 +23,15 @@
  * Storing fd + 1 keeps a zeroed struct dc_inode harmless: releasing it
  * closes nothing (a raw fd of 0 would close stdin).  Because the root's
  * cookie is the context's own descriptor, root() may be called any number
- * of times and releasing the root is a no-op.
+ * of times and releasing the root is a no-op.  Callers never make
+ * cookies: the cache's update calls ask adopt(), which opens the new name
+ * itself, so a cookie is always a descriptor hostfs opened.
+ *
+ * Descriptors: at most max_fds are kept (h->nfds counts them).  A lookup
+ * that would keep one more answers -EMFILE, as the kernel would at its
+ * own limit; the cache then evicts unused entries, which closes theirs,
+ * and asks again.  So the cache never takes the process's last
+ * descriptors, and a tree of any size resolves within the budget.
  *
  * Locking: the context is read-only between creation and destroy but for
  * its watcher (h->watch), and each descriptor has one owner; the kernel
@@ -55,6 +63,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -62,9 +71,12 @@
 
 #define HOSTFS_NO_FD	0ull
 #define HOSTFS_ROOT	UINT64_MAX
+#define HOSTFS_MAX_FDS	65536u	/* kept at most, whatever the limit */
 
 struct hostfs {
 	int root_fd;		/* O_PATH|O_DIRECTORY, owned by the context */
+	unsigned max_fds;	/* descriptors kept at most */
+	unsigned nfds;		/* kept now (atomic) */
 	struct dc_watch *watch;	/* told of each directory; NULL: none */
 	pthread_rwlock_t lock;	/* watch: read side to use, write side to set */
 };
@@ -77,6 +89,22 @@ static int cookie_fd(const struct hostfs *h, uint64_t cookie)
 	if (cookie == HOSTFS_NO_FD || cookie - 1 > (uint64_t)INT_MAX)
 		return -1;
 	return (int)(cookie - 1);
+}
+
+/* One more descriptor to keep, within the budget?  Else -EMFILE. */
+static int keep_fd(struct hostfs *h)
+{
+	/* relaxed: a count, ordered against nothing; the kernel owns the fds */
+	if (__atomic_add_fetch(&h->nfds, 1, __ATOMIC_RELAXED) <= h->max_fds)
+		return 0;
+	__atomic_sub_fetch(&h->nfds, 1, __ATOMIC_RELAXED);
+	return -EMFILE;
+}
+
+static void drop_fd(struct hostfs *h, int fd)
+{
+	close(fd);
+	__atomic_sub_fetch(&h->nfds, 1, __ATOMIC_RELAXED);
 }
 
 /*
@@ -107,6 +135,19 @@ static void stat_fill(const struct stat *st, uint64_t cookie,
 	out->cookie = cookie;
 	out->mode = st->st_mode;
 	out->gen = dc_hostfs_gen(st->st_dev);
+}
+
+/* The entry's descriptor, if it has one of its own. */
+static void hostfs_release(void *ctx, const struct dc_inode *inode)
+{
+	struct hostfs *h = ctx;
+	int fd;
+
+	if (!inode || inode->cookie == HOSTFS_ROOT)
+		return;
+	fd = cookie_fd(h, inode->cookie);
+	if (fd >= 0)
+		drop_fd(h, fd);
 }
 
 static int hostfs_root(void *ctx, struct dc_inode *out)
@@ -140,13 +181,15 @@ static void tell_watcher(struct hostfs *h, int fd, const struct stat *st)
 	pthread_rwlock_unlock(&h->lock);
 }
 
-/* Only directories (to look in) and symlinks (to read) keep their fd. */
-static int hostfs_lookup(void *ctx, const struct dc_inode *dir,
-			 const char *name, size_t len, struct dc_inode *out)
+/*
+ * Open name in dir and fill out.  Only directories (to look in) and
+ * symlinks (to read) keep their descriptor, within the budget.
+ */
+static int open_child(struct hostfs *h, const struct dc_inode *dir,
+		      const char *name, size_t len, struct stat *st,
+		      struct dc_inode *out)
 {
-	struct hostfs *h = ctx;
 	char buf[DC_NAME_MAX + 1];
-	struct stat st;
 	int dfd, fd, err;
 
 	if (!dir || !out)
@@ -163,19 +206,58 @@ static int hostfs_lookup(void *ctx, const struct dc_inode *dir,
 	fd = openat(dfd, buf, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, st) < 0) {
 		err = -errno;
 		close(fd);
 		return err;
 	}
-	if (S_ISDIR(st.st_mode))
-		tell_watcher(h, fd, &st);
-	if (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode)) {
-		stat_fill(&st, (uint64_t)fd + 1, out);
-	} else {
+	if (!S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode)) {
 		close(fd);
-		stat_fill(&st, HOSTFS_NO_FD, out);
+		stat_fill(st, HOSTFS_NO_FD, out);
+		return 0;
 	}
+	err = keep_fd(h);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (S_ISDIR(st->st_mode))
+		tell_watcher(h, fd, st);
+	stat_fill(st, (uint64_t)fd + 1, out);
+	return 0;
+}
+
+static int hostfs_lookup(void *ctx, const struct dc_inode *dir,
+			 const char *name, size_t len, struct dc_inode *out)
+{
+	struct stat st;
+
+	return open_child(ctx, dir, name, len, &st, out);
+}
+
+/*
+ * The cache is told of a name the caller made: open it as a lookup
+ * would, so that the cookie is ours, and check that it is still the
+ * inode the caller made (-ESTALE: it was replaced since).
+ */
+static int hostfs_adopt(void *ctx, const struct dc_inode *dir,
+			const char *name, size_t len, struct dc_inode *inode)
+{
+	struct dc_inode found;
+	struct stat st;
+	int err;
+
+	if (!inode)
+		return -EINVAL;
+	err = open_child(ctx, dir, name, len, &st, &found);
+	if (err)
+		return err;
+	if (found.ino != inode->ino || found.gen != inode->gen ||
+	    (found.mode & S_IFMT) != (inode->mode & S_IFMT)) {
+		hostfs_release(ctx, &found);
+		return -ESTALE;
+	}
+	*inode = found;
 	return 0;
 }
 
@@ -229,18 +311,6 @@ static int hostfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
 	return (int)n;
 }
 
-/* The entry's descriptor, if it has one of its own. */
-static void hostfs_release(void *ctx, const struct dc_inode *inode)
-{
-	struct hostfs *h = ctx;
-	int fd;
-
-	if (!inode || inode->cookie == HOSTFS_ROOT)
-		return;
-	fd = cookie_fd(h, inode->cookie);
-	if (fd >= 0)
-		close(fd);
-}
 
 static void hostfs_destroy(void *ctx)
 {
@@ -258,19 +328,34 @@ static const struct dc_backend_ops hostfs_ops = {
 	.readlink	= hostfs_readlink,
 	.release	= hostfs_release,
 	.destroy	= hostfs_destroy,
+	.adopt		= hostfs_adopt,
 };
+
+/* Half the soft limit on descriptors: the rest stays the program's. */
+static unsigned default_max_fds(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur > 2u * HOSTFS_MAX_FDS)
+		return HOSTFS_MAX_FDS;
+	return rl.rlim_cur / 2 > 16 ? (unsigned)(rl.rlim_cur / 2) : 16;
+}
 
 /*
  * root itself is an ordinary path, resolved (symlinks and all) by the
  * host once: the caller chose it.  Only what lies below is confined.
  */
-int dc_hostfs_backend(const char *root, struct dc_backend *out)
+DC_API int dc_hostfs_open(const char *root, const struct dc_hostfs_options *opt,
+			  struct dc_backend *out)
 {
 	pthread_rwlockattr_t a;
 	struct hostfs *h;
 	int fd;
 
 	if (!root || !out)
+		return -EINVAL;
+	if (opt && (opt->reserved32 || !dc__zeroed(opt->reserved, sizeof(opt->reserved))))
 		return -EINVAL;
 	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -281,6 +366,8 @@ int dc_hostfs_backend(const char *root, struct dc_backend *out)
 		return -ENOMEM;
 	}
 	h->root_fd = fd;
+	h->max_fds = opt && opt->max_fds ? opt->max_fds : default_max_fds();
+	h->nfds = 0;
 	h->watch = NULL;
 	pthread_rwlockattr_init(&a);
 	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
@@ -289,6 +376,11 @@ int dc_hostfs_backend(const char *root, struct dc_backend *out)
 	out->ops = &hostfs_ops;
 	out->ctx = h;
 	return 0;
+}
+
+DC_API int dc_hostfs_backend(const char *root, struct dc_backend *out)
+{
+	return dc_hostfs_open(root, NULL, out);
 }
 
 /*

@@ -40,7 +40,18 @@
 #define RCU_MEMBARRIER	/* the memb flavour: see docs/design.md */
 #include <urcu.h>
 
-#include "dcache.h"
+#include "dcache-debug.h"
+
+/* Every byte of p (size bytes) is zero. */
+static inline bool dc__zeroed(const void *p, size_t size)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < size; i++)
+		if (b[i])
+			return false;
+	return true;
+}
 
 #define DC_API __attribute__((visibility("default")))
 
@@ -227,6 +238,7 @@ struct dc_cache {
 	uint64_t nr_isolated;		/* held, so taken off the lists; lru_lock */
 	uint64_t max_entries, max_negative;
 	uint64_t nr_freeing;		/* evicted, waiting for a grace period */
+	uint64_t nr_freed_now;		/* dc__free_some calls that freed (atomic) */
 	int shrinking;			/* one opportunistic shrinker at a time */
 
 	pthread_mutex_t stat_lock;
@@ -594,6 +606,7 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 		       struct dc_inode *old_in);
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
+void dc__free_list_now(struct dc_cache *c, struct dc_dentry *list);
 void dc__bump_dirgen(struct dc_dentry *dir);
 bool dc__orphaned(const struct dc_dentry *d);
 static inline bool dc__is_dir(uint32_t mode) { return S_ISDIR(mode); }
@@ -682,6 +695,9 @@ static inline void dc__lru_touch(struct dc_dentry *d)
 }
 void dc__maybe_shrink(struct dc_cache *c);
 long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target);
+long dc__shrink_now(struct dc_cache *c, uint64_t target);
+#define DC_FREE_SOME_MAX	(1u << 16)
+bool dc__free_some(struct dc_cache *c, uint64_t seen);
 void dc__lru_free_all(struct dc_cache *c);
 
 /* ---- update.c -------------------------------------------------------- */

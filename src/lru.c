@@ -219,7 +219,8 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
  * or until two passes over the lists found nothing more to take.
  * Returns the number evicted.  Not inside a read-side section.
  */
-long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target)
+static long collect(struct dc_cache *c, uint64_t target, uint64_t neg_target,
+		    struct dc_dentry **victimsp)
 {
 	struct targets t = { target, neg_target };
 	struct dc_dentry *victims = NULL;
@@ -236,9 +237,60 @@ long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target)
 	scan_list(c, &c->lru_neg, len, over_entries, &t, &victims, &n);
 	pthread_mutex_unlock(&c->lru_lock);
 	dc__write_unlock(c);
-	dc__free_batch(c, victims, (uint64_t)n);
 	dc__stat_add(c, ST_EVICTIONS, (uint64_t)n);
+	*victimsp = victims;
 	return n;
+}
+
+long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target)
+{
+	struct dc_dentry *victims;
+	long n = collect(c, target, neg_target, &victims);
+
+	dc__free_batch(c, victims, (uint64_t)n);
+	return n;
+}
+
+/*
+ * The same, down to target entries, and the victims freed (their
+ * backend resources released) before it returns: for a backend that ran
+ * out of descriptors.  Not inside a read-side section.
+ */
+long dc__shrink_now(struct dc_cache *c, uint64_t target)
+{
+	struct dc_dentry *victims;
+	long n = collect(c, target, target < c->max_negative ? target : c->max_negative,
+			 &victims);
+
+	if (victims)
+		dc__free_list_now(c, victims);
+	return n;
+}
+
+/*
+ * The backend is out of descriptors (hostfs keeps one per cached
+ * directory and symlink): evict a quarter of the cache (at most
+ * DC_FREE_SOME_MAX entries), unused entries only, leaves first, and wait
+ * until what they held is released.  True when the caller should ask the
+ * backend again: something was freed, here or by another thread since
+ * the caller read nr_freed_now as seen (whose shrink may have left this
+ * one nothing to take).  Called with no lock held and outside any
+ * read-side section.  The caller may own a PENDING or REVAL entry, which
+ * is why a backend's release() must not look names up (dcache.h): it
+ * could wait on that entry.
+ */
+bool dc__free_some(struct dc_cache *c, uint64_t seen)
+{
+	uint64_t n = LOAD(c->nr_entries), take = n / 4 + 1;
+
+	if (take > DC_FREE_SOME_MAX)
+		take = DC_FREE_SOME_MAX;
+	if (n > take && dc__shrink_now(c, n - take) > 0) {
+		/* relaxed: a count compared for change, ordering nothing */
+		__atomic_add_fetch(&c->nr_freed_now, 1, __ATOMIC_RELAXED);
+		return true;
+	}
+	return LOAD(c->nr_freed_now) != seen;
 }
 
 /*

@@ -52,7 +52,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dcache.h"
+#include "internal.h"
 
 #define MEMFS_MIN_NODES		64
 #define MEMFS_MIN_BUCKETS	64
@@ -322,7 +322,7 @@ static int lock_init(pthread_rwlock_t *lock)
 	return -err;
 }
 
-int dc_memfs_new(struct dc_memfs **out)
+DC_API int dc_memfs_new(struct dc_memfs **out)
 {
 	struct dc_memfs *fs;
 	int err;
@@ -355,7 +355,7 @@ fail:
 	return err;
 }
 
-void dc_memfs_free(struct dc_memfs *fs)
+DC_API void dc_memfs_free(struct dc_memfs *fs)
 {
 	uint64_t i;
 
@@ -457,7 +457,7 @@ fail:
 	return err;
 }
 
-int dc_memfs_add(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
+DC_API int dc_memfs_add(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 		 uint32_t mode, const char *target, struct dc_inode *out)
 {
 	size_t len;
@@ -510,7 +510,7 @@ static int link_locked(struct dc_memfs *fs, uint64_t ino, uint64_t dir_ino,
 	return 0;
 }
 
-int dc_memfs_link(struct dc_memfs *fs, uint64_t ino, uint64_t dir_ino,
+DC_API int dc_memfs_link(struct dc_memfs *fs, uint64_t ino, uint64_t dir_ino,
 		  const char *name, struct dc_inode *out)
 {
 	size_t len;
@@ -554,7 +554,7 @@ static int remove_locked(struct dc_memfs *fs, uint64_t dir_ino,
 	return 0;
 }
 
-int dc_memfs_remove(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
+DC_API int dc_memfs_remove(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 		    int is_dir)
 {
 	size_t len;
@@ -693,7 +693,7 @@ static int rename_locked(struct dc_memfs *fs, struct rename_args *r)
 	return rename_move(fs, r);
 }
 
-int dc_memfs_rename(struct dc_memfs *fs, uint64_t odir, const char *oname,
+DC_API int dc_memfs_rename(struct dc_memfs *fs, uint64_t odir, const char *oname,
 		    uint64_t ndir, const char *nname, unsigned flags)
 {
 	struct rename_args r = {
@@ -754,7 +754,7 @@ static int memfs_lookup_len(struct dc_memfs *fs, uint64_t dir_ino,
 	return err;
 }
 
-int dc_memfs_lookup(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
+DC_API int dc_memfs_lookup(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 		    struct dc_inode *out)
 {
 	size_t len;
@@ -768,7 +768,7 @@ int dc_memfs_lookup(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 	return memfs_lookup_len(fs, dir_ino, name, len, out);
 }
 
-uint64_t dc_memfs_count(struct dc_memfs *fs)
+DC_API uint64_t dc_memfs_count(struct dc_memfs *fs)
 {
 	uint64_t n;
 
@@ -863,6 +863,18 @@ static void memfs_release(void *ctx, const struct dc_inode *inode)
 	(void)inode;
 }
 
+/* Cookies are inode numbers, so the caller's inode says it already. */
+static int memfs_adopt(void *ctx, const struct dc_inode *dir, const char *name,
+		       size_t len, struct dc_inode *inode)
+{
+	(void)ctx;
+	(void)dir;
+	(void)name;
+	(void)len;
+	inode->cookie = inode->ino;
+	return 0;
+}
+
 /* The caller owns the memfs and frees it with dc_memfs_free. */
 static void memfs_destroy(void *ctx)
 {
@@ -876,9 +888,10 @@ static const struct dc_backend_ops memfs_ops = {
 	.readlink	= memfs_readlink,
 	.release	= memfs_release,
 	.destroy	= memfs_destroy,
+	.adopt		= memfs_adopt,
 };
 
-struct dc_backend dc_memfs_backend(struct dc_memfs *fs)
+DC_API struct dc_backend dc_memfs_backend(struct dc_memfs *fs)
 {
 	struct dc_backend b = { .ops = &memfs_ops, .ctx = fs };
 

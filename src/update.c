@@ -150,6 +150,38 @@ static void release_inode(struct dc_cache *c, const struct dc_inode *in,
 }
 
 /*
+ * A backend that adopts (hostfs: the cookie is a descriptor only it can
+ * open) fills in its own cookie for the caller's inode, so no caller
+ * needs to know the backend's handles.  0: *own is the inode to cache;
+ * 1: the name changed again since the caller's operation, so it is
+ * forgotten instead; or a negative errno (the name is forgotten too).
+ */
+static int adopt(struct dc_cache *c, struct dc_dentry *dir, const char *name,
+		 const struct dc_inode *in, struct dc_inode *own)
+{
+	struct dc_inode din = {
+		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
+	};
+	int err;
+
+	for (int frees = 0; ; frees++) {
+		uint64_t freed = LOAD(c->nr_freed_now);
+
+		*own = *in;
+		own->cookie = 0;
+		err = c->be.ops->adopt(c->be.ctx, &din, name, strlen(name), own);
+		if (err == 0)
+			return 0;
+		/* out of descriptors: as for a lookup (walk.c), free some */
+		if ((err != -EMFILE && err != -ENFILE) || frees == 3 ||
+		    !dc__free_some(c, freed))
+			break;
+	}
+	dc_invalidate_name(c, dir, name);
+	return err == -ENOENT || err == -ESTALE ? 1 : err;
+}
+
+/*
  * name now exists in dir as inode in.  A negative entry turns positive in
  * place; an unused positive non-directory takes the new inode in place,
  * claimed for the change so that nobody can take it meanwhile; anything
@@ -159,7 +191,7 @@ static void release_inode(struct dc_cache *c, const struct dc_inode *in,
 static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		    const struct dc_inode *in, const char *link)
 {
-	struct dc_inode old = { 0 };
+	struct dc_inode old = { 0 }, own;
 	struct dc_xname *target = NULL;
 	struct dc_dentry *d;
 	struct dname n;
@@ -171,13 +203,16 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		return err;
 	if (!in || !(in->mode & S_IFMT))	/* an inode has a type */
 		return -EINVAL;
-	if (link) {
-		size_t tlen = strnlen(link, DC_PATH_MAX);
-
-		if (tlen == DC_PATH_MAX)
-			return -ENAMETOOLONG;
-		target = dc__xname_new(c, link, tlen);
+	if (link && strnlen(link, DC_PATH_MAX) == DC_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (c->be.ops->adopt) {
+		err = adopt(c, dir, name, in, &own);
+		if (err)
+			return err < 0 ? err : 0;
+		in = &own;
 	}
+	if (link)
+		target = dc__xname_new(c, link, strlen(link));
 	dc__write_lock(c);
 	dir = live_dir(c, dir);
 	d = dir ? find_settled(c, dir, &n) : NULL;

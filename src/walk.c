@@ -379,13 +379,19 @@ static int backend_lookup(struct dc_cache *c, struct dc_dentry *dir,
 		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
 	};
 	char *buf;
-	int err, tries = 0;
+	int err, tries = 0, frees = 0;
+	uint64_t freed;
 
 again:
 	dc__stat_inc(c, ST_MISSES);
 	*target = NULL;
 	memset(out, 0, sizeof(*out));
+	freed = LOAD(c->nr_freed_now);
 	err = c->be.ops->lookup(c->be.ctx, &din, name, len, out);
+	/* out of descriptors: free some (see dc__free_some) and ask again */
+	if ((err == -EMFILE || err == -ENFILE) && frees++ < 3 &&
+	    dc__free_some(c, freed))
+		goto again;
 	if (!err && !(out->mode & S_IFMT)) {	/* no type: not an inode */
 		if (c->be.ops->release)
 			c->be.ops->release(c->be.ctx, out);
@@ -813,14 +819,11 @@ static int copy_link(struct nameidata *nd, struct dc_dentry *link,
 		return -ENOENT;
 	}
 	if (!x) {	/* created without its text: ask the backend */
-		struct dc_stat st;
+		struct dc_inode st;
 
 		err = dc_dentry_stat(link, &st);
-		if (!err) {
-			struct dc_inode in = { st.ino, st.cookie, st.mode, st.gen };
-
-			err = read_target(c, &in, buf);
-		}
+		if (!err)
+			err = read_target(c, &st, buf);
 		if (err > 0)
 			err = 0;
 	}
@@ -973,7 +976,7 @@ static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err
 
 /* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced. */
 static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
-		     size_t len, unsigned flags, struct dc_stat *st,
+		     size_t len, unsigned flags, struct dc_inode *st,
 		     struct dc_dentry **res)
 {
 	struct nameidata nd;
@@ -1027,7 +1030,7 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 }
 
 DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
-		      const char *path, unsigned flags, struct dc_stat *st)
+		      const char *path, unsigned flags, struct dc_inode *st)
 {
 	size_t len;
 	int err;

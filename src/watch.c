@@ -1386,7 +1386,8 @@ DC_API int dc_watch_start(struct dc_cache *c, const char *root,
 
 	if (out)
 		*out = NULL;
-	if (!c || !root || !opt || !out || (unsigned)opt->mode >= NR_WATCH_MODES)
+	if (!c || !root || !opt || !out || (unsigned)opt->mode >= NR_WATCH_MODES ||
+	    !dc__zeroed(opt->reserved, sizeof(opt->reserved)))
 		return -EINVAL;
 	err = watch_new(c, root, opt, &w);
 	if (err)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "dcache.h"
+#include "dcache-debug.h"
 #include "harness.h"
 
 /* ---- a memfs backend that counts the calls made to it ----------------- */
@@ -126,7 +126,7 @@ static void fx_close(struct fx *x)
 
 static int64_t res(struct fx *x, const char *path, unsigned flags)
 {
-	struct dc_stat st;
+	struct dc_inode st;
 	int err = dc_resolve(x->c, NULL, path, flags, &st);
 
 	return err ? err : (int64_t)st.ino;
@@ -207,10 +207,10 @@ static void test_paths(enum dc_mode mode)
 	strcat(long_path, "/");
 	CHECK_EQ(res(&x, long_path, 0), -ENAMETOOLONG);
 	/* bad arguments */
-	CHECK_EQ(dc_resolve(NULL, NULL, "a", 0, (struct dc_stat *)buf), -EINVAL);
-	CHECK_EQ(dc_resolve(x.c, NULL, NULL, 0, (struct dc_stat *)buf), -EINVAL);
+	CHECK_EQ(dc_resolve(NULL, NULL, "a", 0, (struct dc_inode *)buf), -EINVAL);
+	CHECK_EQ(dc_resolve(x.c, NULL, NULL, 0, (struct dc_inode *)buf), -EINVAL);
 	CHECK_EQ(dc_resolve(x.c, NULL, "a", 0, NULL), -EINVAL);
-	CHECK_EQ(dc_resolve(x.c, NULL, "a", 0x80, (struct dc_stat *)buf), -EINVAL);
+	CHECK_EQ(dc_resolve(x.c, NULL, "a", 0x80, (struct dc_inode *)buf), -EINVAL);
 	fx_close(&x);
 }
 
@@ -277,7 +277,7 @@ static void test_hits_and_stats(enum dc_mode mode)
 static void test_lookup_and_refs(enum dc_mode mode)
 {
 	struct dc_dentry *a, *f, *d;
-	struct dc_stat st;
+	struct dc_inode st;
 	char buf[64];
 	struct fx x;
 
@@ -453,7 +453,7 @@ static void test_invalidate(enum dc_mode mode)
 	CHECK_EQ(res(&x, "a/b/g", 0), I.g);
 	/* the held, now unhashed, a still answers truthfully */
 	{
-		struct dc_stat st;
+		struct dc_inode st;
 
 		CHECK_EQ(dc_resolve(x.c, a, "b/g", 0, &st), 0);
 		CHECK_EQ(st.ino, I.g);
@@ -581,7 +581,7 @@ static void test_forgotten_parent(enum dc_mode mode)
 		struct dc_dentry *a, *b, *b2;
 		struct dc_inode in, in2, c;
 		const char *path = "c/b/x", *dir = "c/b";
-		struct dc_stat st;
+		struct dc_inode st;
 		struct fx x;
 
 		fx_open(&x, mode, 0, 0);

@@ -39,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dcache.h"
+#include "dcache-debug.h"
 #include "harness.h"
 
 static struct dc_memfs *fs;
@@ -71,7 +71,7 @@ static struct dc_cache *open_memfs(enum dc_mode mode, uint32_t ttl, uint32_t neg
 /* The answer for path: its inode number, or -errno. */
 static int64_t res_flags(struct dc_cache *c, const char *path, unsigned flags)
 {
-	struct dc_stat st;
+	struct dc_inode st;
 	int err = dc_resolve(c, NULL, path, flags, &st);
 
 	return err ? err : (int64_t)st.ino;
@@ -86,7 +86,7 @@ static int64_t res(struct dc_cache *c, const char *path)
 static int64_t walk_ino(struct dc_cache *c, const char *path)
 {
 	struct dc_dentry *d;
-	struct dc_stat st;
+	struct dc_inode st;
 	int err = dc_walk(c, NULL, path, 0, &d);
 
 	if (err)
@@ -365,7 +365,7 @@ static void test_reval_keeps(enum dc_mode mode)
 {
 	struct dc_dentry *held, *d1, *d2;
 	struct dc_cache *c;
-	struct dc_stat st;
+	struct dc_inode st;
 	uint64_t p, q, m0;
 
 	fresh_fs();
@@ -561,7 +561,7 @@ static void test_push_inode(enum dc_mode mode)
 	struct dc_dentry *held;
 	struct dc_cache *c;
 	struct dc_inode in;
-	struct dc_stat st;
+	struct dc_inode st;
 	uint64_t h1, h2, f, t, s, sf, o, t2, k, l, m0, nw;
 	size_t i;
 
@@ -654,7 +654,7 @@ static void test_dir_attr(enum dc_mode mode)
 {
 	struct dc_cache *c = open_fake(mode, true, 0);
 	struct dc_dentry *h, *h2;
-	struct dc_stat st;
+	struct dc_inode st;
 
 	fake_set(3, 33, false);
 	CHECK_EQ(res(c, "sub/n3"), 33);
@@ -879,7 +879,7 @@ static void *stress_reader(void *arg)
 		if (r & 0x100000) {
 			got = walk_ino(s->c, path);
 		} else if (r & 0x200000 && !strncmp(path, "/s0/", 4)) {
-			struct dc_stat st;
+			struct dc_inode st;
 			int err = dc_resolve(s->c, base, path + 4, 0, &st);
 
 			got = err ? err : (int64_t)st.ino;

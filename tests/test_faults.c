@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dcache.h"
+#include "dcache-debug.h"
 #include "harness.h"
 
 /* ---- a scriptable backend: a flat root of names "n0".."n99" ---------------- */
@@ -132,7 +132,7 @@ static void open_cache(enum dc_mode mode)
 
 static int64_t res(const char *path)
 {
-	struct dc_stat st;
+	struct dc_inode st;
 	int err = dc_resolve(cache, NULL, path, 0, &st);
 
 	return err ? err : (int64_t)st.ino;
@@ -321,7 +321,7 @@ static void *fail_reader(void *arg)
 	unsigned seed = (unsigned)(uintptr_t)arg;
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
-		struct dc_stat st;
+		struct dc_inode st;
 		int k = (int)(rand_r(&seed) % NK), err;
 
 		snprintf(path, sizeof(path), "/d/k%d", k);
@@ -367,7 +367,7 @@ static void test_alloc_failures(enum dc_mode mode)
 		}
 		CHECK(err == 0 || err == -ENOMEM);
 		{	/* the writer's own view must be right */
-			struct dc_stat st;
+			struct dc_inode st;
 
 			snprintf(path, sizeof(path), "/d/k%d", k);
 			err = dc_resolve(cache, NULL, path, 0, &st);
@@ -383,7 +383,7 @@ static void test_alloc_failures(enum dc_mode mode)
 	CHECK(dc_debug_failed_allocs() > 0);
 	dc_debug_fail_alloc(0, 0);
 	for (k = 0; k < NK; k++) {	/* nothing the cache says is wrong */
-		struct dc_stat st;
+		struct dc_inode st;
 
 		snprintf(path, sizeof(path), "/d/k%d", k);
 		err = dc_resolve(cache, NULL, path, 0, &st);

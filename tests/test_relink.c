@@ -34,7 +34,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "dcache.h"
+#include "dcache-debug.h"
 #include "harness.h"
 #include "../src/internal.h"
 
@@ -48,7 +48,7 @@ static int which, ready, moved;		/* relaxed hand-shakes, see above */
 static void *reader(void *arg)
 {
 	struct dc_dentry *n;
-	struct dc_stat st;
+	struct dc_inode st;
 
 	(void)arg;
 	dc_resolve(cache, NULL, "/a", 0, &st);	/* registers with liburcu */

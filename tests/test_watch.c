@@ -48,7 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dcache.h"
+#include "dcache-debug.h"
 #include "harness.h"
 
 #define LIMIT_MS	100	/* an event mode must agree within this */
@@ -158,7 +158,7 @@ static int truth(const char *rel, unsigned flags, struct stat *st)
 static bool agrees(struct dc_cache *c, const char *rel, bool verbose)
 {
 	static const unsigned how[] = { DC_NOFOLLOW, 0 };
-	struct dc_stat ds;
+	struct dc_inode ds;
 	struct stat st;
 	unsigned i;
 	int t, r;
@@ -465,7 +465,7 @@ static void test_ignore_self(void)
 	struct dc_watch_options o = { .mode = DC_WATCH_FANOTIFY, .ignore_self = 1 };
 	struct dc_watch *w = NULL;
 	struct dc_cache *c = NULL;
-	struct dc_stat ds;
+	struct dc_inode ds;
 	pid_t pid;
 	int st;
 

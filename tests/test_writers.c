@@ -50,7 +50,7 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 
-#include "dcache.h"
+#include "dcache-debug.h"
 #include "flood.h"
 #include "harness.h"
 #include "../src/internal.h"
@@ -169,7 +169,7 @@ static struct dc_cache *new_cache(struct dc_memfs *fs, struct hooked *k,
 
 static int resolve(struct dc_cache *c, const char *path, unsigned flags, uint64_t *ino)
 {
-	struct dc_stat st;
+	struct dc_inode st;
 	int err = dc_resolve(c, NULL, path, flags, &st);
 
 	if (ino)
@@ -255,7 +255,7 @@ static void test_text_freed(bool to_file)
 
 static struct dc_cache *hc_cache;
 static struct dc_dentry *hc_held;
-static struct dc_stat hc_seen;
+static struct dc_inode hc_seen;
 
 static void *hc_reader(void *arg)
 {
@@ -281,7 +281,7 @@ static void test_held_changed(enum dc_mode mode, bool recreate)
 {
 	struct dc_memfs *fs;
 	struct dc_inode f, g;
-	struct dc_stat st;
+	struct dc_inode st;
 	struct hooked k;
 
 	CHECK_EQ(dc_memfs_new(&fs), 0);
@@ -325,7 +325,7 @@ static void *hs_reader(void *arg)
 
 	while (!__atomic_load_n(&hs_stop, __ATOMIC_ACQUIRE)) {
 		struct dc_dentry *d;
-		struct dc_stat a, b;
+		struct dc_inode a, b;
 		int i;
 
 		if (dc_lookup(hs_cache, hs_cache->root, "f", 1, &d) != 0)
@@ -815,7 +815,7 @@ static void test_forget_cost(enum dc_mode mode)
 	struct dc_memfs *fs;
 	struct dc_inode d, s, in;
 	struct dc_dentry *hd, *hs, *hr;
-	struct dc_stat st;
+	struct dc_inode st;
 	struct dc_cache *c;
 	struct hooked k;
 	char name[32];
@@ -932,7 +932,7 @@ static void test_orphan_miss(enum dc_mode mode)
 	struct dc_inode a, x, g, f;
 	struct dc_dentry *hx, *hf, *e;
 	struct hooked k;
-	struct dc_stat st;
+	struct dc_inode st;
 
 	CHECK_EQ(dc_memfs_new(&fs), 0);
 	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "a", S_IFDIR | 0755, NULL, &a), 0);

@@ -227,7 +227,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					       &want_ino);
 
 			for (m = 0; m < 3; m++) {
-				struct dc_stat st;
+				struct dc_inode st;
 				int got = dc_resolve(caches[m], bases[m][b], path, flags, &st);
 
 				if (got != want || (!got && st.ino != want_ino)) {

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * dcache-debug.h - libdcache's test and debugging hooks.
+ *
+ * Not part of the stable API: these calls serve the project's own tests
+ * and tools (allocation-failure injection, leak counts, an invariant
+ * check) and may change in any release.  They are exported so that a
+ * program linked against libdcache.so can use them too.
+ */
+#ifndef DCACHE_DEBUG_H
+#define DCACHE_DEBUG_H
+
+#include "dcache.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Allocation-failure injection for tests: with every > 0 the every-th
+ * allocation fails; with every < 0 each fails with probability 1/-every,
+ * drawn from seed.  0 turns injection off.  Process-wide.
+ */
+void dc_debug_fail_alloc(long every, uint64_t seed);
+/* Allocations that failed by injection since the last call to the above. */
+uint64_t dc_debug_failed_allocs(void);
+/* Entries allocated and not yet freed, all caches of the process. */
+uint64_t dc_debug_live_entries(void);
+/* Bytes allocated by libdcache and not yet freed, all caches. */
+uint64_t dc_debug_live_bytes(void);
+/* Check the cache's invariants (quiescent callers only); 0 or -EUCLEAN. */
+int dc_debug_check(struct dc_cache *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DCACHE_DEBUG_H */
