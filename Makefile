@@ -1,17 +1,31 @@
 # libdcache - plain GNU make (see docs/design.md, "Build").
 #
-#   make            library, tools, tests            -> build/
-#   make check      deps, then every test: plain, ASan+UBSan, TSan
-#   make run        deps, build, import the shipped trace, dcbench compare
-#   make install PREFIX=/usr/local
+#   make              library, tools, tests, examples   -> build/
+#   make check        deps, then every test: plain, ASan+UBSan, TSan
+#   make run          deps, build, import the shipped trace, dcbench compare
+#   make lib          the library alone (needs liburcu only)
+#   make install      library, headers, tools, man pages, data
+#   make install-lib  library, headers and dcache.pc alone
+#   make uninstall    what either install put there
+#
+# PREFIX (/usr/local), LIBDIR ($(PREFIX)/lib; a multiarch one such as
+# /usr/lib/x86_64-linux-gnu), INCLUDEDIR, BINDIR, MANDIR, DATADIR and
+# DESTDIR place what install copies; dcache.pc follows them.
 #
 # SAN=asan or SAN=tsan builds an instrumented tree in build-asan/ or
 # build-tsan/ (the check target does that itself).
 
-PREFIX    ?= /usr/local
-SAN       ?=
-CC        ?= cc
-VERSION   := 0.1.0
+PREFIX     ?= /usr/local
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR     ?= $(PREFIX)/bin
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    ?= $(PREFIX)/share/dcache
+SAN        ?=
+CC         ?= cc
+PKG_CONFIG ?= pkg-config
+# one version, the header's
+VERSION   := $(shell sed -n 's/^\#define DC_VERSION_STRING[^"]*"\(.*\)"/\1/p' include/dcache.h)
 SOVERSION := 0
 
 ifeq ($(SAN),)
@@ -33,15 +47,26 @@ else
 $(error SAN must be empty, asan or tsan)
 endif
 
-URCU_CFLAGS := $(shell pkg-config --cflags liburcu-memb 2>/dev/null)
-URCU_LIBS   := $(shell pkg-config --libs liburcu-memb 2>/dev/null || echo -lurcu-memb -lurcu-common)
-CDS_LIBS    := $(shell pkg-config --libs liburcu-cds 2>/dev/null || echo -lurcu-cds)
+# pkg-config's answers are read when a recipe first needs them, not when
+# this file is parsed, so that `make check` and `make run` can install
+# what is missing (deps) first, and `make lib` asks only for liburcu.  A
+# package pkg-config cannot find stops the build there, by name.
+pkg = $(if $(shell $(PKG_CONFIG) --exists $(1) && echo y),$(shell $(PKG_CONFIG) $(2) $(1)),$(error $(1) not found by $(PKG_CONFIG): as root, run make deps (it installs every package the project needs), or install the package that provides $(1).pc))
+# once per make: the first use replaces the variable by its value
+memo = $(eval $(1) := $(2))$($(1))
+
+URCU_CFLAGS = $(call memo,URCU_CFLAGS,$(call pkg,liburcu-memb,--cflags))
+URCU_LIBS   = $(call memo,URCU_LIBS,$(call pkg,liburcu-memb,--libs))
+CDS_LIBS    = $(call memo,CDS_LIBS,$(call pkg,liburcu-cds,--libs))
+LZMA_LIBS   = $(call memo,LZMA_LIBS,$(call pkg,liblzma,--libs))
+FUSE_CFLAGS = $(call memo,FUSE_CFLAGS,$(call pkg,fuse3,--cflags))
+FUSE_LIBS   = $(call memo,FUSE_LIBS,$(call pkg,fuse3,--libs))
 
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-missing-field-initializers $(SANFLAGS) $(CFLAGS_EXTRA) $(WERROR)
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(URCU_CFLAGS)
 LDFLAGS  += $(SANFLAGS)
-LIBS     := $(URCU_LIBS) -lpthread
+LIBS      = $(URCU_LIBS) -lpthread
 
 LIB_SRCS := $(wildcard src/*.c)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
@@ -55,21 +80,24 @@ DCBENCH_SRCS := $(filter-out tools/dcbench/import_main_test.c,$(DCBENCH_SRCS))
 
 CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_import
 
-FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
-FUSE_LIBS   := $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3)
 DCFS_SRCS   := tools/dcfs/main.c tools/dcfs/loop.c tools/dcfs/node.c tools/dcfs/ops.c \
                tools/dcfs/coherence.c \
                tools/dcfs/uring.c
 
-all: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcpath $(TESTS) $(CORPUS_TESTS) \
-     $(BUILD)/dcfs \
-     $(BUILD)/dcache.pc $(if $(wildcard tools/dcbench/main.c),$(BUILD)/dcbench)
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLES     := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
-$(BUILD)/obj/%.o: src/%.c src/internal.h include/dcache.h
+all: lib $(BUILD)/dcpath $(TESTS) $(CORPUS_TESTS) $(BUILD)/dcfs $(BUILD)/dcbench $(EXAMPLES)
+
+lib: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcache.pc
+
+HEADERS := include/dcache.h include/dcache-debug.h
+
+$(BUILD)/obj/%.o: src/%.c src/internal.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/pic/%.o: src/%.c src/internal.h include/dcache.h
+$(BUILD)/pic/%.o: src/%.c src/internal.h $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
@@ -86,21 +114,27 @@ $(BUILD)/libdcache.so: $(BUILD)/libdcache.so.$(VERSION)
 	ln -sf libdcache.so.$(VERSION) $(BUILD)/libdcache.so.$(SOVERSION)
 	ln -sf libdcache.so.$(VERSION) $@
 
-$(BUILD)/dcache.pc: dcache.pc.in Makefile
-	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
+# dcache.pc names where install puts things: remade whenever they change
+# (the stamp is rewritten only when its text differs).
+DIRS_NOW := $(PREFIX) $(LIBDIR) $(INCLUDEDIR)
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(BUILD)/install-dirs 2>/dev/null)" = "$(DIRS_NOW)" ] || echo "$(DIRS_NOW)" > $(BUILD)/install-dirs; })
+
+$(BUILD)/dcache.pc: dcache.pc.in $(BUILD)/install-dirs include/dcache.h
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
 $(BUILD)/dcpath: tools/dcpath/dcpath.c $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
 $(BUILD)/dcbench: $(DCBENCH_SRCS) tools/dcbench/*.h $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
-	    $(LDFLAGS) $(BUILD)/libdcache.a $(CDS_LIBS) $(LIBS) -llzma -lm
+	    $(LDFLAGS) $(BUILD)/libdcache.a $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
 $(BUILD)/tests/test_import: tests/test_import.c tools/dcbench/import.c tools/dcbench/trace.c tools/dcbench/*.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ $(LDFLAGS) -llzma
+	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ $(LDFLAGS) $(LZMA_LIBS)
 
-$(BUILD)/tests/%: tests/%.c tests/harness.h $(BUILD)/libdcache.a
+$(BUILD)/tests/%: tests/%.c tests/harness.h $(HEADERS) $(BUILD)/libdcache.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
@@ -126,7 +160,13 @@ $(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c 
 $(BUILD)/tests/test_corpus_import: tests/fuzz/fuzz_import.c tests/fuzz/run_corpus.c tools/dcbench/import.c tools/dcbench/trace.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itools/dcbench -DCORPUS_DIR='"tests/fuzz/corpus_import"' $(CFLAGS) \
-	    $^ -o $@ $(LDFLAGS) -llzma
+	    $^ -o $@ $(LDFLAGS) $(LZMA_LIBS)
+
+# The examples, as a user builds them (tests/test_install.sh builds them
+# again against the installed library).
+$(BUILD)/examples/%: examples/%.c $(HEADERS) $(BUILD)/libdcache.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
 # ---- fuzzing (clang, libFuzzer): FUZZ_SECONDS per target ----------------------
 
@@ -138,7 +178,7 @@ fuzz: deps
 	clang -std=c11 $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_walk.c $(LIB_SRCS) \
 	    -o build-fuzz/fuzz_walk $(LIBS)
 	clang -std=c11 $(CPPFLAGS) -Itools/dcbench $(FUZZ_FLAGS) tests/fuzz/fuzz_import.c \
-	    tools/dcbench/import.c tools/dcbench/trace.c -o build-fuzz/fuzz_import -llzma
+	    tools/dcbench/import.c tools/dcbench/trace.c -o build-fuzz/fuzz_import $(LZMA_LIBS)
 	cd build-fuzz && ./fuzz_walk -max_total_time=$(FUZZ_SECONDS) -dict=../tests/fuzz/walk.dict \
 	    corpus_walk ../tests/fuzz/corpus_walk
 	cd build-fuzz && ./fuzz_import -max_total_time=$(FUZZ_SECONDS) \
@@ -157,7 +197,7 @@ $(BUILD)/dcfs: $(DCFS_SRCS) tools/dcfs/dcfs.h $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(DCFS_SRCS) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(FUSE_LIBS) $(LIBS)
 
-# ---- kernbench: a kernel build natively and through dcfs (issue 4) ----------
+# ---- kernbench: a kernel build natively and through dcfs -------------------
 
 # bench/kernbench-setup.sh unpacks Debian's linux-source-6.1 and runs
 # tinyconfig; KERNBENCH_ARGS adds dcbench kernbench options.
@@ -182,17 +222,43 @@ run: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/run.sh
 
-install: all
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
-	install -m 644 include/dcache.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(BUILD)/libdcache.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/libdcache.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libdcache.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdcache.so.$(SOVERSION)
-	ln -sf libdcache.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libdcache.so
-	install -m 644 $(BUILD)/dcache.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	install -m 755 $(BUILD)/dcpath $(BUILD)/dcbench $(BUILD)/dcfs $(DESTDIR)$(PREFIX)/bin/
+MAN1 := $(wildcard man/*.1)
+MAN3 := $(wildcard man/*.3)
+DATA := data/linux-6.1-tree.tsv.xz data/linux-6.1-tinyconfig-j2.strace.xz data/README.md
+
+install-lib: lib
+	install -d $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(LIBDIR)/pkgconfig
+	install -m 644 $(HEADERS) $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(BUILD)/libdcache.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libdcache.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libdcache.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdcache.so.$(SOVERSION)
+	ln -sf libdcache.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libdcache.so
+	install -m 644 $(BUILD)/dcache.pc $(DESTDIR)$(LIBDIR)/pkgconfig/
+
+install: install-lib all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(DATADIR)
+	install -m 755 $(BUILD)/dcpath $(BUILD)/dcbench $(BUILD)/dcfs $(DESTDIR)$(BINDIR)/
+	install -m 644 $(DATA) $(DESTDIR)$(DATADIR)/
+	install -d $(DESTDIR)$(DATADIR)/examples
+	install -m 644 examples/*.c examples/dcfs.service $(DESTDIR)$(DATADIR)/examples/
+	$(if $(MAN1),install -d $(DESTDIR)$(MANDIR)/man1 && install -m 644 $(MAN1) $(DESTDIR)$(MANDIR)/man1/)
+	$(if $(MAN3),install -d $(DESTDIR)$(MANDIR)/man3 && install -m 644 $(MAN3) $(DESTDIR)$(MANDIR)/man3/)
+
+# Removes exactly what install and install-lib put there, and the
+# directories of ours they leave empty.
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(HEADERS)))
+	rm -f $(DESTDIR)$(LIBDIR)/libdcache.a $(DESTDIR)$(LIBDIR)/libdcache.so \
+	    $(DESTDIR)$(LIBDIR)/libdcache.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libdcache.so.$(VERSION) \
+	    $(DESTDIR)$(LIBDIR)/pkgconfig/dcache.pc
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,dcpath dcbench dcfs)
+	rm -f $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN1))) \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man3/,$(notdir $(MAN3)))
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/,$(notdir $(DATA)))
+	rm -f $(addprefix $(DESTDIR)$(DATADIR)/examples/,$(notdir $(wildcard examples/*.c)) dcfs.service)
+	-rmdir $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(DATADIR) 2>/dev/null
 
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz
 
-.PHONY: all deps check run install clean fuzz torture kernbench
+.PHONY: all lib deps check run install install-lib uninstall clean fuzz torture kernbench

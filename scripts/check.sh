@@ -14,6 +14,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 passed=0 failed=0 skipped=0
+# what git sees before: the tests must leave the tree as they found it
+tree_before=$(git status --porcelain 2>/dev/null)
 
 # run NAME CMD...: one test; its output is shown only when it fails.
 run() {
@@ -65,10 +67,22 @@ run "plain test_micro.sh" tests/test_micro.sh build
 run "asan test_micro.sh" tests/test_micro.sh build-asan
 # dcbench kernbench on a stand-in tree, compiled through dcfs
 run "plain test_kernbench.sh" tests/test_kernbench.sh build
+# the library installed, linked through pkg-config, README and examples/
+run "plain test_install.sh" tests/test_install.sh build
+# the tools' options, messages, exit codes and man pages
+run "plain test_tools.sh" tests/test_tools.sh build
 # clang: the same sources, no warnings
 if command -v clang >/dev/null; then
 	run "build clang" make -s -j"$jobs" CC=clang BUILD=build-clang WERROR=-Werror all
 fi
 
+if [ "$(git status --porcelain 2>/dev/null)" = "$tree_before" ]; then
+	passed=$((passed + 1))
+	echo "ok - the tests left the source tree as they found it (git status)"
+else
+	failed=$((failed + 1))
+	echo "not ok - the tests changed the source tree:"
+	diff <(echo "$tree_before") <(git status --porcelain 2>/dev/null) | sed 's/^/    /'
+fi
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

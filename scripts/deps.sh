@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(gcc make pkg-config liburcu-dev liblzma-dev xz-utils clang strace
-      gnuplot-nox libfuse3-dev fuse3 valgrind)
+      gnuplot-nox libfuse3-dev fuse3 valgrind python3 man-db groff-base)
 
 missing=()
 for p in "${pkgs[@]}"; do
