@@ -6,8 +6,10 @@
  *
  * Each DATA_DIR/strace/NAME.txt is imported, read back, dumped and compared
  * with NAME.expected: the dump, then the summary's counters on one line.
- * Then damaged traces, which must all be refused with a message, and a
- * trace built by hand from docs/trace-format.md, which must be accepted.
+ * Then logs no trace can be made of (empty, no strace, strace without -f,
+ * mostly malformed), which the importer must refuse, saying why; damaged
+ * traces, which must all be refused with a message; and a trace built by
+ * hand from docs/trace-format.md, which must be accepted.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -238,7 +240,7 @@ static bool starts_with(const char *s, const char *prefix)
 	return s && strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Line handling: CRLF, a line over the 1 MiB limit, an empty log. */
+/* Line handling: CRLF, a line over the 1 MiB limit. */
 static void test_odd_logs(void)
 {
 	static const char head[] = "1 stat(\"/crlf\", 0x1) = 0\r\n1 stat(\"/long", tail[] =
@@ -260,10 +262,108 @@ static void test_odd_logs(void)
 			  "# procs=1 ops=3 paths=2 malformed=1 "));
 	free(got);
 	free(log);
-	CHECK(write_all(tmp_path("empty.log"), "", 0));
-	got = import_and_dump(tmp_path("empty.log"), tmp_path("empty.trace"));
-	CHECK(starts_with(got, "# procs=0 ops=0 paths=0 malformed=0 "));
-	free(got);
+}
+
+/* Import text as a log; true if refused with a message holding why. */
+static bool refused(const char *what, const void *text, size_t len, const char *why,
+		    struct dct_import_summary *s)
+{
+	char err[1024] = "";
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	if (!CHECKF(write_all(tmp_path("bad.log"), text, len), "%s: cannot write", what))
+		return false;
+	rc = dct_import(tmp_path("bad.log"), tmp_path("bad.trace"), s, NULL, err,
+			sizeof(err));
+	if (rc == 0) {
+		unlink(tmp_path("bad.trace"));
+		return CHECKF(false, "%s: imported, want refused (%s)", what, why);
+	}
+	return CHECKF(strstr(err, why) != NULL, "%s: message '%s' lacks '%s'", what,
+		      err, why) &&
+	       CHECKF(access(tmp_path("bad.trace"), F_OK) != 0,
+		      "%s: refused, yet a trace was left", what);
+}
+
+static bool accepted(const char *what, const char *text, struct dct_import_summary *s)
+{
+	char err[1024] = "";
+
+	memset(s, 0, sizeof(*s));
+	return CHECKF(write_all(tmp_path("ok.log"), text, strlen(text)), "%s", what) &&
+	       CHECKF(dct_import(tmp_path("ok.log"), tmp_path("ok.trace"), s, NULL, err,
+				 sizeof(err)) == 0, "%s: refused: %s", what, err);
+}
+
+/*
+ * Logs that make no trace worth replaying are refused with the reason:
+ * empty, no strace log at all, strace without -f, mostly malformed, no
+ * lookups.  A failed import leaves no trace and spares an old one.
+ */
+static void test_unusable(void)
+{
+	static const char services[] =
+		"# Network services, Internet style\n\n"
+		"tcpmux\t\t1/tcp\t\t\t\t# TCP port service multiplexer\n"
+		"echo\t\t7/tcp\nhttp\t\t80/tcp\t\twww\t\t# WorldWideWeb HTTP\n";
+	static const char nof[] =
+		"execve(\"/bin/ls\", [\"ls\"], 0x7ffc /* 3 vars */) = 0\n"
+		"openat(AT_FDCWD</tmp>, \"/etc/ld.so.cache\", O_RDONLY) = 3</etc/ld.so.cache>\n"
+		"stat(\"/x\", 0x1)      = -1 ENOENT (No such file or directory)\n"
+		"--- SIGCHLD {si_signo=SIGCHLD} ---\n"
+		"+++ exited with 0 +++\n";
+	static const char stderr_log[] =	/* a lone process has no prefix */
+		"stat(\"/first\", 0x1) = 0\n"
+		"[pid 7] stat(\"/a\", 0x1) = 0\n[pid  8] stat(\"/b\", 0x1) = 0\n";
+	static const char half[] = "1 stat(\"/a\", 0x1) = 0\n1 stat(\"/b\", 0x1) = 0\n"
+				   "x\ny\n\n\n";
+	static const char most[] = "1 stat(\"/a\", 0x1) = 0\n1 stat(\"/b\", 0x1) = 0\n"
+				   "x\ny\nz\n";
+	unsigned char junk[4096];
+	struct dct_import_summary s;
+	char err[1024] = "";
+	unsigned char *old;
+	size_t len = 0;
+
+	for (size_t i = 0; i < sizeof(junk); i++)
+		junk[i] = (unsigned char)(i * 131 + 7);
+	refused("empty", "", 0, "empty log", &s);
+	refused("blank lines", "\n  \n\t\n", 5, "empty log: 3 lines, all blank", &s);
+	refused("binary junk", junk, sizeof(junk), "not an strace log", &s);
+	refused("/etc/services", services, strlen(services), "not an strace log", &s);
+	if (refused("strace without -f", nof, strlen(nof), "without -f", &s))
+		CHECK(s.unprefixed == 5 && s.malformed == 5 && s.processes == 0);
+	if (refused("strace -f to stderr", stderr_log, strlen(stderr_log),
+		    "1 of 3 lines have no process id", &s))
+		CHECK(s.unprefixed == 1 && s.processes == 2);
+	if (accepted("half malformed", half, &s))
+		CHECK(s.malformed == 2 && s.blank == 2);
+	refused("more than half malformed", most, strlen(most),
+		"3 of 5 lines are malformed (the first is line 3); more than 50%", &s);
+	refused("no path lookup", "1 getpid() = 1\n", 15, "no path lookups", &s);
+
+	/* a refused import spares the trace that was there */
+	CHECK(write_all(tmp_path("bad.trace"), "old", 3));
+	CHECK(dct_import(tmp_path("bad.log"), tmp_path("bad.trace"), NULL, NULL, err,
+			 sizeof(err)) == -1);
+	old = read_all(tmp_path("bad.trace"), &len);
+	CHECK(old && len == 3 && !memcmp(old, "old", 3));
+	free(old);
+	unlink(tmp_path("bad.trace"));
+
+	/* what cannot be read or written says so, and is named */
+	CHECK(dct_import(tmpdir, tmp_path("x.trace"), NULL, NULL, err, sizeof(err)) == -1 &&
+	      strstr(err, "is a directory"));
+	CHECK(dct_import(tmp_path("ok.log"), tmpdir, NULL, NULL, err, sizeof(err)) == -1 &&
+	      strstr(err, "cannot write the trace to") && strstr(err, "directory"));
+	CHECK(dct_import(tmp_path("ok.log"), tmp_path("none/x.trace"), NULL, NULL, err,
+			 sizeof(err)) == -1 && strstr(err, "none/x.trace") &&
+	      strstr(err, "No such file"));
+	CHECK(dct_import_check_output(tmp_path("none/x.trace"), err, sizeof(err)) == -1);
+	CHECK(dct_import_check_output(tmp_path("probe.trace"), err, sizeof(err)) == 0 &&
+	      access(tmp_path("probe.trace"), F_OK) != 0);
+	CHECK(dct_import(tmp_path("ok.log"), "/dev/null", NULL, NULL, err, sizeof(err)) == 0);
 }
 
 /* ---- damaged traces ---- */
@@ -612,7 +712,8 @@ static void cleanup(void)
 {
 	static const char *names[] = { "snippet.trace", "fork.log", "a.trace", "b.trace",
 				       "c.trace", "cut.log", "x.trace", "odd.log",
-				       "odd.trace", "empty.log", "empty.trace" };
+				       "odd.trace", "bad.log", "bad.trace", "ok.log",
+				       "ok.trace" };
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		unlink(tmp_path(names[i]));
@@ -633,6 +734,7 @@ int main(int argc, char **argv)
 	n = test_snippets(dir);
 	test_xz(dir);
 	test_odd_logs();
+	test_unusable();
 	test_corrupt(dir);
 	test_by_hand();
 	test_writer();

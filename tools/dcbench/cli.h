@@ -9,12 +9,17 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define EXIT_OK		0
 #define EXIT_FAIL	1	/* the command ran and failed (or found mismatches) */
 #define EXIT_USAGE	2	/* bad command line */
+#define EXIT_SHORT	3	/* compare: runs too short to time, goals not judged */
 
-/* "dcbench CMD: message" and a hint at --help on stderr; returns EXIT_USAGE. */
+/*
+ * "dcbench CMD: message", CMD's synopsis and a hint at --help on stderr
+ * (CMD NULL: dcbench itself); returns EXIT_USAGE.
+ */
 int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -40,6 +45,14 @@ int cli_uint_list(const char *cmd, const char *opt, const char *s, unsigned lo,
 bool cli_progress(void);
 /* Online processors (sysconf), at least 1. */
 unsigned cli_cores(void);
+
+/* The first paragraph of a --help text: its usage lines. */
+void cli_synopsis(FILE *f, const char *help);
+
+/* Each command's --help text, in the command's own file. */
+extern const char dcb_import_help[], dcb_capture_help[], dcb_replay_help[],
+		  dcb_compare_help[], dcb_flood_help[], dcb_fsmeta_help[],
+		  dcb_kernbench_help[], dcb_coherence_help[];
 
 int cmd_import(int argc, char **argv);
 int cmd_capture(int argc, char **argv);

@@ -69,7 +69,7 @@
 #define FLOOD_DIR	".dcbench-flood"	/* in the tree's root: no change's */
 #define FLOOD_THREADS	64		/* flooding threads at most */
 
-static const char coherence_help[] =
+const char dcb_coherence_help[] =
 "usage: dcbench coherence --fs KIND[,KIND...] [--source DIR] [--mount DIR]\n"
 "                         [--changes N] [--bound-ms B] [--give-up-ms G] [--seed S]\n"
 "                         [--readers R] [--through-mount PERCENT] [--peer-timeout S]\n"
@@ -100,7 +100,8 @@ static const char coherence_help[] =
 "  --readers R         threads reading through the mount all along (default 2)\n"
 "  --through-mount P   percent of the changes made through the mount (default 10)\n"
 "  --peer-timeout S    passthrough_ll's -o timeout= in seconds (default: its own, 1 s)\n"
-"  --dcfs-args \"ARGS\"  more dcfs options, split at spaces (e.g. \"--attr-timeout 0\")\n"
+"  --dcfs-args \"ARGS\"  more dcfs options, split at spaces (e.g. \"--attr-timeout 0\");\n"
+"                      --dcfs-opts is the same\n"
 "  --workdir DIR       passthrough_ll's build, the daemons' logs, the default source\n"
 "                      and mount point; kept.  Default: a new directory under\n"
 "                      $TMPDIR or /tmp, removed afterwards\n"
@@ -115,6 +116,7 @@ static const char coherence_help[] =
 "  --require-overflow  with --flood: exit 1 if a dcfs kind logged no overflow\n"
 "  --require-bound     exit 1 if any change was seen later than B ms, never seen,\n"
 "                      or failed\n"
+"  -h, --help          this help\n"
 "\n"
 "Needs root (mounts, chown) and /dev/fuse.\n"
 "Exit status: 0 if every file system ran; 1 if one could not be set up, mounted\n"
@@ -2485,7 +2487,7 @@ static int parse_args(int argc, char **argv, struct setup *s, struct args *a)
 		if (!strcmp(argv[i], "-h") || cli_opt(CMD, argc, argv, &i, "help", false, &v, &bad)) {
 			if (bad)
 				return bad;
-			fputs(coherence_help, stdout);
+			fputs(dcb_coherence_help, stdout);
 			return -1;
 		}
 		if (cli_opt(CMD, argc, argv, &i, "fs", true, &v, &bad)) {

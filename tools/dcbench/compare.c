@@ -29,12 +29,19 @@ static FILE *rep;
 #define MAX_RUNS	1000
 #define MAX_TLIST	32
 #define MAX_PRINT	5	/* mismatches printed per invocation */
+/*
+ * A cache mode's median run must last this long to be timed: below it,
+ * thread start-up and the clocks' granularity outweigh the lookups, and
+ * ratios of such times say nothing.
+ */
+#define MIN_TIMED_S	0.100
 
 /* R runs of one (mode, threads, copies), and what is derived from them. */
 struct agg {
 	int mode;
 	unsigned threads, copies, runs, done;
 	bool over;			/* threads > cores */
+	bool too_short;			/* a cache mode's runs under MIN_TIMED_S */
 	struct rp_result *r;		/* runs */
 	/* derived (NAN: unmeasured) */
 	double elapsed_s, elapsed_mean, elapsed_sd;
@@ -157,6 +164,7 @@ static void derive(struct agg *a, const struct agg *null)
 		       (double)a->hits / (double)a->lookups : NAN;
 	a->negative_share = a->mode != RP_NULL && a->lookups ?
 			    (double)a->negative_hits / (double)a->lookups : NAN;
+	a->too_short = a->mode != RP_NULL && !(a->elapsed_s >= MIN_TIMED_S);
 }
 
 /* ---- printing ------------------------------------------------------------------ */
@@ -261,6 +269,7 @@ static void agg_json(struct json *j, const struct agg *a)
 	json_kuint(j, "copies", a->copies);
 	json_kuint(j, "runs", a->done);
 	json_kbool(j, "oversubscribed", a->over);
+	json_kbool(j, "too_short", a->too_short);
 	json_knum(j, "elapsed_s", a->elapsed_s);
 	json_knum(j, "elapsed_mean", a->elapsed_mean);
 	json_knum(j, "elapsed_sd", a->elapsed_sd);
@@ -380,9 +389,20 @@ static int run_one(struct setup *s, int mode, unsigned threads, unsigned copies,
 	return 0;
 }
 
+/* A run too short to time, said the same way everywhere; then what follows. */
+static void print_too_short(FILE *f, const struct dct_trace *t, const struct agg *a,
+			    const char *then)
+{
+	fprintf(f, "trace too short to time: %llu ops, %.3f ms a run (%s, %u thread%s; "
+		"at least %.0f ms wanted); %s\n",
+		(unsigned long long)t->nops * a->copies, a->elapsed_s * 1e3,
+		rp_mode_name(a->mode), a->threads, a->threads == 1 ? "" : "s",
+		MIN_TIMED_S * 1e3, then);
+}
+
 /* ---- dcbench replay --------------------------------------------------------------- */
 
-static const char replay_help[] =
+const char dcb_replay_help[] =
 "usage: dcbench replay TRACE [OPTIONS]\n"
 "\n"
 "  --threads N    worker threads (default 1)\n"
@@ -392,9 +412,12 @@ static const char replay_help[] =
 "  --runs R       timed runs, each with a fresh namespace and cache (default 5)\n"
 "  --warmup       one untimed run first\n"
 "  --json         one JSON document on stdout\n"
+"  -h, --help     this help\n"
 "\n"
 "Every answer is checked against the outcome recorded in the trace; the\n"
-"first mismatches are printed and the exit status is 1 if there were any.\n";
+"first mismatches are printed and the exit status is 1 if there were any.\n"
+"Runs shorter than 100 ms are too short to time, and said to be.\n"
+"Exit status: 0 no mismatch; 1 mismatches, or a failure; 2 usage error.\n";
 
 int cmd_replay(int argc, char **argv)
 {
@@ -411,7 +434,7 @@ int cmd_replay(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
 			if (bad)
 				return bad;
-			fputs(replay_help, stdout);
+			fputs(dcb_replay_help, stdout);
 			return EXIT_OK;
 		}
 		if (cli_opt(cmd, argc, argv, &i, "threads", true, &v, &bad)) {
@@ -481,6 +504,8 @@ int cmd_replay(int argc, char **argv)
 			threads == 1 ? "" : "s", copies, copies == 1 ? "y" : "ies",
 			a.over ? " (oversubscribed)" : "");
 		print_agg(rep, &a);
+		if (a.too_short)
+			print_too_short(rep, s.t, &a, "the times above are noise");
 		fprintf(rep, "checked %llu outcomes: %llu mismatches (%llu unchecked)\n",
 			(unsigned long long)a.checked, (unsigned long long)a.mismatches,
 			(unsigned long long)a.unchecked);
@@ -512,7 +537,7 @@ int cmd_replay(int argc, char **argv)
 
 /* ---- dcbench compare -------------------------------------------------------------- */
 
-static const char compare_help[] =
+const char dcb_compare_help[] =
 "usage: dcbench compare TRACE [OPTIONS]\n"
 "\n"
 "  --threads LIST  thread counts, comma-separated (default 1,2,4,8)\n"
@@ -523,16 +548,21 @@ static const char compare_help[] =
 "  --plot FILE     lookups/s against threads, one line per mode, drawn by\n"
 "                  gnuplot into FILE (.svg or .png)\n"
 "  --json          one JSON document on stdout\n"
+"  -h, --help      this help\n"
 "\n"
 "Modes run interleaved (null rcu global rwlock null rcu ...).  Medians are\n"
 "judged; mean and sd are shown beside.  Time in the cache = the mode's CPU\n"
-"time (user + system) minus the null mode's on the same schedule.\n";
+"time (user + system) minus the null mode's on the same schedule.  A cache\n"
+"mode's median run must last 100 ms to be timed: with shorter runs the\n"
+"trace is too short to time, and nothing is compared or judged.\n"
+"Exit status: 0 success; 1 mismatches, or a failure; 2 usage error;\n"
+"3 the runs were too short to time, goals not judged.\n";
 
 struct cmp {
 	int a, b;
 	unsigned threads;
 	double ca, cb, less_pct, sd;
-	bool within_sd;
+	bool within_sd, too_short;
 };
 
 static void compare_pair(const struct agg *x, const struct agg *y, struct cmp *c)
@@ -546,10 +576,17 @@ static void compare_pair(const struct agg *x, const struct agg *y, struct cmp *c
 	c->sd = (!isnan(x->cache_sd) && !isnan(y->cache_sd)) ?
 		sqrt(x->cache_sd * x->cache_sd + y->cache_sd * y->cache_sd) : NAN;
 	c->within_sd = !isnan(c->sd) && fabs(c->ca - c->cb) <= c->sd;
+	c->too_short = x->too_short || y->too_short;
 }
 
 static void print_cmp(FILE *f, const struct cmp *c)
 {
+	if (c->too_short) {
+		fprintf(f, "%s vs %s at %u thread%s: not compared (runs under %.0f ms: "
+			"too short to time)\n", rp_mode_name(c->a), rp_mode_name(c->b),
+			c->threads, c->threads == 1 ? "" : "s", MIN_TIMED_S * 1e3);
+		return;
+	}
 	if (isnan(c->less_pct)) {
 		fprintf(f, "%s vs %s at %u thread%s: not comparable (no time in the cache"
 			" measured)\n", rp_mode_name(c->a), rp_mode_name(c->b), c->threads,
@@ -694,29 +731,78 @@ static struct agg *find_agg(struct agg *ag, unsigned n, int mode, unsigned threa
 	return NULL;
 }
 
-static void print_goals(FILE *f, struct agg *ag, unsigned nag)
+static const char *met(bool ok)
+{
+	return ok ? "met" : "NOT MET";
+}
+
+/* "2 threads (2 copies)" */
+static const char *where(const struct agg *a, char *buf, size_t size)
+{
+	snprintf(buf, size, "%u thread%s (%u cop%s)", a->threads,
+		 a->threads == 1 ? "" : "s", a->copies, a->copies == 1 ? "y" : "ies");
+	return buf;
+}
+
+/* rcu's time in the cache against global's at one thread count. */
+static void goal_cache(FILE *f, const struct agg *r, const struct agg *g, double goal)
+{
+	char w[64];
+
+	if (!r || !g || isnan(r->cache_s) || !(g->cache_s > 0))
+		return;
+	fprintf(f, "  rcu time in the cache at %s vs global: %.2fx (%.3fs vs %.3fs; "
+		"goal <= %.2fx): %s\n", where(r, w, sizeof(w)), r->cache_s / g->cache_s,
+		r->cache_s, g->cache_s, goal, met(r->cache_s <= goal * g->cache_s));
+}
+
+/* rcu's lookups/s at 2 threads against its own at 1. */
+static void goal_scaling(FILE *f, const struct agg *r1, const struct agg *r2, double goal)
+{
+	char w1[64], w2[64], b1[32], b2[32];
+
+	if (!r1 || !r2 || !(r1->lookups_per_s > 0))
+		return;
+	fprintf(f, "  rcu lookups/s at %s vs %s: %.2fx (%s/s vs %s/s; goal >= %.2fx): %s\n",
+		where(r2, w2, sizeof(w2)), where(r1, w1, sizeof(w1)),
+		r2->lookups_per_s / r1->lookups_per_s,
+		fmt_rate(r2->lookups_per_s, b2, sizeof(b2)),
+		fmt_rate(r1->lookups_per_s, b1, sizeof(b1)), goal,
+		met(r2->lookups_per_s >= goal * r1->lookups_per_s));
+}
+
+/*
+ * The goals, each line naming what was measured.  Timing goals are only
+ * judged when every cache mode's runs were long enough to time; false
+ * when they were not judged.
+ */
+static bool print_goals(FILE *f, const struct dct_trace *t, struct agg *ag,
+			unsigned nag, unsigned runs)
 {
 	struct agg *r1 = find_agg(ag, nag, RP_RCU, 1), *g1 = find_agg(ag, nag, RP_GLOBAL, 1);
 	struct agg *r2 = find_agg(ag, nag, RP_RCU, 2), *g2 = find_agg(ag, nag, RP_GLOBAL, 2);
+	struct agg *shortest = NULL;
 	uint64_t mism = 0;
 
-	for (unsigned i = 0; i < nag; i++)
+	for (unsigned i = 0; i < nag; i++) {
 		mism += ag[i].mismatches + ag[i].update_errors;
-	fprintf(f, "goals:\n  0 mismatches in every mode: %llu mismatches: %s\n",
-		(unsigned long long)mism, mism ? "NOT MET" : "met");
-	if (r1 && g1 && !isnan(r1->cache_s) && g1->cache_s > 0)
-		fprintf(f, "  1 thread: rcu cache_s %.3fs vs global %.3fs = %+.1f%% "
-			"(goal: within +2%% or lower): %s\n", r1->cache_s, g1->cache_s,
-			100 * (r1->cache_s / g1->cache_s - 1),
-			r1->cache_s <= 1.02 * g1->cache_s ? "met" : "NOT MET");
-	if (r2 && g2 && !isnan(r2->cache_s) && g2->cache_s > 0)
-		fprintf(f, "  2 threads (%u copies): rcu cache_s / global = %.2f "
-			"(goal <= 0.70): %s\n", r2->copies, r2->cache_s / g2->cache_s,
-			r2->cache_s <= 0.7 * g2->cache_s ? "met" : "NOT MET");
-	if (r1 && r2 && r1->lookups_per_s > 0)
-		fprintf(f, "  2 threads: rcu throughput %.2fx its 1-thread (goal >= 1.8): %s\n",
-			r2->lookups_per_s / r1->lookups_per_s,
-			r2->lookups_per_s >= 1.8 * r1->lookups_per_s ? "met" : "NOT MET");
+		if (ag[i].too_short &&
+		    (!shortest || ag[i].elapsed_s < shortest->elapsed_s))
+			shortest = &ag[i];
+	}
+	fprintf(f, "goals (time in the cache: a mode's user + system CPU time beyond "
+		"the null replay's; medians of %u run%s):\n", runs, runs == 1 ? "" : "s");
+	fprintf(f, "  mismatches in every mode and run: %llu (goal 0): %s\n",
+		(unsigned long long)mism, met(mism == 0));
+	if (shortest) {
+		fputs("  ", f);
+		print_too_short(f, t, shortest, "goals not judged");
+		return false;
+	}
+	goal_cache(f, r1, g1, 1.02);
+	goal_cache(f, r2, g2, 0.70);
+	goal_scaling(f, r1, r2, 1.8);
+	return true;
 }
 
 int cmd_compare(int argc, char **argv)
@@ -728,7 +814,7 @@ int cmd_compare(int argc, char **argv)
 	int modes[RP_NMODES] = { RP_NULL, RP_RCU, RP_GLOBAL, RP_RWLOCK };
 	unsigned nm = 4;
 	int bad = 0, rc = EXIT_OK;
-	bool json = false, warmup = false;
+	bool json = false, warmup = false, judged;
 	struct agg *ag = NULL;
 	struct cmp *cmps = NULL;
 
@@ -738,7 +824,7 @@ int cmd_compare(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
 			if (bad)
 				return bad;
-			fputs(compare_help, stdout);
+			fputs(dcb_compare_help, stdout);
 			return EXIT_OK;
 		}
 		if (cli_opt(cmd, argc, argv, &i, "threads", true, &v, &bad)) {
@@ -881,6 +967,7 @@ int cmd_compare(int argc, char **argv)
 	fprintf(rep, "\n");
 	for (unsigned m = 0; m < nm; m++) {
 		struct agg *one = find_agg(ag, nag, modes[m], tl[0]);
+		bool too_short = false;
 
 		if (modes[m] == RP_NULL || !one || !(one->lookups_per_s > 0))
 			continue;
@@ -892,10 +979,11 @@ int cmd_compare(int argc, char **argv)
 			fprintf(rep, "  %u: %s/s (%.2fx)", tl[ti],
 				fmt_rate(a->lookups_per_s, b, sizeof(b)),
 				a->lookups_per_s / one->lookups_per_s);
+			too_short |= a->too_short;
 		}
-		fputc('\n', rep);
+		fputs(too_short ? "  (too short to time)\n" : "\n", rep);
 	}
-	print_goals(rep, ag, nag);
+	judged = print_goals(rep, s.t, ag, nag, runs);
 	if (plotfile)
 		plot(plotfile, s.file, ag, nag, tl, nt, modes, nm, copies);
 
@@ -908,6 +996,8 @@ int cmd_compare(int argc, char **argv)
 		json_kstr(&j, "command", "compare");
 		info_json(&j, s.file, s.t, rp_get_info(s.p));
 		json_kuint(&j, "runs", runs);
+		json_knum(&j, "min_timed_s", MIN_TIMED_S);
+		json_kbool(&j, "goals_judged", judged);
 		json_key(&j, "results");
 		json_arr_begin(&j);
 		for (unsigned i = 0; i < nag; i++)
@@ -925,6 +1015,7 @@ int cmd_compare(int argc, char **argv)
 			json_knum(&j, "less_time_pct", cmps[i].less_pct);
 			json_knum(&j, "diff_sd", cmps[i].sd);
 			json_kbool(&j, "within_sd", cmps[i].within_sd);
+			json_kbool(&j, "too_short", cmps[i].too_short);
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);
@@ -934,6 +1025,8 @@ int cmd_compare(int argc, char **argv)
 			rc = EXIT_FAIL;
 		}
 	}
+	if (!rc && !judged)
+		rc = EXIT_SHORT;
 	for (unsigned i = 0; i < nag; i++)
 		if (ag[i].mismatches || ag[i].update_errors)
 			rc = EXIT_FAIL;

@@ -31,7 +31,7 @@
 #define MAX_REPEAT	1000
 #define DEFAULT_CONFIGS	"native,rcu,global,rwlock,passthrough_ll,passthrough_ll-dp"
 
-static const char fsmeta_help[] =
+const char dcb_fsmeta_help[] =
 "usage: dcbench fsmeta --dir D [--threads N] [--entry-timeout S] [--attr-timeout S]\n"
 "                      [--configs LIST] [--repeat R] [--passes P] [--mix K]\n"
 "                      [--work DIR] [--dcfs-opts \"OPTS\"] [--json]\n"
@@ -76,6 +76,7 @@ static const char fsmeta_help[] =
 "                     under $TMPDIR or /tmp, removed afterwards\n"
 "  --dcfs-opts \"OPTS\" more dcfs options, split at spaces (e.g. \"--threads 2\")\n"
 "  --json             one JSON document on stdout; the report goes to stderr\n"
+"  -h, --help         this help\n"
 "\n"
 "Before every run: sync, then echo 3 > /proc/sys/vm/drop_caches, so each run\n"
 "starts cold.  Needs root (mounts, drop_caches) and /dev/fuse; a native-only\n"
@@ -646,7 +647,7 @@ int dcb_fsmeta_main(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || cli_opt(CMD, argc, argv, &i, "help", false, &v, &bad)) {
 			if (bad)
 				return bad;
-			fputs(fsmeta_help, stdout);
+			fputs(dcb_fsmeta_help, stdout);
 			return EXIT_OK;
 		}
 		if (cli_opt(CMD, argc, argv, &i, "dir", true, &v, &bad)) {

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "import.h"
 
@@ -1687,6 +1688,31 @@ static void on_resumed(struct dct_importer *im, const struct dct_line *l)
 		    (struct dct_span){ im->join, n }, p->unf_line, im->lineno);
 }
 
+/*
+ * Would the line parse with a pid in front?  strace writes none without
+ * -f, with -ff, nor for a lone process when it writes to stderr: such a
+ * log does not say which process made a call.
+ */
+static bool unprefixed(const char *line, size_t len)
+{
+	const char *p = skip_spaces(line, line + len), *end = line + len;
+	struct dct_line l;
+	struct dct_call c;
+
+	while (end > p && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	/* strace's own words only: a diff's "--- a/x" is no strace line */
+	if (has_prefix(p, end, "--- SIG") || has_prefix(p, end, "+++ exited with ") ||
+	    has_prefix(p, end, "+++ killed by "))
+		return true;
+	if (has_prefix(p, end, "<... "))
+		return parse_resumed(p, end, &l) == 0;
+	if (parse_call_line(p, end, &l) < 0)
+		return false;
+	return l.type == DCT_LINE_UNFINISHED ||
+	       dct_parse_call(l.text, l.text_len, &c) == 0;
+}
+
 void dct_importer_line(struct dct_importer *im, const char *line, size_t len)
 {
 	struct dct_line l;
@@ -1699,9 +1725,14 @@ void dct_importer_line(struct dct_importer *im, const char *line, size_t len)
 		return;
 	if (dct_parse_line(line, len, &l) < 0) {
 		count_malformed(im);
+		if (unprefixed(line, len))
+			im->sum.unprefixed++;
 		return;
 	}
 	switch (l.type) {
+	case DCT_LINE_BLANK:
+		im->sum.blank++;
+		break;
 	case DCT_LINE_CALL:
 		p = live_proc(im, l.pid);
 		if (p) {
@@ -1930,6 +1961,7 @@ static const unsigned char xz_magic[6] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
 
 static int lr_open(struct logreader *r, const char *path, char *err, size_t errlen)
 {
+	struct stat st;
 	size_t n;
 
 	memset(r, 0, sizeof(*r));
@@ -1937,6 +1969,10 @@ static int lr_open(struct logreader *r, const char *path, char *err, size_t errl
 	r->in = malloc(READ_CHUNK);
 	if (!r->f || !r->in) {
 		snprintf(err, errlen, "%s: %s", path, r->f ? "out of memory" : strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s: is a directory, not an strace log", path);
 		return -1;
 	}
 	/* sniff by content, not name: pipes and misnamed files work too */
@@ -2083,28 +2119,106 @@ static int read_log(struct dct_importer *im, struct logreader *r, FILE *progress
 	return n < 0 ? -1 : 0;
 }
 
+#define STRACE_HOW "strace -f -y -qq -e trace=%%file,%%process,chdir,fchdir -o LOG COMMAND"
+
+int dct_import_usable(const struct dct_import_summary *s, char *err, size_t errlen)
+{
+	uint64_t lines = s->lines - s->blank;
+	uint64_t bad = s->malformed < lines ? s->malformed : lines;
+
+	if (lines == 0) {
+		if (s->lines)
+			snprintf(err, errlen, "empty log: %" PRIu64 " lines, all blank; "
+				 "capture one with " STRACE_HOW, s->lines);
+		else
+			snprintf(err, errlen, "empty log: not one line in it; capture "
+				 "one with " STRACE_HOW);
+		return -1;
+	}
+	/* whose calls they are is lost: the trace would miss a process's share */
+	if (s->unprefixed) {
+		snprintf(err, errlen, "%" PRIu64 " of %" PRIu64 " lines have no process "
+			 "id in front: strace ran without -f (or with -ff, or wrote to "
+			 "stderr, not to -o LOG); capture with " STRACE_HOW,
+			 s->unprefixed, lines);
+		return -1;
+	}
+	if (s->processes == 0) {
+		snprintf(err, errlen, "not an strace log: none of its %" PRIu64 " lines "
+			 "is a system call as strace -f writes it (\"PID name(args) = "
+			 "result\"); capture one with " STRACE_HOW, lines);
+		return -1;
+	}
+	if (bad * 100 > lines * DCT_MALFORMED_PERCENT) {
+		snprintf(err, errlen, "%" PRIu64 " of %" PRIu64 " lines are malformed "
+			 "(the first is line %" PRIu64 "); more than %d%% is refused: "
+			 "not a log of " STRACE_HOW, bad, lines, s->malformed_first_line,
+			 DCT_MALFORMED_PERCENT);
+		return -1;
+	}
+	if (s->path_ops == 0) {
+		snprintf(err, errlen, "no path lookups in its %" PRIu64 " lines: nothing "
+			 "to replay; capture with " STRACE_HOW, lines);
+		return -1;
+	}
+	return 0;
+}
+
+int dct_import_check_output(const char *out_trace, char *err, size_t errlen)
+{
+	struct dct_out o;
+
+	if (dct_out_open(&o, out_trace, err, errlen))
+		return -1;
+	dct_out_abandon(&o);
+	return 0;
+}
+
+/* Read the log into im; the trace goes to out if the log is usable.  0 or -1. */
+static int import_into(struct dct_importer *im, struct logreader *r,
+		       struct dct_out *out, const char *log,
+		       struct dct_import_summary *sum, FILE *progress,
+		       char *err, size_t errlen)
+{
+	struct dct_import_summary s;
+	struct dct_trace *t = NULL;
+	char why[512];
+	int rc = -1;
+
+	if (read_log(im, r, progress, why, sizeof(why))) {
+		snprintf(err, errlen, "%s: %s", log, why);
+	} else if (dct_importer_finish(im, &t, &s, err, errlen) == 0) {
+		if (sum)
+			*sum = s;
+		if (dct_import_usable(&s, why, sizeof(why)) == 0) {
+			rc = dct_out_write(out, t, err, errlen);
+			dct_free(t);
+			return rc;
+		}
+		snprintf(err, errlen, "%s: %s", log, why);
+	}
+	dct_out_abandon(out);
+	dct_free(t);
+	return rc;
+}
+
 int dct_import(const char *log, const char *out_trace,
 	       struct dct_import_summary *sum, FILE *progress,
 	       char *err, size_t errlen)
 {
 	struct dct_importer *im = dct_importer_new();
-	struct dct_trace *t = NULL;
+	struct dct_out out;
 	struct logreader r;
-	char why[256] = "";
 	int rc = -1;
 
 	if (!im) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (lr_open(&r, log, err, errlen) == 0) {
-		if (read_log(im, &r, progress, why, sizeof(why)))
-			snprintf(err, errlen, "%s: %s", log, why);
-		else if (dct_importer_finish(im, &t, sum, err, errlen) == 0)
-			rc = dct_write(out_trace, t, err, errlen);
-	}
+	if (lr_open(&r, log, err, errlen) == 0 &&
+	    dct_out_open(&out, out_trace, err, errlen) == 0)
+		rc = import_into(im, &r, &out, log, sum, progress, err, errlen);
 	lr_close(&r);
-	dct_free(t);
 	dct_importer_free(im);
 	return rc;
 }
@@ -2120,8 +2234,8 @@ static double pct(uint64_t a, uint64_t b)
 
 void dct_import_summary_print(FILE *f, const struct dct_import_summary *s)
 {
-	fprintf(f, "log:          %" PRIu64 " lines, %.1f MB\n", s->lines,
-		(double)s->bytes / 1e6);
+	fprintf(f, "log:          %" PRIu64 " lines (%" PRIu64 " blank), %.1f MB\n",
+		s->lines, s->blank, (double)s->bytes / 1e6);
 	fprintf(f, "processes:    %" PRIu64 " (%" PRIu64 " without a parent"
 		" besides the first)\n", s->processes, s->orphans);
 	fprintf(f, "paths:        %" PRIu64 " distinct\n", s->distinct_paths);

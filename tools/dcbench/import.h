@@ -20,6 +20,7 @@
 
 struct dct_import_summary {
 	uint64_t lines;			/* lines read, all kinds */
+	uint64_t blank;			/* ... of them empty or white space */
 	uint64_t bytes;			/* bytes of log text (decompressed) */
 	uint64_t processes;
 	uint64_t ops;			/* ops written, all kinds */
@@ -30,6 +31,7 @@ struct dct_import_summary {
 	uint64_t distinct_paths;	/* string-table entries */
 	uint64_t malformed;		/* lines we could not parse */
 	uint64_t malformed_first_line;	/* line number of the first, 0 if none */
+	uint64_t unprefixed;		/* malformed for want of a pid prefix alone */
 	uint64_t unknown_calls;		/* calls we know nothing about */
 	uint64_t ignored_calls;		/* known calls without a path lookup */
 	uint64_t signals;		/* "--- SIGxxx ---" lines */
@@ -48,13 +50,30 @@ struct dct_import_summary {
 };
 
 /*
+ * A log is refused when it is empty, is no strace log, has a line
+ * without the pid strace -f -o puts in front, has no path lookup, or when
+ * more than DCT_MALFORMED_PERCENT percent of its non-blank lines are
+ * malformed: a trace made of what is left would measure something else.
+ */
+#define DCT_MALFORMED_PERCENT	50
+
+/*
  * Import log (plain or .xz, told apart by magic bytes) into out_trace.
  * progress, if not NULL, gets a line now and then.  Returns 0 or -1 with a
- * message in err; malformed lines are counted in *sum, never fatal.
+ * message in err.  A few malformed lines are counted in *sum; a log that
+ * dct_import_usable() refuses is an error, and out_trace is then left as
+ * it was.  out_trace is opened before the log is read, so that a place
+ * that cannot be written fails at once.
  */
 int dct_import(const char *log, const char *out_trace,
 	       struct dct_import_summary *sum, FILE *progress,
 	       char *err, size_t errlen);
+
+/* 0 if a log with this summary makes a trace worth replaying; else -1 and why. */
+int dct_import_usable(const struct dct_import_summary *sum, char *err, size_t errlen);
+
+/* Can out_trace be written?  Probes it as dct_import would; 0, or -1 and why. */
+int dct_import_check_output(const char *out_trace, char *err, size_t errlen);
 
 void dct_import_summary_print(FILE *f, const struct dct_import_summary *sum);
 /* The anomaly counters on one "# ..." line, for tests to compare. */

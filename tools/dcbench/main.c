@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * main.c - dcbench's command line: import, capture, replay, compare.
- * docs/dcbench.md is the manual.  Exit status: 0 success, 1 failure (or
- * mismatches found), 2 usage error.
+ * docs/dcbench.md is the manual, man/dcbench.1 the page.  Exit status:
+ * 0 success, 1 failure (or mismatches found), 2 usage error, 3 compare
+ * on runs too short to time.
  */
 #include <errno.h>
 #include <math.h>
@@ -19,6 +20,7 @@
 
 #include "cli.h"
 #include "coherence.h"
+#include "dcache.h"
 #include "flood.h"
 #include "fsmeta.h"
 #include "import.h"
@@ -30,6 +32,7 @@
 
 static const char usage_text[] =
 "usage: dcbench COMMAND [OPTIONS]\n"
+"       dcbench --help | --version\n"
 "\n"
 "  import STRACE_LOG[.xz] -o TRACE [--json]\n"
 "        turn an strace log into a trace\n"
@@ -52,33 +55,97 @@ static const char usage_text[] =
 "  coherence --fs KIND[,KIND...] [OPTIONS]\n"
 "        how long changes made behind a FUSE mount's back take to show (root)\n"
 "\n"
-"'dcbench COMMAND --help' for a command's options; docs/dcbench.md for more.\n"
-"Exit status: 0 success, 1 failure or mismatches, 2 usage error.\n";
+"  -h, --help          this help; 'dcbench COMMAND --help' lists a command's options\n"
+"      --version       dcbench's version (that of libdcache it is built with)\n"
+"\n"
+"docs/dcbench.md and dcbench(1) for more.\n"
+"Exit status: 0 success; 1 failure or mismatches; 2 usage error;\n"
+"3 compare: the runs were too short to time, goals not judged.\n";
 
-static const char import_help[] =
+const char dcb_import_help[] =
 "usage: dcbench import STRACE_LOG[.xz] -o TRACE [--json]\n"
 "\n"
 "Reads a log written by strace -f -y -qq -e trace=%file,%process,chdir,fchdir\n"
-"(plain or xz) and writes the binary trace (docs/trace-format.md).\n"
-"The summary goes to stderr; --json writes it as one JSON document to stdout.\n";
+"-o LOG (plain or xz; '-' reads stdin) and writes the binary trace\n"
+"(docs/trace-format.md).  The summary goes to stderr.\n"
+"\n"
+"  -o, --output TRACE  the trace to write (required); left as it was if the\n"
+"                      import fails\n"
+"      --json          the summary as one JSON document on stdout\n"
+"  -h, --help          this help\n"
+"\n"
+"A log is refused (exit 1) when it is empty, is no strace log, has lines\n"
+"without the pid strace -f puts in front, has no path lookup, or when more\n"
+"than half of its non-blank lines are malformed.\n"
+"Exit status: 0 imported; 1 refused, unreadable or not written; 2 usage error.\n";
 
-static const char capture_help[] =
+const char dcb_capture_help[] =
 "usage: dcbench capture -o TRACE [--json] [--keep-log FILE] -- COMMAND [ARGS...]\n"
 "\n"
 "Runs COMMAND under strace -f -y -qq -e trace=%file,%process,chdir,fchdir\n"
-"and imports the log into TRACE.  --keep-log keeps the strace log in FILE.\n"
-"If COMMAND fails, the trace is still written and dcbench exits with 1.\n"
-"Needs strace (Debian package: strace).\n";
+"and imports the log into TRACE, as dcbench import does.\n"
+"\n"
+"  -o, --output TRACE  the trace to write (required)\n"
+"      --keep-log FILE\n"
+"                      keep the strace log in FILE (else it is a temporary\n"
+"                      file, removed)\n"
+"      --json          the summary as one JSON document on stdout, with the\n"
+"                      command's exit status\n"
+"  -h, --help          this help\n"
+"\n"
+"Needs strace (Debian package: strace).\n"
+"Exit status: 0 success; 1 the command failed (the trace is still written),\n"
+"or the log could not be imported; 2 usage error.\n";
+
+/* The command table: dispatch, and each command's synopsis for usage errors. */
+static const struct command {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;		/* NULL: the command prints its own */
+} commands[] = {
+	{ "import", cmd_import, dcb_import_help },
+	{ "capture", cmd_capture, dcb_capture_help },
+	{ "replay", cmd_replay, dcb_replay_help },
+	{ "compare", cmd_compare, dcb_compare_help },
+	{ "micro", dcb_micro_main, NULL },
+	{ "torture", dcb_torture_main, NULL },
+	{ "memstorm", dcb_memstorm_main, NULL },
+	{ "flood", dcb_flood_main, dcb_flood_help },
+	{ "fsmeta", dcb_fsmeta_main, dcb_fsmeta_help },
+	{ "kernbench", dcb_kernbench_main, dcb_kernbench_help },
+	{ "coherence", dcb_coherence_main, dcb_coherence_help },
+};
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+void cli_synopsis(FILE *f, const char *help)
+{
+	const char *end = strstr(help, "\n\n");
+
+	fprintf(f, "%.*s\n", end ? (int)(end - help) : (int)strlen(help), help);
+}
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
+	const struct command *c = cmd ? find_command(cmd) : NULL;
 	va_list ap;
 
 	fprintf(stderr, "dcbench%s%s: ", cmd ? " " : "", cmd ? cmd : "");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'dcbench %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+	fputc('\n', stderr);
+	if (c && c->help)
+		cli_synopsis(stderr, c->help);
+	else if (!cmd)
+		cli_synopsis(stderr, usage_text);
+	fprintf(stderr, "Try 'dcbench %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
 	return EXIT_USAGE;
 }
 
@@ -182,6 +249,7 @@ unsigned cli_cores(void)
 static void summary_json(struct json *j, const struct dct_import_summary *s)
 {
 	json_kuint(j, "lines", s->lines);
+	json_kuint(j, "blank", s->blank);
 	json_kuint(j, "bytes", s->bytes);
 	json_kuint(j, "processes", s->processes);
 	json_kuint(j, "ops", s->ops);
@@ -272,7 +340,7 @@ int cmd_import(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
 			if (bad)
 				return bad;
-			fputs(import_help, stdout);
+			fputs(dcb_import_help, stdout);
 			return EXIT_OK;
 		}
 		if (!strcmp(argv[i], "-o") || cli_opt(cmd, argc, argv, &i, "output", true, &v, &bad)) {
@@ -334,6 +402,7 @@ int cmd_capture(int argc, char **argv)
 	const char *cmd = "capture", *out = NULL, *keep = NULL;
 	char tmplog[] = "/tmp/dcbench-capture.XXXXXX";
 	struct sigaction ign, oint, oquit;
+	char err[512];
 	bool json = false;
 	int bad = 0, first = -1, fd, status, rc;
 	pid_t pid;
@@ -348,7 +417,7 @@ int cmd_capture(int argc, char **argv)
 		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
 			if (bad)
 				return bad;
-			fputs(capture_help, stdout);
+			fputs(dcb_capture_help, stdout);
 			return EXIT_OK;
 		}
 		if (!strcmp(argv[i], "-o") || cli_opt(cmd, argc, argv, &i, "output", true, &v, &bad)) {
@@ -378,6 +447,11 @@ int cmd_capture(int argc, char **argv)
 		return cli_usage(cmd, "where to? (-o TRACE)");
 	if (first < 0 || first >= argc)
 		return cli_usage(cmd, "which command? (-- COMMAND [ARGS...])");
+	/* before the command runs, which may take hours */
+	if (dct_import_check_output(out, err, sizeof(err))) {
+		fprintf(stderr, "dcbench capture: %s\n", err);
+		return EXIT_FAIL;
+	}
 	if (!in_path("strace")) {
 		fprintf(stderr, "dcbench capture: strace is not installed (not found in "
 			"$PATH); install it: apt-get install strace (Debian package "
@@ -476,22 +550,7 @@ int cmd_capture(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const struct {
-		const char *name;
-		int (*fn)(int, char **);
-	} cmds[] = {
-		{ "import", cmd_import },
-		{ "capture", cmd_capture },
-		{ "replay", cmd_replay },
-		{ "compare", cmd_compare },
-		{ "micro", dcb_micro_main },
-		{ "torture", dcb_torture_main },
-		{ "memstorm", dcb_memstorm_main },
-		{ "flood", dcb_flood_main },
-		{ "fsmeta", dcb_fsmeta_main },
-		{ "kernbench", dcb_kernbench_main },
-		{ "coherence", dcb_coherence_main },
-	};
+	const struct command *c;
 
 	if (argc < 2) {
 		fputs(usage_text, stderr);
@@ -502,9 +561,14 @@ int main(int argc, char **argv)
 		fputs(usage_text, stdout);
 		return EXIT_OK;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 1, argv + 1);
-	fprintf(stderr, "dcbench: unknown command '%s'\n\n%s", argv[1], usage_text);
-	return EXIT_USAGE;
+	if (!strcmp(argv[1], "--version")) {
+		printf("dcbench (dcache) %s\n", dc_version());
+		return EXIT_OK;
+	}
+	c = find_command(argv[1]);
+	if (c)
+		return c->fn(argc - 1, argv + 1);
+	if (argv[1][0] == '-')
+		return cli_usage(NULL, "unknown option '%s'", argv[1]);
+	return cli_usage(NULL, "unknown command '%s'", argv[1]);
 }

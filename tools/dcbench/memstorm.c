@@ -113,7 +113,7 @@ static void *storm_worker(void *arg)
 	uint64_t i;
 
 	for (i = p->from; i < p->to; i++) {
-		struct dc_stat st;
+		struct dc_inode st;
 		int err;
 
 		snprintf(path, sizeof(path), "/d%llu/n%llu",
@@ -149,8 +149,35 @@ static double now_s(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: dcbench memstorm [--names N] [--cap N] [--threads N] "
-		   "[--mode rcu|global|rwlock] [--json]\n");
+	fputs(
+"usage: dcbench memstorm [--names N] [--cap N] [--threads N]\n"
+"                        [--mode rcu|global|rwlock] [--json]\n"
+"\n"
+"Resolves N distinct paths, half of them missing, through a cache capped\n"
+"at --cap entries, and samples the cache's bytes and the process's\n"
+"resident memory: both must stay under the bound (cap x 256 bytes, the\n"
+"buckets and 4 MiB).\n"
+"\n"
+"  --names N    distinct paths (default 10000000)\n"
+"  --cap N      the cache's max_entries, at least 64 (default 100000)\n"
+"  --threads N  resolving threads, 1 to 256 (default 2)\n"
+"  --mode M     rcu, global or rwlock (default rcu)\n"
+"  --json       one JSON document on stdout\n"
+"  -h, --help   this help\n"
+"\n"
+"Exit status: 0 the bound held; 1 it did not, or a failure; 2 usage error.\n",
+	      f);
+}
+
+/* getopt's own messages would name the command "memstorm" alone. */
+static int bad_option(char **argv, int opt)
+{
+	if (opt == ':')
+		fprintf(stderr, "dcbench memstorm: %s needs a value\n", argv[optind - 1]);
+	else
+		fprintf(stderr, "dcbench memstorm: unknown option '%s'\n", argv[optind - 1]);
+	usage(stderr);
+	return 2;
 }
 
 int dcb_memstorm_main(int argc, char **argv)
@@ -175,7 +202,8 @@ int dcb_memstorm_main(int argc, char **argv)
 	char *end = NULL;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'n': s.names = strtoull(optarg, &end, 10); break;
 		case 'c': o.max_entries = strtoull(optarg, &end, 10); break;
@@ -189,7 +217,7 @@ int dcb_memstorm_main(int argc, char **argv)
 			break;
 		case 'j': json = 1; end = NULL; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return bad_option(argv, opt);
 		}
 		if (end && (*end || (opt == 't' && (s.threads < 1 || s.threads > 256)) ||
 			    (opt == 'c' && o.max_entries < 64) || (opt == 'n' && !s.names))) {
@@ -198,6 +226,7 @@ int dcb_memstorm_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "dcbench memstorm: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return 2;
 	}

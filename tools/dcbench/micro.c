@@ -1617,7 +1617,7 @@ static int im_resolve(struct impl *im, const char *path, struct res *r)
 	case IM_MUTEX:
 		return mtab_resolve(im, path, r);
 	default: {
-		struct dc_stat st;
+		struct dc_inode st;
 		int err = dc_resolve(im->c, NULL, path, 0, &st);
 
 		if (!err) {
@@ -1707,7 +1707,7 @@ static int dirh_open(struct impl *im, struct dirh *h, const struct tree *t,
 				return -ENOENT;
 			break;
 		default: {
-			struct dc_stat st;
+			struct dc_inode st;
 			int err = dc_walk(im->c, NULL, path, 0, &h->d[k]);
 
 			if (err)
@@ -1952,7 +1952,7 @@ static void run_job(struct worker *w)
 	}
 	default: {
 		struct dc_cache *c = im->c;
-		struct dc_stat st;
+		struct dc_inode st;
 
 		TIMED_LOOP(w, im, dc_resolve(c, NULL, path, 0, &st));
 		break;
@@ -2666,7 +2666,7 @@ static void measure_bytes(const struct tree *t, uint64_t max_entries,
 	struct dc_cache *c;
 	struct dc_options o = { .mode = DC_MODE_RCU, .max_entries = max_entries };
 	struct dc_stats st;
-	struct dc_stat ds;
+	struct dc_inode ds;
 	char path[PBUF];
 
 	memset(r, 0, sizeof(*r));
@@ -3277,8 +3277,11 @@ static const char micro_help[] =
 "  --threads    thread counts (default 1,2,4,8; above the core count they\n"
 "               are marked oversubscribed)\n"
 "  --impls      rcu,rwlock,global,kernel,lfht,mutex (default: all)\n"
-"  --tree       the listing (default: ../shared/traces/linux-6.1-tree.tsv.xz\n"
-"               beside the repository)\n"
+"  --tree       the listing (default: data/linux-6.1-tree.tsv.xz\n"
+"               of the source tree, or share/dcache/ when installed)\n"
+"  --runs N     timed runs of each measurement, 1 to 101 (default 5)\n"
+"  --ms N       milliseconds a run (default 300)\n"
+"  --seed N     the random trees and lookup orders (default 20240601)\n"
 "  --cold-entries  entries of the cold tree (default 5000000)\n"
 "  --pin        pin thread i to CPU i when threads <= cores\n"
 "  --no-bytes, --no-updates  skip the bytes-per-entry and update-cost parts\n"
@@ -3290,6 +3293,7 @@ static const char micro_help[] =
 "               revalidated, so keep MS above --ms to measure hot walks)\n"
 "  --json       one JSON document on stdout; the table goes to stderr\n"
 "  --plot FILE  Mops/s against threads, one panel per scenario (gnuplot)\n"
+"  -h, --help   this help\n"
 "\n"
 "The kernel reference needs root (mount -t tmpfs); without it, /dev/shm.\n"
 "docs/micro.md explains every figure.\n";
@@ -3303,7 +3307,9 @@ static int usage(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'dcbench micro --help'.\n", stderr);
+	/* the synopsis: the help up to its first blank line */
+	fprintf(stderr, "\n%.*s\nTry 'dcbench micro --help'.\n",
+		(int)(strstr(micro_help, "\n\n") - micro_help), micro_help);
 	return 2;
 }
 
@@ -3373,28 +3379,32 @@ static int parse_names(const char *o, const char *s, const char *const *table,
 	return 0;
 }
 
+/*
+ * The listing ships with the project: data/ beside the build directory
+ * the binary runs from (build/dcbench), or share/dcache/ beside an
+ * installed bin/.
+ */
 static char *find_tree(void)
 {
-	static const char rel[] = "shared/traces/linux-6.1-tree.tsv.xz";
-	char top[PBUF] = "", buf[PBUF + 64];
-	FILE *f = popen("git rev-parse --show-toplevel 2>/dev/null", "r");
+	static const char *const rel[] = {
+		"/../data/linux-6.1-tree.tsv.xz",
+		"/../share/dcache/linux-6.1-tree.tsv.xz",
+	};
+	char exe[PBUF], buf[PBUF + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
 
-	if (f) {
-		if (fgets(top, sizeof(top), f))
-			top[strcspn(top, "\n")] = '\0';
-		pclose(f);
-	}
-	if (top[0]) {
-		snprintf(buf, sizeof(buf), "%s/../%s", top, rel);
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s%s", exe, rel[i]);
 		if (access(buf, R_OK) == 0)
 			return strdup(buf);
-	}
-	for (const char *pre = "../"; ; pre = "../../") {
-		snprintf(buf, sizeof(buf), "%s%s", pre, rel);
-		if (access(buf, R_OK) == 0)
-			return strdup(buf);
-		if (!strcmp(pre, "../../"))
-			break;
 	}
 	return NULL;
 }
@@ -3491,7 +3501,8 @@ int dcb_micro_main(int argc, char **argv)
 				p = e + 1;
 			}
 		} else if (!bad) {
-			bad = usage("unknown argument '%s'", argv[i]);
+			bad = usage("unknown %s '%s'", argv[i][0] == '-' ? "option" : "argument",
+				    argv[i]);
 		}
 	}
 	if (bad) {
@@ -3519,8 +3530,9 @@ int dcb_micro_main(int argc, char **argv)
 	if (!b->treefile) {
 		treefile = find_tree();
 		if (!treefile) {
-			fprintf(stderr, "dcbench micro: cannot find ../shared/traces/"
-				"linux-6.1-tree.tsv.xz beside the repository; name it with "
+			fprintf(stderr, "dcbench micro: cannot find the tree listing "
+				"(data/linux-6.1-tree.tsv.xz beside the build directory, or "
+				"share/dcache/ of an installed dcbench); name it with "
 				"--tree FILE\n");
 			free(b);
 			return 1;

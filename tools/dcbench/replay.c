@@ -2166,7 +2166,7 @@ static void check(struct worker *w, const struct rproc *r, const struct dct_op *
 }
 
 /* Resolve s; the result as a positive errno, the answer in *st. */
-static int look(struct dc_cache *c, const char *s, unsigned fl, struct dc_stat *st)
+static int look(struct dc_cache *c, const char *s, unsigned fl, struct dc_inode *st)
 {
 	int r = dc_resolve(c, NULL, s, fl, st);
 
@@ -2179,10 +2179,10 @@ static int look(struct dc_cache *c, const char *s, unsigned fl, struct dc_stat *
  * referenced, *dino its inode, and *exists / *st about the name.
  */
 static int find_parent(struct dc_cache *c, const struct cpath *e, struct dc_dentry **dir,
-		       uint64_t *dino, bool *exists, struct dc_stat *st)
+		       uint64_t *dino, bool *exists, struct dc_inode *st)
 {
 	struct dc_dentry *d;
-	struct dc_stat dst;
+	struct dc_inode dst;
 	int r;
 
 	r = dc_walk(c, NULL, e->parent, 0, dir);
@@ -2217,7 +2217,7 @@ static int do_name_op(struct worker *w, const struct rproc *r, const struct dct_
 	const struct cpath *cp = x->p->cp[r->copy];
 	const struct cpath *e = &cp[o->path];
 	struct dc_dentry *dir;
-	struct dc_stat st;
+	struct dc_inode st;
 	struct dc_inode in;
 	uint64_t dino;
 	/* apply what the trace did; an rmdir said ENOTEMPTY is tried, since
@@ -2307,7 +2307,7 @@ static int do_rename(struct worker *w, const struct rproc *r, const struct dct_o
 	const struct cpath *cp = x->p->cp[r->copy];
 	const struct cpath *e1 = &cp[o->path], *e2 = &cp[o->path2];
 	struct dc_dentry *od, *nd;
-	struct dc_stat s1, s2;
+	struct dc_inode s1, s2;
 	uint64_t oino, nino;
 	bool ex1, ex2;
 	unsigned fl = 0;
@@ -2355,7 +2355,7 @@ static int do_link(struct worker *w, const struct rproc *r, const struct dct_op 
 	const struct cpath *cp = x->p->cp[r->copy];
 	const struct cpath *e1 = &cp[o->path], *e2 = &cp[o->path2];
 	struct dc_dentry *nd;
-	struct dc_stat s1, s2;
+	struct dc_inode s1, s2;
 	struct dc_inode in;
 	uint64_t nino;
 	bool ex2;
@@ -2392,7 +2392,7 @@ static int exec_op(struct worker *w, const struct rproc *r, const struct dct_op 
 	const struct cpath *e = &w->x->p->cp[r->copy][o->path];
 	const char *s = (o->flags & DCT_F_SLASH) ? e->slash : e->s;
 	unsigned nofollow = (o->flags & DCT_F_NOFOLLOW) ? DC_NOFOLLOW : 0;
-	struct dc_stat st;
+	struct dc_inode st;
 	int got;
 
 	switch (o->kind) {

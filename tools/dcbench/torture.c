@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "torture.h"
+#include "dcache-debug.h"
 
 #define NDIRS		4
 #define NSTABLE		6
@@ -416,7 +417,7 @@ static const char *subv_path(struct torture *t)
 /* After its own change a writer sees exactly what it made. */
 static void check_own(struct torture *t, struct slot *s)
 {
-	struct dc_stat st;
+	struct dc_inode st;
 	int err;
 	int64_t got;
 
@@ -496,7 +497,7 @@ static int64_t read_slot(struct torture *t, struct worker *w, struct slot *s,
 			 const char *path, uint64_t r, enum torture_op *op)
 {
 	struct dc_dentry *d = NULL, *base = NULL;
-	struct dc_stat st;
+	struct dc_inode st;
 	int err;
 
 	if (s->rel) {	/* from the held directory handle */
@@ -582,7 +583,7 @@ skip:
 static void check_stable(struct torture *t, struct worker *w, uint64_t r)
 {
 	unsigned d = (unsigned)(r >> 8) % NDIRS, f = (unsigned)(r >> 16) % NSTABLE;
-	struct dc_stat st;
+	struct dc_inode st;
 	char path[32];
 	int err;
 
@@ -688,7 +689,7 @@ static double now_s(void)
  */
 static void check_final(struct torture *t)
 {
-	struct dc_stat st;
+	struct dc_inode st;
 	char path[48];
 	int d, i, err;
 
@@ -926,7 +927,21 @@ static void usage(FILE *f)
 "                   the --seed).  Every failing call must return -ENOMEM, an\n"
 "                   update so forgets the names it touches; the answers, the\n"
 "                   end-of-run checks (consistency, references, no leak) are\n"
-"                   as strict as without.  Prints how many failed.\n");
+"                   as strict as without.  Prints how many failed.\n"
+"  -h, --help       this help\n"
+"\n"
+"Exit status: 0 no violation; 1 a violation; 2 usage error.\n");
+}
+
+/* getopt's own messages would name the command "torture" alone. */
+static int bad_option(char **argv, int opt)
+{
+	if (opt == ':')
+		fprintf(stderr, "dcbench torture: %s needs a value\n", argv[optind - 1]);
+	else
+		fprintf(stderr, "dcbench torture: unknown option '%s'\n", argv[optind - 1]);
+	usage(stderr);
+	return 2;
 }
 
 int dcb_torture_main(int argc, char **argv)
@@ -950,7 +965,8 @@ int dcb_torture_main(int argc, char **argv)
 
 	o.seed = (uint64_t)time(NULL);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 's': o.seconds = strtod(optarg, &end); break;
 		case 't': o.threads = (int)strtol(optarg, &end, 10); break;
@@ -968,7 +984,7 @@ int dcb_torture_main(int argc, char **argv)
 			fail_seeded = o.fail_every < 0 && strchr(optarg + 5, ':');
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: return bad_option(argv, opt);
 		}
 		if (*end || (opt == 's' && o.seconds <= 0) ||
 		    (opt == 't' && (o.threads < 2 || o.threads > 256)) ||
@@ -978,6 +994,7 @@ int dcb_torture_main(int argc, char **argv)
 		}
 	}
 	if (optind != argc) {
+		fprintf(stderr, "dcbench torture: unexpected argument '%s'\n", argv[optind]);
 		usage(stderr);
 		return 2;
 	}

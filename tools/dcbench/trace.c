@@ -8,6 +8,7 @@
  * trace is refused with a message instead of replayed wrongly.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <lzma.h>
 #include <stdarg.h>
@@ -512,6 +513,57 @@ int dct_write(const char *file, const struct dct_trace *t, char *err, size_t err
 	}
 	if (rc)
 		unlink(file);	/* never leave a half-written trace behind */
+	return rc;
+}
+
+int dct_out_open(struct dct_out *o, const char *path, char *err, size_t errlen)
+{
+	o->path = path;
+	o->created = true;
+	o->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (o->fd < 0 && errno == EEXIST) {
+		o->created = false;
+		o->fd = open(path, O_WRONLY | O_CLOEXEC);
+	}
+	if (o->fd < 0) {
+		fail(err, errlen, "cannot write the trace to %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void dct_out_abandon(struct dct_out *o)
+{
+	close(o->fd);
+	if (o->created)
+		unlink(o->path);
+}
+
+int dct_out_write(struct dct_out *o, const struct dct_trace *t, char *err, size_t errlen)
+{
+	struct stat st;
+	char why[256];
+	FILE *f = NULL;
+	bool reg;
+	int rc = -1;
+
+	/* a device or a fifo (-o /dev/null) is written, never truncated or removed */
+	reg = fstat(o->fd, &st) == 0 && S_ISREG(st.st_mode);
+	if ((reg && ftruncate(o->fd, 0)) || !(f = fdopen(o->fd, "wb"))) {
+		snprintf(why, sizeof(why), "%s", strerror(errno));
+		close(o->fd);
+	} else {
+		rc = dct_write_fp(f, t, why, sizeof(why));
+		if (fclose(f) && !rc) {
+			snprintf(why, sizeof(why), "%s", strerror(errno));
+			rc = -1;
+		}
+	}
+	if (rc) {
+		fail(err, errlen, "cannot write the trace to %s: %s", o->path, why);
+		if (reg)
+			unlink(o->path);	/* never leave a half-written trace behind */
+	}
 	return rc;
 }
 

@@ -14,6 +14,7 @@
 #ifndef DCBENCH_TRACE_H
 #define DCBENCH_TRACE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -128,6 +129,22 @@ void dct_free(struct dct_trace *t);
 /* Write t; it is validated first, so a trace written is a trace readable. */
 int dct_write(const char *file, const struct dct_trace *t, char *err, size_t errlen);
 int dct_write_fp(FILE *f, const struct dct_trace *t, char *err, size_t errlen);
+
+/*
+ * A trace file opened before its trace is made, so that a place that
+ * cannot be written fails before the work, and a failed import leaves
+ * what was there before.  Open, then either write (which closes it) or
+ * abandon: that closes it, and removes it if the open created it.
+ */
+struct dct_out {
+	const char *path;
+	int fd;
+	bool created;
+};
+
+int dct_out_open(struct dct_out *o, const char *path, char *err, size_t errlen);
+int dct_out_write(struct dct_out *o, const struct dct_trace *t, char *err, size_t errlen);
+void dct_out_abandon(struct dct_out *o);
 
 /* Every structural rule of the format (also run by the reader and writer). */
 int dct_validate(const struct dct_trace *t, char *err, size_t errlen);

@@ -4,6 +4,7 @@
  *
  *   dcpath --root DIR [--cwd RELDIR] [--nofollow] [--mode rcu|global|rwlock]
  *          PATH...
+ *   dcpath --help | --version
  *
  * One line per PATH, in order: "PATH<TAB>INODE" (the host's st_ino of what
  * it resolved to) or "PATH<TAB>ENAME" (the errno's name).  Tab, newline and
@@ -14,16 +15,48 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dcache.h"
 
-static void usage(FILE *f)
+static const char help[] =
+"usage: dcpath --root DIR [--cwd RELDIR] [--nofollow] [--mode rcu|global|rwlock]\n"
+"              PATH...\n"
+"       dcpath --help | --version\n"
+"\n"
+"Resolves each PATH through libdcache over the host directory DIR, as\n"
+"openat2(rootfd, PATH, O_PATH, RESOLVE_IN_ROOT) would: \"..\" and absolute\n"
+"symlinks stay inside DIR.  One line per PATH, in order: PATH<TAB>INODE (the\n"
+"st_ino of what it resolved to) or PATH<TAB>ENAME (the errno's name, such\n"
+"as ENOENT); a tab, newline or backslash in PATH prints as \\t, \\n, \\\\.\n"
+"\n"
+"  --root DIR     the directory that is \"/\" (required)\n"
+"  --cwd RELDIR   resolve relative paths from RELDIR, itself resolved in DIR:\n"
+"                 as after chroot(DIR) and chdir(RELDIR)\n"
+"  --nofollow     do not follow a symlink in the last component (O_NOFOLLOW)\n"
+"  --mode M       the cache's mode: rcu (default), global or rwlock\n"
+"  -h, --help     this help\n"
+"      --version  dcpath's version, that of the libdcache it runs with\n"
+"\n"
+"Exit status: 0 every PATH resolved; 1 some did not; 2 usage error, or DIR\n"
+"or RELDIR cannot be used.\n";
+
+/* A usage error: the message, the synopsis, exit status 2. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...)
 {
-	fprintf(f, "usage: dcpath --root DIR [--cwd RELDIR] [--nofollow] "
-		   "[--mode rcu|global|rwlock] PATH...\n");
+	va_list ap;
+
+	fputs("dcpath: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%.*s\nTry 'dcpath --help'.\n",
+		(int)(strstr(help, "\n\n") - help), help);
+	return 2;
 }
 
 static void put_escaped(const char *s)
@@ -55,6 +88,7 @@ int main(int argc, char **argv)
 		{ "nofollow", no_argument, NULL, 'n' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct dc_options o = { .mode = DC_MODE_RCU };
@@ -64,25 +98,33 @@ int main(int argc, char **argv)
 	unsigned flags = 0;
 	int opt, err, i, status = 0;
 
-	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	opterr = 0;	/* our messages, with the synopsis */
+	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'r': root = optarg; break;
 		case 'c': cwd = optarg; break;
 		case 'n': flags |= DC_NOFOLLOW; break;
 		case 'm':
-			if (dc_mode_parse(optarg, &o.mode)) {
-				fprintf(stderr, "dcpath: unknown mode '%s'\n", optarg);
-				return 2;
-			}
+			if (dc_mode_parse(optarg, &o.mode))
+				return usage_error("--mode is rcu, global or rwlock, not '%s'",
+						   optarg);
 			break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case 'h':
+			fputs(help, stdout);
+			return 0;
+		case 'V':
+			printf("dcpath (dcache) %s\n", dc_version());
+			return 0;
+		case ':':
+			return usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (!root || optind >= argc) {
-		usage(stderr);
-		return 2;
-	}
+	if (!root)
+		return usage_error("--root DIR is required");
+	if (optind >= argc)
+		return usage_error("which paths? (PATH...)");
 	err = dc_hostfs_backend(root, &o.backend);
 	if (!err)
 		err = dc_cache_create(&o, &c);
@@ -93,7 +135,7 @@ int main(int argc, char **argv)
 	if (cwd) {
 		err = dc_walk(c, NULL, cwd, 0, &base);
 		if (!err) {
-			struct dc_stat st;
+			struct dc_inode st;
 
 			err = dc_dentry_stat(base, &st);
 			if (!err && (st.mode & 0170000) != 0040000)
@@ -107,7 +149,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (i = optind; i < argc; i++) {
-		struct dc_stat st;
+		struct dc_inode st;
 
 		err = dc_resolve(c, base, argv[i], flags, &st);
 		put_escaped(argv[i]);

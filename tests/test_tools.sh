@@ -1,0 +1,340 @@
+#!/usr/bin/env bash
+# test_tools.sh BUILD_DIR - what BUILD_DIR/dcbench and BUILD_DIR/dcpath
+# tell their user: refusals, messages, exit statuses, help, version, and
+# the manual pages.
+#
+#  - dcbench import refuses, with its reason and exit 1, what no trace can
+#    be made of (empty, not strace, strace without -f, mostly malformed),
+#    names a log or a trace place it cannot use, and imports real logs;
+#  - dcbench compare on a trace too short to time says so, judges nothing
+#    and exits 3; on the shipped kernel-build trace (when it is there) each
+#    goal line names what it measured;
+#  - --version, --help of every command; every long option each parser
+#    accepts (found in the sources with grep) is in its --help and in the
+#    manual page; unknown options give a message, the usage and exit 2;
+#  - every man/*.1 and man/*.3 formats without a warning.
+#
+# Needs no root.  Output is TAP-like; exit 1 on failure.
+set -uo pipefail
+export LC_ALL=C
+
+if [ $# -ne 1 ]; then echo "usage: $0 BUILD_DIR" >&2; exit 2; fi
+BUILD=$1
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DCBENCH=$BUILD/dcbench
+DCPATH=$BUILD/dcpath
+SNIPPETS=$TOP/tests/data/strace
+TMO=120                                 # seconds per program run
+
+PASS=0 FAIL=0 SKIP=0 N=0
+ok()     { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
+not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
+skip()   { N=$((N + 1)); SKIP=$((SKIP + 1)); echo "ok $N - # SKIP $*"; }
+diag()   { sed 's/^/#   /' | head -20; }
+finish() {
+    echo "test_tools: $PASS passed, $FAIL failed, $SKIP skipped"
+    [ "$FAIL" -eq 0 ]
+    exit
+}
+
+for p in "$DCBENCH" "$DCPATH"; do
+    [ -x "$p" ] || { not_ok "$p exists"; finish; }
+done
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_tools.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+
+# run PROG ARGS...: stdout in $TMP/out, stderr in $TMP/err, status in RC.
+run() {
+    timeout $TMO "$@" >"$TMP/out" 2>"$TMP/err" </dev/null
+    RC=$?
+}
+
+# expect DESC WANT_RC STDERR_ERE PROG ARGS...: exit status and message.
+expect() {
+    local desc=$1 want=$2 ere=$3; shift 3
+    run "$@"
+    if [ "$RC" -ne "$want" ]; then
+        not_ok "$desc: exit $RC, want $want"; diag <"$TMP/err"
+    elif [ -n "$ere" ] && ! grep -qE -- "$ere" "$TMP/err"; then
+        not_ok "$desc: stderr lacks /$ere/"; diag <"$TMP/err"
+    else
+        ok "$desc (exit $RC)"
+    fi
+}
+
+# --- import: real logs ------------------------------------------------------------
+for log in "$SNIPPETS"/*.txt "$TOP/tests/fuzz/corpus_import/seed_real_head.txt"; do
+    [ -e "$log" ] || continue
+    rm -f "$TMP/t.trace"
+    expect "import $(basename "$log")" 0 "^trace: " "$DCBENCH" import "$log" -o "$TMP/t.trace"
+    [ -s "$TMP/t.trace" ] || not_ok "import $(basename "$log"): no trace written"
+done
+# a live log, where strace can trace here
+if command -v strace >/dev/null &&
+   strace -f -y -qq -e trace=%file,%process,chdir,fchdir -o "$TMP/live.log" \
+       sh -c 'ls / >/dev/null; cat /dev/null' 2>"$TMP/strace.err"; then
+    expect "import of a fresh strace -f -y log" 0 "" "$DCBENCH" import "$TMP/live.log" -o "$TMP/live.trace"
+    strace -y -qq -e trace=%file,%process,chdir,fchdir -o "$TMP/nof.log" ls / >/dev/null 2>&1
+    expect "import of a fresh log made without -f: refused" 1 "without -f.*strace -f -y" \
+        "$DCBENCH" import "$TMP/nof.log" -o "$TMP/nof.trace"
+else
+    skip "no strace that can trace here: $(head -1 "$TMP/strace.err" 2>/dev/null)"
+fi
+
+# --- import: what it must refuse ------------------------------------------------------
+: >"$TMP/empty.log"
+printf '\n \n\t\n' >"$TMP/blank.log"
+sed -E 's/^[0-9]+ +//' "$SNIPPETS/fork.txt" >"$TMP/nopid.log"
+{ echo '1 stat("/a", 0x1) = 0'; echo '1 stat("/b", 0x1) = 0'
+  echo 'tcpmux 1/tcp'; echo 'echo 7/tcp'; echo 'http 80/tcp www'; } >"$TMP/most.log"
+printf 'tcpmux\t\t1/tcp\t\t\t# TCP port service multiplexer\nhttp\t\t80/tcp\t\twww\n' >"$TMP/services"
+expect "import of an empty log: refused" 1 "empty log" \
+    "$DCBENCH" import "$TMP/empty.log" -o "$TMP/x.trace"
+expect "import of blank lines: refused" 1 "empty log: 3 lines, all blank" \
+    "$DCBENCH" import "$TMP/blank.log" -o "$TMP/x.trace"
+expect "import of binary bytes (an ELF file): refused" 1 "not an strace log" \
+    "$DCBENCH" import "$DCPATH" -o "$TMP/x.trace"
+expect "import of a services file: refused" 1 "not an strace log" \
+    "$DCBENCH" import "$TMP/services" -o "$TMP/x.trace"
+if [ -r /etc/services ]; then
+    expect "import of /etc/services: refused" 1 "not an strace log" \
+        "$DCBENCH" import /etc/services -o "$TMP/x.trace"
+fi
+expect "import of strace output without pids: refused, hint at -f" 1 \
+    "lines have no process id in front: strace ran without -f.*capture with strace -f -y" \
+    "$DCBENCH" import "$TMP/nopid.log" -o "$TMP/x.trace"
+expect "import of a mostly malformed log: refused, with counts and the limit" 1 \
+    "3 of 5 lines are malformed \(the first is line 3\); more than 50%" \
+    "$DCBENCH" import "$TMP/most.log" -o "$TMP/x.trace"
+expect "import of a trace (not a log): refused" 1 "not an strace log" \
+    "$DCBENCH" import "$TMP/t.trace" -o "$TMP/x.trace"
+if [ -e "$TMP/x.trace" ]; then not_ok "refused imports left $TMP/x.trace"; else ok "refused imports left no trace"; fi
+echo old >"$TMP/keep.trace"
+run "$DCBENCH" import "$TMP/empty.log" -o "$TMP/keep.trace"
+if echo old | cmp -s - "$TMP/keep.trace"; then ok "a refused import spares the trace there"; else not_ok "a refused import clobbered the trace there"; fi
+
+# --- import: files and options it cannot use ----------------------------------------------
+expect "import of a missing file" 1 "nonexistent.log: No such file" \
+    "$DCBENCH" import "$TMP/nonexistent.log" -o "$TMP/x.trace"
+expect "import of a directory" 1 "is a directory" \
+    "$DCBENCH" import "$TMP" -o "$TMP/x.trace"
+expect "import -o into a missing directory" 1 "cannot write the trace to .*/nodir/x.trace: No such file" \
+    "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/nodir/x.trace"
+expect "import -o a directory" 1 "cannot write the trace to .*: Is a directory" \
+    "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP"
+expect "import with a bad option" 2 "unknown option '--bogus'" \
+    "$DCBENCH" import "$SNIPPETS/fork.txt" --bogus -o "$TMP/x.trace"
+expect "import without -o" 2 "-o TRACE" "$DCBENCH" import "$SNIPPETS/fork.txt"
+expect "import -o without a value" 2 "needs a file name" "$DCBENCH" import "$SNIPPETS/fork.txt" -o
+expect "import of nothing" 2 "which strace log" "$DCBENCH" import -o "$TMP/x.trace"
+expect "capture -o into a missing directory: fails before the command runs" 1 \
+    "cannot write the trace to" "$DCBENCH" capture -o "$TMP/nodir/x.trace" -- touch "$TMP/ran"
+[ -e "$TMP/ran" ] && not_ok "capture ran its command, then found it could not write the trace"
+
+# --- compare and replay: too short to time ----------------------------------------------------
+run "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/fork.trace"
+run "$DCBENCH" compare "$TMP/fork.trace" --threads 1,2 --runs 1
+if [ "$RC" -ne 3 ]; then
+    not_ok "compare of a short trace: exit $RC, want 3"; diag <"$TMP/err"
+elif ! grep -qE '^  trace too short to time: [0-9]+ ops, [0-9.]+ ms a run .*; goals not judged$' "$TMP/out"; then
+    not_ok "compare of a short trace: no 'trace too short to time ... goals not judged'"; diag <"$TMP/out"
+elif grep -q 'NOT MET' "$TMP/out"; then
+    not_ok "compare of a short trace judged goals"; grep 'NOT MET' "$TMP/out" | diag
+else
+    ok "compare of a short trace: too short to time, goals not judged (exit 3)"
+fi
+run "$DCBENCH" compare "$TMP/fork.trace" --threads 1 --runs 1 --json
+if [ "$RC" -eq 3 ] && grep -q '"goals_judged": *false' "$TMP/out"; then
+    ok "compare --json of a short trace: goals_judged false"
+else
+    not_ok "compare --json of a short trace: exit $RC, goals_judged not false"; diag <"$TMP/out"
+fi
+run "$DCBENCH" replay "$TMP/fork.trace" --runs 1
+if [ "$RC" -eq 0 ] && grep -q '^trace too short to time: ' "$TMP/out"; then
+    ok "replay of a short trace: said too short to time (exit 0)"
+else
+    not_ok "replay of a short trace: exit $RC, or not said too short"; diag <"$TMP/out"
+fi
+# goal lines on a trace long enough: the shipped kernel build
+KLOG=$TOP/data/linux-6.1-tinyconfig-j2.strace.xz
+if [ ! -r "$KLOG" ]; then
+    not_ok "goal lines: $KLOG is missing (it ships with the source)"
+else
+    run "$DCBENCH" import "$KLOG" -o "$TMP/k.trace"
+    [ "$RC" -eq 0 ] && ok "import of the shipped kernel-build log" || { not_ok "import of $KLOG: exit $RC"; diag <"$TMP/err"; }
+    run "$DCBENCH" compare "$TMP/k.trace" --threads 1,2 --runs 1 --modes rcu,global
+    goals=$(sed -n '/^goals/,$p' "$TMP/out" | tail -n +2)
+    want='^  (mismatches in every mode and run: [0-9]+ \(goal 0\)|rcu time in the cache at [0-9]+ threads? \([0-9]+ cop(y|ies)\) vs global: [0-9.]+x \([0-9.]+s vs [0-9.]+s; goal <= [0-9.]+x\)|rcu lookups/s at [0-9]+ threads? \([0-9]+ cop(y|ies)\) vs [0-9]+ threads? \([0-9]+ cop(y|ies)\): [0-9.]+x \([0-9.]+[kM]?/s vs [0-9.]+[kM]?/s; goal >= [0-9.]+x\)): (met|NOT MET)$'
+    bad=$(printf '%s\n' "$goals" | grep -vE "$want")
+    if [ "$RC" -gt 1 ] || [ "$(printf '%s\n' "$goals" | grep -c .)" -ne 4 ] || [ -n "$bad" ]; then
+        not_ok "compare goal lines name what was measured (exit $RC)"; printf '%s\n' "$goals" | diag
+    else
+        ok "compare goal lines name what was measured"
+    fi
+fi
+
+# --- version ----------------------------------------------------------------------------------
+version=""
+for prog in dcbench dcpath; do
+    run "$BUILD/$prog" --version
+    if [ "$RC" -eq 0 ] && grep -qxE "$prog \(dcache\) [0-9]+\.[0-9]+\.[0-9]+.*" "$TMP/out"; then
+        ok "$prog --version: $(cat "$TMP/out")"
+        v=$(sed 's/.*(dcache) //' "$TMP/out")
+        [ -n "$version" ] && [ "$v" != "$version" ] && not_ok "dcbench and dcpath report versions $version and $v"
+        version=$v
+    else
+        not_ok "$prog --version: exit $RC, printed '$(head -c 200 "$TMP/out")'"; diag <"$TMP/err"
+    fi
+done
+
+hversion=$(sed -n 's/^#define DC_VERSION_STRING[^"]*"\(.*\)"/\1/p' "$TOP/include/dcache.h")
+if [ -n "$hversion" ] && [ -n "$version" ]; then
+    if [ "$version" = "$hversion" ]; then ok "--version is the header's $hversion"; else not_ok "--version says $version, include/dcache.h $hversion"; fi
+fi
+
+# --- help and options, from the sources ---------------------------------------------------------
+# options FILE: "COMMAND OPTION" for every long option the file's parsers take:
+# cli_opt(..., "NAME", ...), micro's opt(argc, argv, &i, "NAME", ...), getopt's
+# { "NAME", ..._argument } and strcmp(ARG, "--NAME").  The command is that
+# of the function it is in (cmd_NAME, main: dcbench itself), else the file's
+# (dcb_NAME_main, or dcpath).
+options() {
+    local f=$1 fcmd
+    fcmd=$(grep -oE '^int dcb_[a-z]+_main\(' "$f" | sed -E 's/^int dcb_([a-z]+)_main\(/\1/' | head -1)
+    case $f in */dcpath.c) fcmd=dcpath ;; esac
+    awk -v fcmd="$fcmd" -v file="$f" '
+        /^[a-z][^;]*[a-z_0-9]\(/ && $0 !~ /;[ \t]*$/ && $0 !~ /^(if|for|while|switch|return)/ {
+            s = $0
+            if (match(s, /[a-z_][a-z0-9_]*\(/))
+                fn = substr(s, RSTART, RLENGTH - 1)
+        }
+        {
+            s = $0
+            while (match(s, /((cli_|[^_a-z])opt\([^,()]*,? *argc, argv, &i, |[{] *|strcmp\([a-z]+(\[[a-z0-9]+\])?, )"(--)?[a-z][a-z0-9-]*"(, *(no|required|optional)_argument)?/)) {
+                m = substr(s, RSTART, RLENGTH)
+                s = substr(s, RSTART + RLENGTH)
+                if (m ~ /^[{]/ && m !~ /_argument$/)
+                    continue
+                if (m ~ /^strcmp/ && m !~ /"--/)
+                    continue
+                sub(/"(, *(no|required|optional)_argument)?$/, "", m)
+                sub(/.*"(--)?/, "", m)
+                cmd = fn ~ /^cmd_/ ? substr(fn, 5) : fn == "main" && fcmd == "" ? "dcbench" : fcmd
+                if (cmd == "")
+                    cmd = "?" file ":" fn
+                print cmd, m
+            }
+        }' "$f"
+}
+{ for f in "$TOP"/tools/dcbench/*.c; do
+      case $f in */import_main_test.c) continue ;; esac
+      options "$f"
+  done; } | sort -u >"$TMP/dcbench.opts"
+options "$TOP/tools/dcpath/dcpath.c" | sort -u >"$TMP/dcpath.opts"
+# the commands, from dcbench's command table
+sed -n '/commands\[\] = {/,/^};/p' "$TOP/tools/dcbench/main.c" |
+    grep -oE '\{ "[a-z]+", ' | sed -E 's/\{ "([a-z]+)", /\1/' >"$TMP/commands"
+
+if [ "$(wc -l <"$TMP/commands")" -lt 4 ] || [ "$(wc -l <"$TMP/dcbench.opts")" -lt 20 ]; then
+    not_ok "the commands and options found in the sources: $(wc -l <"$TMP/commands") commands, $(wc -l <"$TMP/dcbench.opts") options"
+fi
+if grep -q '^?' "$TMP/dcbench.opts" "$TMP/dcpath.opts"; then
+    not_ok "options outside any command's parser"; grep -h '^?' "$TMP/dcbench.opts" | diag
+fi
+
+run "$DCBENCH" --help
+cp "$TMP/out" "$TMP/help.dcbench"
+if [ "$RC" -ne 0 ]; then not_ok "dcbench --help: exit $RC"; fi
+missing=""
+while read -r c; do
+    grep -qE "^  $c( |$)" "$TMP/help.dcbench" || missing+=" $c"
+done <"$TMP/commands"
+if [ -n "$missing" ]; then not_ok "dcbench --help lacks commands:$missing"; else ok "dcbench --help lists all $(wc -l <"$TMP/commands") commands"; fi
+
+# help_has HELPFILE OPTION: is --OPTION in the help, as a word?
+help_has() { grep -qE -- "(^|[^a-z0-9-])--$2([^a-z0-9-]|\$)" "$1"; }
+while read -r c; do
+    run "$DCBENCH" "$c" --help
+    cp "$TMP/out" "$TMP/help.$c"
+    if [ "$RC" -ne 0 ] || [ ! -s "$TMP/help.$c" ] || ! grep -q "^usage: dcbench $c" "$TMP/help.$c"; then
+        not_ok "dcbench $c --help: exit $RC, on stdout a usage line"; diag <"$TMP/err"; continue
+    fi
+    ok "dcbench $c --help (exit 0)"
+    expect "dcbench $c with an unknown option: message and usage" 2 "unknown option" \
+        "$DCBENCH" "$c" --no-such-option
+    grep -q "^usage: dcbench $c" "$TMP/err" || not_ok "dcbench $c --no-such-option: no usage on stderr"
+done <"$TMP/commands"
+expect "dcbench with an unknown option" 2 "unknown option '--bogus'" "$DCBENCH" --bogus
+expect "dcbench with an unknown command" 2 "unknown command 'bogus'" "$DCBENCH" bogus
+
+# every option of every parser in its command's --help
+while read -r c o; do
+    h=$TMP/help.$c
+    if [ ! -e "$h" ]; then not_ok "--$o: parsed for '$c', which is no command"; continue; fi
+    name="dcbench $c"; [ "$c" = dcbench ] && name=dcbench
+    if help_has "$h" "$o"; then ok "$name --help has --$o"; else not_ok "$name --help lacks --$o"; fi
+done <"$TMP/dcbench.opts"
+
+run "$DCPATH" --help
+cp "$TMP/out" "$TMP/help.dcpath"
+if [ "$RC" -eq 0 ] && grep -q '^usage: dcpath ' "$TMP/help.dcpath" && grep -qi 'exit status' "$TMP/help.dcpath"; then
+    ok "dcpath --help: usage and exit status"
+else
+    not_ok "dcpath --help: exit $RC, usage and exit status on stdout"; diag <"$TMP/help.dcpath"
+fi
+while read -r _ o; do
+    if help_has "$TMP/help.dcpath" "$o"; then ok "dcpath --help has --$o"; else not_ok "dcpath --help lacks --$o"; fi
+done <"$TMP/dcpath.opts"
+for a in "--no-such-option" "-x" "--root"; do
+    expect "dcpath $a: message and usage" 2 "^usage: dcpath " "$DCPATH" $a
+    grep -q '^dcpath: ' "$TMP/err" || not_ok "dcpath $a: no 'dcpath: ' message"
+done
+expect "dcpath without paths" 2 "which paths" "$DCPATH" --root "$TMP"
+expect "dcpath without --root" 2 "--root DIR is required" "$DCPATH" x
+
+# --- manual pages ---------------------------------------------------------------------------------
+MANS=("$TOP"/man/*.1 "$TOP"/man/*.3)
+for want in dcbench.1 dcpath.1; do
+    [ -e "$TOP/man/$want" ] || not_ok "man/$want exists"
+done
+if ! command -v man >/dev/null || ! command -v groff >/dev/null; then
+    not_ok "man pages: man or groff is not installed (scripts/deps.sh installs man-db, groff-base)"
+else
+    for m in "${MANS[@]}"; do
+        [ -e "$m" ] || continue
+        w=$(MANWIDTH=80 timeout $TMO man --warnings -E UTF-8 -l "$m" 2>&1 >/dev/null)
+        rc=$?
+        if [ $rc -ne 0 ] || [ -n "$w" ]; then
+            not_ok "man/$(basename "$m") formats without warnings (exit $rc)"; printf '%s\n' "$w" | diag
+        else
+            ok "man/$(basename "$m") formats without warnings"
+        fi
+    done
+    # every option a parser takes is in the page
+    for prog in dcbench dcpath; do
+        page=$TOP/man/$prog.1
+        [ -e "$page" ] || continue
+        MANWIDTH=80 man -E ascii -l "$page" 2>/dev/null | sed 's/.\x08//g' >"$TMP/man.$prog"
+        missing=""
+        while read -r _ o; do
+            help_has "$TMP/man.$prog" "$o" || missing+=" --$o"
+        done <"$TMP/$prog.opts"
+        if [ "$prog" = dcbench ]; then
+            while read -r c; do grep -qE "(^|[^a-z])dcbench $c([^a-z]|\$)" "$TMP/man.$prog" || missing+=" $c"; done <"$TMP/commands"
+        fi
+        if [ -n "$missing" ]; then not_ok "man/$prog.1 lacks:$missing"; else ok "man/$prog.1 has every command and option"; fi
+    done
+fi
+
+# each page names the version it documents: the header's
+VERSION=$(sed -n 's/^#define DC_VERSION_STRING[^"]*"\(.*\)"/\1/p' "$TOP/include/dcache.h")
+for m in "${MANS[@]}"; do
+    [ -e "$m" ] || continue
+    if grep -q "^\.TH [A-Z]* [0-9] [0-9-]* \"dcache $VERSION\"" "$m"; then
+        ok "man/$(basename "$m") documents dcache $VERSION"
+    else
+        not_ok "man/$(basename "$m"): .TH does not say \"dcache $VERSION\""
+    fi
+done
+
+finish
