@@ -5,7 +5,17 @@
 #
 # Mounts dcfs (BUILD_DIR/dcfs, default build/) over scratch directories and
 # checks: start-up (the mount answers when the command returns) and every
-# refused start; a script of POSIX operations (tests/dcfs_conform.c) run
+# refused start; the command line (--help lists every option of the
+# parser's table, --version, usage errors exit 2), every option as a -o
+# mount option, who may use the mount (allow_other, --no-allow-other,
+# allow_root); --stats (refused inside the mount point or unwritable,
+# written mode 0644 through a temporary file of its own, pid and updated
+# telling a dead daemon); listxattr as nobody against the native listing;
+# systemd readiness (READY=1, STOPPING=1); in private mount namespaces:
+# dcfs as nobody through fusermount3 (/dev/fuse refused with the right
+# message, no allow_other by default, user_allow_other, allow_root), a
+# daemon's diagnostics in syslog, mount -t fuse.dcfs and an fstab line;
+# a script of POSIX operations (tests/dcfs_conform.c) run
 # through the mount and on a plain directory, result by result, as root in
 # each libdcache mode and as nobody (without and with a supplementary
 # group), permission-denied cases included; no node leaked (after
@@ -182,8 +192,8 @@ refused "missing arguments" "usage" "$T/s.src"
 if command -v unshare >/dev/null && unshare -m true 2>/dev/null; then
 	out=$(unshare -m sh -c "mount -t tmpfs none /dev && '$DCFS' '$T/s.src' '$T/r.mnt'" 2>&1)
 	rc=$?
-	if [ $rc -ne 0 ] && echo "$out" | grep -q "/dev/fuse"; then
-		ok "refused: no /dev/fuse"
+	if [ $rc -ne 0 ] && echo "$out" | grep -q "/dev/fuse.*modprobe fuse"; then
+		ok "refused: no /dev/fuse, saying to load the module"
 	else
 		notok "refused: no /dev/fuse (exit $rc: $out)"
 	fi
@@ -235,6 +245,436 @@ if [ -w "$URING_PARAM" ] && [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/n
 fi
 check "refused starts mounted nothing" not_mounted "$T/r.mnt"
 check "fusermount3 -u unmounts and the daemon exits" stop s
+
+# ---- the command line: --help, --version, usage errors ----------------------------
+# Every long option the parser knows (the options[] table in main.c) must
+# be in --help; a usage error is a message and the synopsis on stderr,
+# exit 2; the version is libdcache's.
+help=$("$DCFS" --help 2>&1); rc=$?
+names=$(sed -n '/^} options\[\] = {$/,/^};$/s/^\t{ "\([a-z-]*\)",.*/\1/p' tools/dcfs/main.c)
+missing=
+for o in $names; do grep -Eq -- "(^|[ ,])--$o([^-a-z]|$)" <<<"$help" || missing="$missing --$o"; done
+for o in "-f, --foreground" "-d, --debug" "-o OPT" "-h, --help" "-V, --version" noallow_other; do
+	grep -qF -- "$o" <<<"$help" || missing="$missing '$o'"
+done
+check "--help exits 0 and lists all $(wc -w <<<"$names") long options of the parser, -o and the short ones (missing:${missing:- none})" \
+	eval '[ $rc = 0 ] && [ "$(wc -w <<<"$names")" -ge 15 ] && [ -z "$missing" ]'
+if command -v man >/dev/null; then
+	page=$(MANWIDTH=80 man -E ascii -l man/dcfs.1 2>/dev/null | sed 's/.\x08//g')
+	missing=
+	for o in $names; do grep -Eq -- "(^|[ ,])--$o([^-a-z]|$)" <<<"$page" || missing="$missing --$o"; done
+	for o in $names; do	# (help and version are no mount options)
+		case $o in help | version) continue ;; esac
+		grep -qF -- "-o ${o//-/_}" <<<"$page" || missing="$missing '-o ${o//-/_}'"
+	done
+	check "man/dcfs.1 documents every long option and its -o form (missing:${missing:- none})" \
+		eval '[ "$(wc -w <<<"$names")" -ge 15 ] && [ -z "$missing" ]'
+else
+	skip "man/dcfs.1 documents every option (no man here)"
+fi
+want="dcfs (dcache) $(sed -n 's/^#define DC_VERSION_STRING[[:space:]]*"\(.*\)"/\1/p' include/dcache.h)"
+out=$("$DCFS" --version 2>&1); rc=$?
+check "--version prints '$want' and exits 0 (exit $rc: '$out')" eval '[ $rc = 0 ] && [ "$out" = "$want" ]'
+usage_refused() {	# DESC REGEX ARGS...: exit 2, REGEX and the synopsis on stderr, nothing on stdout
+	local desc=$1 re=$2 out err rc
+	shift 2
+	out=$("$DCFS" "$@" 2>"$T/usage.err")
+	rc=$?
+	err=$(cat "$T/usage.err")
+	if [ $rc = 2 ] && [ -z "$out" ] && grep -Eq -- "$re" <<<"$err" && grep -q '^usage: dcfs SOURCE_DIR MOUNTPOINT' <<<"$err"; then
+		ok "usage error, exit 2: $desc"
+	else
+		notok "usage error, exit 2: $desc (exit $rc: $err$out)"
+	fi
+}
+usage_refused "unknown option" "unknown option '--bogus'" "$T/s.src" "$T/r.mnt" --bogus
+usage_refused "unknown short option" "unknown option '-x'" "$T/s.src" "$T/r.mnt" -x
+usage_refused "missing arguments" "SOURCE_DIR and MOUNTPOINT" "$T/s.src"
+usage_refused "--readers above --threads, the range named" "from 1 to 8" "$T/s.src" "$T/r.mnt" --threads 8 --readers 100
+usage_refused "-o readers= above the default 10 threads" "from 1 to 10" "$T/s.src" "$T/r.mnt" -o readers=100
+usage_refused "-o stats without a value" "-o stats needs a value" "$T/s.src" "$T/r.mnt" -o stats
+usage_refused "-o foreground=1" "-o foreground takes no value" "$T/s.src" "$T/r.mnt" -o foreground=1
+usage_refused "-o mode=fast" "-o mode: 'fast' is not rcu" "$T/s.src" "$T/r.mnt" -o mode=fast
+usage_refused "a mount option libfuse refuses" "libfuse refused" "$T/s.src" "$T/r.mnt" -o no_such_option
+
+# ---- every option as a mount option; who may use the mount -------------------------
+mkdir -p "$T/o.src"
+echo hi > "$T/o.src/file"
+chmod 644 "$T/o.src/file"
+if start o "$T/o.src" -o mode=global,coherence=off,ttl=500,entry_timeout=0,attr_timeout=0,cache_entries=100,threads=3,readers=1,open_requests,noatime,defaults,nofail,x-systemd.automount; then
+	check "-o mode=global,coherence=off,...,noatime: applied (stats: mode $(stat_val "$T/o.stats" mode), coherence $(stat_val "$T/o.stats" coherence); fstab-only options ignored)" \
+		test "$(stat_val "$T/o.stats" mode) $(stat_val "$T/o.stats" coherence)" = "global off" -a \
+		"$(cat "$T/o.mnt/file")" = hi
+	check "as root allow_other is the default" grep -q " $T/o.mnt fuse.dcfs .*,allow_other" /proc/mounts
+	check "noatime went on to the kernel" grep -q " $T/o.mnt fuse.dcfs [^ ]*noatime" /proc/mounts
+	stop o
+else
+	notok "-o with dcfs options: mount"
+fi
+NB="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+if $NB true 2>/dev/null; then
+	for way in --no-allow-other "-o noallow_other" "-o no_allow_other"; do
+		# shellcheck disable=SC2086 # way: words
+		if start o "$T/o.src" $way; then
+			cat "$T/o.mnt/file" > /dev/null
+			out=$($NB cat "$T/o.mnt/file" 2>&1)
+			check "$way: no allow_other, and nobody is refused ($out)" \
+				test -z "$(grep " $T/o.mnt fuse.dcfs .*allow_other" /proc/mounts)" -a "$out" != hi
+			stop o
+		else
+			notok "$way: mount"
+		fi
+	done
+	# allow_root as root is the kernel's own check: root only, whatever
+	# the kernel has cached from root's own use
+	if start o "$T/o.src" -o allow_root; then
+		got=$(cat "$T/o.mnt/file"; stat -c %s "$T/o.mnt/file")
+		out=$($NB stat -c %s "$T/o.mnt/file" 2>&1; $NB cat "$T/o.mnt/file" 2>&1; $NB ls "$T/o.mnt" 2>&1)
+		check "-o allow_root: root reads ($(echo $got)), nobody is refused even what root just used ($(echo $out))" \
+			test "$(echo $got)" = "hi 3" -a "$(grep -c 'Permission denied' <<<"$out")" = 3
+		stop o
+	else
+		notok "-o allow_root: mount"
+	fi
+else
+	skip "--no-allow-other and allow_root (no setpriv)"
+fi
+
+# ---- --stats FILE -----------------------------------------------------------------
+# Inside the mount point writing it would wait on dcfs itself before dcfs
+# serves (start-up hung for good, SIGTERM ignored, a dead mount left):
+# refused before mounting, also through a symlink.  (timeout: so that a
+# hang fails the check instead of the run.)
+# abort_fuse MNT: end a mount whose daemon hangs, and the daemon (the one
+# whose command line names MNT, a path of this run's own)
+abort_fuse() {
+	local dev p
+	dev=$(awk -v m="$1" '$5 == m { print $3 }' /proc/self/mountinfo | tail -1)
+	[ -n "$dev" ] && echo 1 > "/sys/fs/fuse/connections/${dev#*:}/abort" 2>/dev/null
+	for p in /proc/[0-9]*; do
+		tr '\0' '\n' < "$p/cmdline" 2>/dev/null | grep -qxF -- "$1" && kill -KILL "${p#/proc/}" 2>/dev/null
+	done
+	umount -l "$1" 2>/dev/null
+}
+mkdir -p "$T/sa1.mnt" "$T/sa2.mnt" "$T/sb.mnt"
+MOUNTS+=("$T/sa1.mnt" "$T/sa2.mnt" "$T/sb.mnt")
+ln -s "$T/sa2.mnt" "$T/sa2.link"
+for pair in "sa1.mnt sa1.mnt/x.stats" "sa2.mnt sa2.link/x.stats"; do
+	m=$T/${pair%% *} f=$T/${pair#* }
+	# (into a file: a hung daemon would hold a command substitution's pipe)
+	timeout -k 5 20 "$DCFS" "$T/s.src" "$m" --stats "$f" > "$T/sa.out" 2>&1
+	rc=$?
+	out=$(cat "$T/sa.out")
+	[ $rc = 1 ] || abort_fuse "$m"
+	check "refused: --stats $f inside the mount point (exit $rc: $out)" \
+		eval '[ $rc = 1 ] && grep -q "inside the mount point" <<<"$out" && not_mounted "$m"'
+done
+for f in "$T/nonexistent/x.stats" "$T/s.src/file/x.stats"; do
+	out=$("$DCFS" "$T/s.src" "$T/sb.mnt" --stats "$f" 2>&1)
+	rc=$?
+	check "refused: --stats $f cannot be written (exit $rc: $out)" \
+		eval '[ $rc = 1 ] && grep -q -- "--stats" <<<"$out" && not_mounted "$T/sb.mnt"'
+	not_mounted "$T/sb.mnt" || fusermount3 -u "$T/sb.mnt"
+done
+# written through a new file of its own beside FILE, never a name planted
+# there, mode 0644 whatever the umask
+echo precious > "$T/victim"
+ln -s "$T/victim" "$T/sc.stats.tmp"
+mkdir -p "$T/sc.src"
+if start sc "$T/sc.src"; then
+	sleep 1.2	# a rewrite or two
+	check "--stats: mode 0644 ($(stat -c %a "$T/sc.stats")), a plain file, the planted $T/sc.stats.tmp symlink not followed ($(cat "$T/victim"))" \
+		test "$(stat -c %a "$T/sc.stats")" = 644 -a ! -L "$T/sc.stats" -a "$(cat "$T/victim")" = precious
+	# a reader tells a dead daemon by its pid, or by updated falling
+	# behind the one-second rewrites
+	pid=$(stat_val "$T/sc.stats" pid)
+	u0=$(stat_val "$T/sc.stats" updated)
+	sleep 2.2
+	u1=$(stat_val "$T/sc.stats" updated)
+	check "--stats: pid $pid alive, updated $u0 -> $u1 follows the clock ($(date +%s))" \
+		eval '[ -n "$pid" ] && kill -0 "$pid" && [ -n "$u0" ] && [ "$u1" -gt "$u0" ] &&
+		      [ $(($(date +%s) - u1)) -le 2 ]'
+	kill -KILL "$pid"
+	wait_for 5 gone "$pid"
+	sleep 2.5
+	u2=$(stat_val "$T/sc.stats" updated)
+	check "--stats after SIGKILL: still 'state $(stat_val "$T/sc.stats" state)', but pid $pid is gone and updated ($u2) is $(($(date +%s) - ${u2:-0})) s old" \
+		eval 'gone "$pid" && [ -n "$u2" ] && [ $(($(date +%s) - u2)) -ge 2 ]'
+	fusermount3 -u "$T/sc.mnt" 2>/dev/null || umount -l "$T/sc.mnt"
+	check "--stats: no temporary file left beside it" test -z "$(find "$T" -maxdepth 1 -name '.sc.stats.*')"
+else
+	notok "--stats: mount"
+fi
+
+# ---- helpers: xattrs by hand, a datagram socket's receiver ------------------------------
+cat > "$T/helper.c" <<'EOF'
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+	static char buf[65536];
+	ssize_t n, i;
+
+	if (argc == 3 && !strcmp(argv[1], "listxattr")) {
+		n = listxattr(argv[2], buf, sizeof(buf));
+		if (n < 0) {
+			perror(argv[2]);
+			return 1;
+		}
+		for (i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+			puts(buf + i);
+		return 0;
+	}
+	if (argc == 5 && !strcmp(argv[1], "setxattr")) {
+		if (setxattr(argv[2], argv[3], argv[4], strlen(argv[4]), 0) == 0)
+			return 0;
+		perror(argv[3]);
+		return 1;
+	}
+	if (argc == 4 && !strcmp(argv[1], "recv")) {
+		struct sockaddr_un sa = { .sun_family = AF_UNIX };
+		int s = socket(AF_UNIX, SOCK_DGRAM, 0), out;
+
+		snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", argv[2]);
+		unlink(argv[2]);
+		out = open(argv[3], O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (s < 0 || out < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+			perror(argv[2]);
+			return 1;
+		}
+		chmod(argv[2], 0666);
+		while ((n = recv(s, buf, sizeof(buf) - 1, 0)) >= 0) {
+			buf[n++] = '\n';
+			if (write(out, buf, (size_t)n) != n)
+				return 1;
+		}
+		return 1;
+	}
+	fprintf(stderr, "usage: helper listxattr PATH | setxattr PATH NAME VALUE | recv SOCKET FILE\n");
+	return 2;
+}
+EOF
+$CC -std=c11 -D_GNU_SOURCE -O1 -Wall -o "$T/helper" "$T/helper.c" || { echo "test_dcfs: cannot build the helper"; exit 1; }
+HELPER=$T/helper
+
+# ---- listxattr as a user other than root -------------------------------------------------
+# trusted.* is the kernel's to hide from that user; the rest must come
+# through whole and in order, whatever sits between.
+mkdir -p "$T/xa.src"
+: > "$T/xa.src/f"
+chmod 644 "$T/xa.src/f"
+if "$HELPER" setxattr "$T/xa.src/f" trusted.a 1 2>/dev/null &&
+   "$HELPER" setxattr "$T/xa.src/f" security.s 2 2>/dev/null; then
+	"$HELPER" setxattr "$T/xa.src/f" trusted.bb 3 &&
+		"$HELPER" setxattr "$T/xa.src/f" user.big "$(printf '%0100d' 4)" &&
+		"$HELPER" setxattr "$T/xa.src/f" trusted.ccc 5 &&
+		"$HELPER" setxattr "$T/xa.src/f" user.x 6
+	if ! $NB true 2>/dev/null; then
+		skip "listxattr as nobody (no setpriv)"
+	elif start xa "$T/xa.src"; then
+		native=$($NB "$HELPER" listxattr "$T/xa.src/f" 2>&1 | tr '\n' ' ')
+		got=$($NB "$HELPER" listxattr "$T/xa.mnt/f" 2>&1 | tr '\n' ' ')
+		check "listxattr as nobody through the mount is the native one: '$got' (native '$native')" \
+			test "$got" = "$native" -a -n "$(grep user.big <<<"$native")"
+		check "listxattr as root: every name, trusted.* included" \
+			test "$("$HELPER" listxattr "$T/xa.mnt/f" | tr '\n' ' ')" = "$("$HELPER" listxattr "$T/xa.src/f" | tr '\n' ' ')"
+		stop xa
+	else
+		notok "listxattr as nobody: mount"
+	fi
+else
+	skip "listxattr as nobody (no trusted.* or security.* xattrs on $T)"
+fi
+
+# ---- systemd: readiness -----------------------------------------------------------------
+# With NOTIFY_SOCKET set, dcfs says READY=1 once it serves (a daemonizing
+# dcfs adds MAINPID, the daemon's pid) and STOPPING=1 when it ends.
+"$HELPER" recv "$T/notify.sock" "$T/notify.out" & recv=$!
+wait_for 5 test -S "$T/notify.sock"
+mkdir -p "$T/sd.src" "$T/sd.mnt"
+echo hi > "$T/sd.src/file"
+MOUNTS+=("$T/sd.mnt")
+NOTIFY_SOCKET=$T/notify.sock "$DCFS" "$T/sd.src" "$T/sd.mnt" --foreground --stats "$T/sd.stats" 2>/dev/null &
+fg=$!
+wait_for 10 grep -q '^READY=1$' "$T/notify.out"
+check "--foreground under systemd: READY=1, and the mount answers" \
+	eval 'grep -q "^READY=1$" "$T/notify.out" && [ "$(cat "$T/sd.mnt/file" 2>&1)" = hi ]'
+kill -TERM $fg
+wait $fg
+check "and STOPPING=1 when it ends (SIGTERM)" grep -q '^STOPPING=1$' "$T/notify.out"
+: > "$T/notify.out"
+if NOTIFY_SOCKET=$T/notify.sock start sd "$T/sd.src" 2>/dev/null; then
+	wait_for 5 grep -q '^MAINPID=' "$T/notify.out"
+	check "daemonizing under systemd: READY=1 with MAINPID $(sed -n 's/^MAINPID=//p' "$T/notify.out"), the daemon's ($(stat_val "$T/sd.stats" pid))" \
+		eval 'grep -q "^READY=1$" "$T/notify.out" &&
+		      [ "$(sed -n "s/^MAINPID=//p" "$T/notify.out")" = "$(stat_val "$T/sd.stats" pid)" ]'
+	stop sd
+else
+	notok "daemonizing under systemd: mount"
+fi
+kill $recv 2>/dev/null
+wait $recv 2>/dev/null
+
+# ---- in a private mount namespace: users other than root, syslog, mount(8) --------------
+# A tmpfs over /dev there (with its own /dev/fuse, /dev/null and /dev/log)
+# and a bind-mounted /etc/fuse.conf: what these checks change is seen by
+# nothing else.  The script prints PASS/FAIL/SKIP lines, counted here.
+ns_run() {	# NAME: runs $T/NAME.ns.sh in a new mount namespace
+	local line
+	while IFS= read -r line; do
+		case $line in
+		"PASS "*) ok "${line#PASS }" ;;
+		"FAIL "*) notok "${line#FAIL }" ;;
+		"SKIP "*) skip "${line#SKIP }" ;;
+		*) echo "# $line" ;;
+		esac
+	done < <(env DCFS="$DCFS" T="$T" HELPER="$HELPER" unshare -m --propagation private bash "$T/$1.ns.sh" 2>&1)
+}
+cat > "$T/ns.common.sh" <<'EOF'
+set -u
+pass() { echo "PASS $*"; }
+fail() { echo "FAIL $*"; }
+verdict() { local d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+private_dev() {	# MODE of /dev/fuse
+	mount -t tmpfs -o mode=755 dcfs-test-dev /dev &&
+		mknod -m 666 /dev/null c 1 3 && mknod -m "$1" /dev/fuse c 10 229
+}
+gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+wait_for() { local t=$(($1 * 20)); shift; while [ $t -gt 0 ]; do "$@" && return 0; sleep 0.05; t=$((t - 1)); done; return 1; }
+stat_val() { sed -n "s/^$2 //p" "$1" 2>/dev/null | head -1; }
+NB="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+OTHER="setpriv --reuid=4242 --regid=4242 --clear-groups"
+EOF
+if ! command -v unshare >/dev/null || ! unshare -m --propagation private true 2>/dev/null; then
+	skip "users other than root, syslog, mount(8) (no unshare -m here)"
+elif ! $NB true 2>/dev/null; then
+	skip "users other than root, syslog, mount(8) (no setpriv)"
+else
+	mkdir -p "$T/nb/src" "$T/nb/mnt"
+	echo hi > "$T/nb/src/file"
+	chown -R nobody:nogroup "$T/nb"
+	cat > "$T/nb.ns.sh" <<'EOF'
+. "$T/ns.common.sh"
+private_dev 600 || { fail "a private /dev"; exit; }
+D=$T/nb
+out=$($NB "$DCFS" "$D/src" "$D/mnt" 2>&1)
+verdict "as nobody, /dev/fuse mode 0600: refused, saying it needs read and write access, not a module ($out)" \
+	eval 'grep -q "reading and writing" <<<"$out" && ! grep -qi module <<<"$out"'
+chmod 666 /dev/fuse
+printf '#user_allow_other\n' > "$T/fuse.conf.no"
+printf 'user_allow_other\n' > "$T/fuse.conf.yes"
+mount --bind "$T/fuse.conf.no" /etc/fuse.conf || { fail "bind /etc/fuse.conf"; exit; }
+if $NB "$DCFS" "$D/src" "$D/mnt" --stats "$D/st" 2>&1; then
+	opts=$(grep " $D/mnt fuse.dcfs " /proc/mounts | cut -d' ' -f4)
+	verdict "as nobody, by default: mounted through fusermount3 without allow_other ($opts)" \
+		eval 'grep -q user_id=65534 <<<"$opts" && ! grep -q allow_other <<<"$opts"'
+	verdict "nobody reads, root is refused (the kernel's rule without allow_other)" \
+		eval '[ "$($NB cat "$D/mnt/file")" = hi ] && ! cat "$D/mnt/file" 2>/dev/null'
+	pid=$(stat_val "$D/st" pid)
+	$NB fusermount3 -u "$D/mnt"
+	verdict "as nobody: fusermount3 -u, the daemon exits" wait_for 10 gone "$pid"
+else
+	fail "as nobody, by default: mount"
+fi
+out=$($NB "$DCFS" "$D/src" "$D/mnt" --allow-other 2>&1)
+verdict "as nobody, --allow-other without user_allow_other in /etc/fuse.conf: refused, saying so ($out)" \
+	eval 'grep -q user_allow_other <<<"$out" && ! grep -q " $D/mnt " /proc/mounts'
+mount --bind "$T/fuse.conf.yes" /etc/fuse.conf
+if $NB "$DCFS" "$D/src" "$D/mnt" -o allow_other --stats "$D/st" 2>/dev/null; then
+	verdict "as nobody, -o allow_other with user_allow_other: another user reads" \
+		eval '[ "$($OTHER cat "$D/mnt/file" 2>&1)" = hi ]'
+	pid=$(stat_val "$D/st" pid)
+	$NB fusermount3 -u "$D/mnt"
+	wait_for 10 gone "$pid"
+else
+	fail "as nobody, -o allow_other: mount"
+fi
+out=$($NB "$DCFS" "$D/src" "$D/mnt" -o allow_root --entry-timeout 5 2>&1)
+verdict "as nobody, allow_root with kernel timeouts above 0: a usage error ($out)" \
+	eval 'grep -q "timeout 0" <<<"$out"'
+if $NB "$DCFS" "$D/src" "$D/mnt" -o allow_root --stats "$D/st" 2>/dev/null; then
+	$NB cat "$D/mnt/file" > /dev/null
+	verdict "as nobody, -o allow_root: nobody and root read, another user is refused" \
+		eval '[ "$($NB cat "$D/mnt/file")" = hi ] && [ "$(cat "$D/mnt/file")" = hi ] &&
+		      ! $OTHER cat "$D/mnt/file" 2>/dev/null && ! $OTHER stat "$D/mnt/file" >/dev/null 2>&1'
+	pid=$(stat_val "$D/st" pid)
+	$NB fusermount3 -u "$D/mnt"
+	wait_for 10 gone "$pid"
+else
+	fail "as nobody, -o allow_root: mount"
+fi
+EOF
+	ns_run nb
+
+	# A daemon's diagnostics reach syslog: its --stats directory removed
+	# under it, the next rewrite fails and says so, once.
+	mkdir -p "$T/sl.src" "$T/sl.mnt" "$T/sl.dir"
+	cat > "$T/sl.ns.sh" <<'EOF'
+. "$T/ns.common.sh"
+private_dev 666 || { fail "a private /dev"; exit; }
+"$HELPER" recv /dev/log "$T/sl.log" & recv=$!
+wait_for 5 test -S /dev/log
+if "$DCFS" "$T/sl.src" "$T/sl.mnt" --stats "$T/sl.dir/x.stats" 2>/dev/null; then
+	pid=$(stat_val "$T/sl.dir/x.stats" pid)
+	rm -rf "$T/sl.dir"
+	wait_for 5 grep -q "dcfs\[$pid\]: --stats" "$T/sl.log"
+	verdict "a daemon's diagnostics go to syslog, facility daemon: '$(grep -m1 "dcfs\[" "$T/sl.log")'" \
+		grep -q "^<27>.* dcfs\[$pid\]: --stats $T/sl.dir/x.stats: No such file or directory" "$T/sl.log"
+	umount "$T/sl.mnt"
+	wait_for 10 gone "$pid"
+	verdict "and said once: $(grep -c "dcfs\[$pid\]: --stats.*trying again" "$T/sl.log") time(s)" \
+		test "$(grep -c "dcfs\[$pid\]: --stats.*trying again" "$T/sl.log")" = 1
+else
+	fail "syslog: mount"
+fi
+kill $recv
+EOF
+	ns_run sl
+
+	# mount(8) and fstab as the documented lines have them, dcfs found
+	# as "dcfs" on the PATH mount.fuse3 gets: mount(8) gives its helper
+	# none, so /bin/sh's default, where a tmpfs over /usr/local/sbin
+	# (this namespace only) holds a link to the dcfs under test
+	mkdir -p "$T/mt.src" "$T/mt.mnt"
+	echo hi > "$T/mt.src/file"
+	cat > "$T/mt.ns.sh" <<'EOF'
+. "$T/ns.common.sh"
+command -v mount.fuse3 >/dev/null || { echo "SKIP mount -t fuse.dcfs (no mount.fuse3: apt-get install fuse3)"; exit; }
+mount -t tmpfs -o mode=755 dcfs-test-sbin /usr/local/sbin && ln -s "$DCFS" /usr/local/sbin/dcfs ||
+	{ echo "SKIP mount -t fuse.dcfs (cannot mount over /usr/local/sbin)"; exit; }
+[ "$(env -i /bin/sh -c 'command -v dcfs')" = /usr/local/sbin/dcfs ] ||
+	{ echo "SKIP mount -t fuse.dcfs (/bin/sh's default PATH has no /usr/local/sbin)"; exit; }
+M=$T/mt.mnt
+if mount -t fuse.dcfs "$T/mt.src" "$M" -o mode=global,coherence=inotify,ttl=500,entry_timeout=3600,attr_timeout=60,stats=$T/mt.stats,readers=2,threads=4,noatime,nosuid,nodev; then
+	verdict "mount -t fuse.dcfs SRC MNT -o mode=global,coherence=inotify,...: mounted, applied (mode $(stat_val "$T/mt.stats" mode), coherence $(stat_val "$T/mt.stats" coherence))" \
+		eval '[ "$(stat_val "$T/mt.stats" mode) $(stat_val "$T/mt.stats" coherence)" = "global inotify" ] &&
+		      [ "$(cat "$M/file")" = hi ] && grep -q " $M fuse.dcfs [^ ]*noatime" /proc/mounts'
+	pid=$(stat_val "$T/mt.stats" pid)
+	umount "$M"
+	verdict "umount: the daemon exits" eval 'wait_for 10 gone "$pid" && [ "$(stat_val "$T/mt.stats" state)" = exited ]'
+else
+	fail "mount -t fuse.dcfs SRC MNT -o ..."
+fi
+printf '%s %s fuse.dcfs ro,mode=rwlock,coherence=off,stats=%s,nofail,_netdev,x-systemd.automount,nosuid,nodev 0 0\n' \
+	"$T/mt.src" "$M" "$T/mt.stats" > "$T/mt.fstab"
+if mount -T "$T/mt.fstab" "$M"; then
+	verdict "an fstab line (ro,mode=rwlock,coherence=off,nofail,_netdev,x-systemd.automount): mounted read-only, applied" \
+		eval '[ "$(stat_val "$T/mt.stats" mode) $(stat_val "$T/mt.stats" coherence)" = "rwlock off" ] &&
+		      [ "$(cat "$M/file")" = hi ] && ! touch "$M/new" 2>/dev/null'
+	umount "$M"
+else
+	fail "mount -T FSTAB MNT with a fuse.dcfs line"
+fi
+EOF
+	ns_run mt
+fi
 
 # ---- conformance: the same script natively and through dcfs ----------------------
 # conform NAME MODE WHO...: WHO is the command prefix (empty: root)

@@ -62,7 +62,7 @@ static bool epoch_unsupported;
 static void log_line(void *arg, const char *msg)
 {
 	(void)arg;
-	fprintf(stderr, "dcfs: %s\n", msg);
+	dcfs_log(LOG_NOTICE, "%s", msg);
 }
 
 static void inval_inode(struct dnode *n, bool data)
@@ -117,9 +117,9 @@ static void bump_epoch(void)
 		return;
 	if (write(fuse_session_fd(dcfs.se), &h, sizeof(h)) != (ssize_t)sizeof(h)) {
 		epoch_unsupported = true;
-		fprintf(stderr, "dcfs: the kernel cannot drop all its names at once "
+		dcfs_log(LOG_WARNING, "the kernel cannot drop all its names at once "
 			"(FUSE_NOTIFY_INC_EPOCH, Linux 6.16: %s); names it holds may "
-			"stay stale for up to the entry timeout\n", strerror(errno));
+			"stay stale for up to the entry timeout", strerror(errno));
 	}
 }
 
@@ -193,7 +193,7 @@ int coherence_start(const char *source)
 		return 0;
 	err = dc_watch_start(dcfs.cache, source, &o, &watch);
 	if (err) {
-		fprintf(stderr, "dcfs: --coherence=%s on '%s': %s\n",
+		dcfs_log(LOG_ERR, "--coherence=%s on '%s': %s",
 			dc_watch_mode_name(dcfs.coherence), source, strerror(-err));
 		return err;
 	}

@@ -24,6 +24,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <syslog.h>
 
 #include "dcache.h"
 
@@ -116,6 +117,14 @@ extern struct dcfs_counters dcfs_ctr;
 
 #define CTR_ADD(f, v)	__atomic_add_fetch(&dcfs_ctr.f, (v), __ATOMIC_RELAXED)
 #define CTR_GET(f)	__atomic_load_n(&dcfs_ctr.f, __ATOMIC_RELAXED)
+
+/*
+ * main.c: a diagnostic, prio a syslog(3) level, no newline.  On stderr
+ * ("dcfs: " first) until dcfs runs as a daemon, then through syslog
+ * (ident dcfs, LOG_DAEMON): a daemon's stderr is /dev/null.
+ */
+void dcfs_log(int prio, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* ---- node.c ---------------------------------------------------------- */
 int nodes_init(uint64_t nbuckets);

@@ -306,7 +306,7 @@ static void add_reader_locked(void)
 	}
 	if (start_worker_locked() < 0 && !pool.start_failed) {
 		pool.start_failed = true;
-		fprintf(stderr, "dcfs: could not start a worker thread (more stalls go unreported)\n");
+		dcfs_log(LOG_WARNING, "could not start a worker thread (more stalls go unreported)");
 	}
 }
 

@@ -4,16 +4,24 @@
  *
  *   dcfs SOURCE_DIR MOUNTPOINT [options]
  *
+ * Every option has two spellings: --NAME[=VALUE] on the command line and
+ * NAME[=VALUE], '_' for '-', inside -o, because mount(8), /etc/fstab and
+ * mount.fuse3 give a file system its options only as -o.  -o items that
+ * are not dcfs's go on to libfuse (ro, noatime, fsname=...).
+ *
  * Start-up order (the parent returns only once the mount answers):
- *   parent: parse and check everything it can (a clear message and exit 1
- *           on any error), raise RLIMIT_NOFILE, create the FUSE session
- *           and mount; then fork.
+ *   parent: parse and check everything it can (a usage error: exit 2;
+ *           any other failure: a clear message and exit 1), raise
+ *           RLIMIT_NOFILE, create the FUSE session, write the first
+ *           statistics (so a --stats FILE that cannot be written fails
+ *           here), and mount; then fork.
  *   child:  new session (setsid), create the cache (liburcu's threads start
  *           here, after the fork), start the statistics thread, tell the
- *           parent it is about to serve, and run the multi-threaded loop.
+ *           parent it is about to serve, switch its diagnostics to syslog,
+ *           and run the request loop.
  *   parent: stat()s the mount point, which the child must answer; exits 0
  *           when it did, 1 (with the reason) when it did not.
- * With --foreground there is no fork.
+ * With --foreground there is no fork, and diagnostics stay on stderr.
  *
  * Shutdown: SIGINT, SIGTERM or SIGHUP end the loop (the handler posts the
  * semaphore the main thread waits on, loop.c); so does an
@@ -29,48 +37,233 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "dcfs.h"
 
-#define DCFS_VERSION	"0.1.0"
+#define EXIT_USAGE	2	/* a bad command line, as dcpath and dcbench */
+#define MAX_THREADS	100000
 
 struct dcfs dcfs;
 
+/* Who may use the mount (the kernel's allow_other, libfuse's allow_root). */
+enum access {
+	ACCESS_DEFAULT,		/* OTHER as root, else OWNER */
+	ACCESS_OTHER,		/* every user */
+	ACCESS_OWNER,		/* the user dcfs runs as */
+	ACCESS_ROOT,		/* that user and root */
+};
+
 static struct {
 	const char *source, *mountpoint;	/* as given */
-	char *src_abs, *mnt_abs, *stats_path;
+	char *src_abs, *mnt_abs;
+	char *stats_arg;			/* --stats as given */
+	char *stats_dir, *stats_base;		/* its directory, resolved */
 	int threads, readers, uring_depth;	/* uring_depth 0: no --uring */
 	uint64_t cache_entries;
 	bool foreground;
+	enum access access;
+	char *fuse_opts;			/* -o items for libfuse, escaped */
 	struct fuse_args fargs;			/* argv[0] and -o options */
 } opt = { .threads = 10 };
 
 static int status_fd = -1;		/* child -> parent, start-up result */
+static bool log_syslog;			/* dcfs_log: syslog, not stderr */
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t stats_cv = PTHREAD_COND_INITIALIZER;
 static bool stats_stop;
 
+/* ---- diagnostics --------------------------------------------------------- */
+
+void dcfs_log(int prio, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (__atomic_load_n(&log_syslog, __ATOMIC_RELAXED))
+		syslog(prio, "%s", msg);
+	else
+		fprintf(stderr, "dcfs: %s\n", msg);	/* one write: no interleaving */
+}
+
+/* libfuse's own messages (and its -d request log) take the same way. */
+static void fuse_log_hook(enum fuse_log_level level, const char *fmt,
+			  va_list ap)
+{
+	char msg[1024];
+	size_t n;
+
+	if (!__atomic_load_n(&log_syslog, __ATOMIC_RELAXED)) {
+		vfprintf(stderr, fmt, ap);
+		return;
+	}
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	while (n && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	syslog((int)level, "%s", msg);	/* fuse_log_level is syslog's scale */
+}
+
+static void start_syslog(void)
+{
+	openlog("dcfs", LOG_PID, LOG_DAEMON);
+	__atomic_store_n(&log_syslog, true, __ATOMIC_RELAXED);
+}
+
+static void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+static void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void die(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	dcfs_log(LOG_ERR, "%s", msg);
+	exit(1);
+}
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dcfs: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nusage: dcfs SOURCE_DIR MOUNTPOINT [options]\n"
+	      "       dcfs --help | --version\n", stderr);
+	exit(EXIT_USAGE);
+}
+
+/*
+ * systemd's readiness protocol (sd_notify(3), without libsystemd): one
+ * datagram to $NOTIFY_SOCKET, a path or, with a leading '@', an abstract
+ * name.  Nothing to do where it is unset.
+ */
+static void notify_systemd(const char *state)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n;
+	int fd;
+
+	if (!path || (path[0] != '/' && path[0] != '@') ||
+	    (n = strlen(path)) >= sizeof(sa.sun_path))
+		return;
+	memcpy(sa.sun_path, path, n);
+	if (sa.sun_path[0] == '@')
+		sa.sun_path[0] = '\0';
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, state, strlen(state), MSG_NOSIGNAL,
+			     (struct sockaddr *)&sa,
+			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+		dcfs_log(LOG_WARNING, "NOTIFY_SOCKET %s: %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+}
+
+/* ---- options ------------------------------------------------------------- */
+
+enum opt_key {
+	K_MODE, K_THREADS, K_READERS, K_COHERENCE, K_TTL, K_ENTRY_TIMEOUT,
+	K_ATTR_TIMEOUT, K_CACHE_ENTRIES, K_OPEN_REQUESTS, K_URING, K_STATS,
+	K_ALLOW_OTHER, K_NO_ALLOW_OTHER, K_ALLOW_ROOT, K_FOREGROUND, K_DEBUG,
+	K_HELP, K_VERSION,
+};
+
+enum opt_arg { ARG_NONE, ARG_NEEDED, ARG_OPTIONAL };
+
+/*
+ * Every option dcfs accepts, once: the command line and -o both look
+ * names up here, and --help must list each (tests/test_dcfs.sh checks).
+ */
+static const struct dcfs_option {
+	const char *name;		/* --name; in -o, '_' for '-' */
+	enum opt_arg arg;
+	enum opt_key key;
+	char short_name;		/* -f, or 0 */
+	bool cmdline_only;		/* not a mount option */
+} options[] = {
+	{ "mode",		ARG_NEEDED,	K_MODE },
+	{ "threads",		ARG_NEEDED,	K_THREADS },
+	{ "readers",		ARG_NEEDED,	K_READERS },
+	{ "coherence",		ARG_NEEDED,	K_COHERENCE },
+	{ "ttl",		ARG_NEEDED,	K_TTL },
+	{ "entry-timeout",	ARG_NEEDED,	K_ENTRY_TIMEOUT },
+	{ "attr-timeout",	ARG_NEEDED,	K_ATTR_TIMEOUT },
+	{ "cache-entries",	ARG_NEEDED,	K_CACHE_ENTRIES },
+	{ "open-requests",	ARG_NONE,	K_OPEN_REQUESTS },
+	{ "uring",		ARG_OPTIONAL,	K_URING },
+	{ "stats",		ARG_NEEDED,	K_STATS },
+	{ "allow-other",	ARG_NONE,	K_ALLOW_OTHER },
+	{ "no-allow-other",	ARG_NONE,	K_NO_ALLOW_OTHER },
+	{ "allow-root",		ARG_NONE,	K_ALLOW_ROOT },
+	{ "foreground",		ARG_NONE,	K_FOREGROUND, 'f' },
+	{ "debug",		ARG_NONE,	K_DEBUG, 'd' },
+	{ "help",		ARG_NONE,	K_HELP, 'h', true },
+	{ "version",		ARG_NONE,	K_VERSION, 'V', true },
+};
+
+#define NOPTIONS	(sizeof(options) / sizeof(options[0]))
+
+/* mount(8)'s way of saying no, beside the mechanical no_allow_other */
+static const char *const no_allow_other_alias = "noallow_other";
+
+/*
+ * -o items that only mount(8) and fstab use, which mount(8) or mount.fuse3
+ * drop before they reach a file system: accepted and ignored, for a dcfs
+ * run by hand with an fstab line's options.  And relatime, which mount(8)
+ * passes on but libfuse does not know: it is the kernel's default anyway.
+ */
+static bool mount_only(const char *item)
+{
+	static const char *const words[] = {
+		"defaults", "auto", "noauto", "nofail", "user", "nouser",
+		"users", "owner", "group", "_netdev", "relatime", NULL,
+	};
+	int i;
+
+	if (!strncmp(item, "x-", 2) || !strncmp(item, "comment=", 8))
+		return true;
+	for (i = 0; words[i]; i++)
+		if (!strcmp(item, words[i]))
+			return true;
+	return false;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dcfs SOURCE_DIR MOUNTPOINT [options]\n"
+"       dcfs --help | --version\n"
 "\n"
-"A FUSE passthrough of SOURCE_DIR whose names are cached by libdcache.\n"
+"A FUSE passthrough of SOURCE_DIR at MOUNTPOINT whose names are cached by\n"
+"libdcache.  Every option is also a mount option: -o NAME[=VALUE], '_' for '-'.\n"
 "\n"
 "  --mode rcu|global|rwlock  libdcache's locking mode (default rcu)\n"
-"  --threads N               most worker threads (default 10, as libfuse)\n"
+"  --threads N               most worker threads, 1 to %d (default 10)\n"
 "  --readers N               workers serving requests while none is stuck on\n"
-"                            one for over 10 ms (default: one per CPU dcfs may\n"
-"                            run on; at most --threads)\n"
+"                            one for over 10 ms, 1 to --threads (default: one\n"
+"                            per CPU dcfs may run on, at most --threads)\n"
 "  --coherence MODE          show changes made in SOURCE_DIR behind dcfs:\n"
 "                            auto (default: the first of fanotify, inotify,\n"
 "                            ttl that works), fanotify, inotify, ttl, off\n"
@@ -80,32 +273,38 @@ static void usage(FILE *f)
 "                            3600 with coherence on; 0 in ttl mode; 1 off)\n"
 "  --attr-timeout S          kernel's attribute cache timeout (the same);\n"
 "                            0 and 0 send every path component to dcfs\n"
-"  --cache-entries N         cap on cached names (default %u)\n"
+"  --cache-entries N         cap on cached names, 16 to 2^32 (default %u)\n"
 "  --open-requests           a file handle per open (OPEN and RELEASE sent\n"
 "                            for every open); default: handle-less I/O,\n"
-"                            no request per open (docs/dcfs.md)\n"
+"                            no request per open\n"
 "  --uring[=N]               FUSE over io_uring (Linux 6.14+, the fuse module's\n"
 "                            enable_uring set to Y): requests served on the CPU\n"
-"                            that made them, by N threads per CPU (default 2)\n"
-"  --stats FILE              node count and cache counters, rewritten every\n"
-"                            second and at exit\n"
-"  -f, --foreground          do not daemonize\n"
+"                            that made them, by N threads per CPU, 1 to 64\n"
+"                            (default 2)\n"
+"  --stats FILE              counters, pid and time, rewritten every second and\n"
+"                            at exit; FILE may not lie inside MOUNTPOINT\n"
+"  --allow-other             every user may use the mount (the default as root;\n"
+"                            other users need user_allow_other in\n"
+"                            /etc/fuse.conf)\n"
+"  --no-allow-other          only the user dcfs runs as (the default for users\n"
+"                            other than root; -o noallow_other too)\n"
+"  --allow-root              the user dcfs runs as and root (as another user\n"
+"                            than root: kernel timeouts 0)\n"
+"                            (of these three the last given wins)\n"
+"  -f, --foreground          do not daemonize; diagnostics stay on stderr (a\n"
+"                            daemon's go to syslog, facility daemon)\n"
 "  -d, --debug               libfuse's request log on stderr (implies -f)\n"
-"  -o OPT[,OPT...]           FUSE mount options (default_permissions and\n"
-"                            allow_other are always given)\n"
-"  -h, --help   -V, --version\n", DC_DEFAULT_MAX_ENTRIES);
-}
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("dcfs: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
+"  -o OPT[,OPT...]           mount options: the options above as\n"
+"                            NAME[=VALUE] (mode=rcu,stats=/run/dcfs.stats),\n"
+"                            FUSE and VFS options passed on (ro, noatime,\n"
+"                            nosuid, nodev, fsname=...); fstab-only ones\n"
+"                            (defaults, nofail, _netdev, x-*) ignored;\n"
+"                            default_permissions is always given\n"
+"  -h, --help                this list\n"
+"  -V, --version             the version\n"
+"\n"
+"Exit status: 0 mounted (or --help, --version), 1 could not mount or serve,\n"
+"2 a usage error.  See dcfs(1).\n", MAX_THREADS, DC_DEFAULT_MAX_ENTRIES);
 }
 
 static double parse_seconds(const char *name, const char *s)
@@ -116,7 +315,7 @@ static double parse_seconds(const char *name, const char *s)
 	errno = 0;
 	v = strtod(s, &end);
 	if (errno || end == s || *end || !(v >= 0) || v > 1e9)
-		die("%s: '%s' is not a number of seconds >= 0", name, s);
+		usage_error("%s: '%s' is not a number of seconds >= 0", name, s);
 	return v;
 }
 
@@ -129,116 +328,274 @@ static long long parse_count(const char *name, const char *s, long long min,
 	errno = 0;
 	v = strtoll(s, &end, 10);
 	if (errno || end == s || *end || v < min || v > max)
-		die("%s: '%s' is not a whole number from %lld to %lld", name, s,
-		    min, max);
+		usage_error("%s: '%s' is not a whole number from %lld to %lld",
+			    name, s, min, max);
 	return v;
 }
 
-/* "--name VALUE" or "--name=VALUE"; NULL if argv[*i] is not --name. */
-static const char *long_value(int argc, char **argv, int *i, const char *name)
+static char *xstrdup(const char *s)
 {
-	size_t n = strlen(name);
-	const char *a = argv[*i];
+	char *d = strdup(s);
 
-	if (strncmp(a, name, n) != 0)
-		return NULL;
-	if (a[n] == '=')
-		return a + n + 1;
-	if (a[n] != '\0')
-		return NULL;
-	if (*i + 1 >= argc)
-		die("%s needs a value", name);
-	return argv[++*i];
+	if (!d)
+		die("out of memory");
+	return d;
+}
+
+/* v is NULL only for ARG_NONE and an ARG_OPTIONAL given bare; as names
+ * the option the way the user spelled it, for messages. */
+static void apply_option(const struct dcfs_option *o, const char *v,
+			 const char *as)
+{
+	switch (o->key) {
+	case K_MODE:
+		if (dc_mode_parse(v, &dcfs.mode))
+			usage_error("%s: '%s' is not rcu, global or rwlock", as, v);
+		break;
+	case K_THREADS:
+		opt.threads = (int)parse_count(as, v, 1, MAX_THREADS);
+		break;
+	case K_READERS:
+		opt.readers = (int)parse_count(as, v, 1, MAX_THREADS);
+		break;
+	case K_COHERENCE:
+		if (dc_watch_mode_parse(v, &dcfs.coherence))
+			usage_error("%s: '%s' is not auto, fanotify, inotify, ttl "
+				    "or off", as, v);
+		break;
+	case K_TTL:
+		dcfs.ttl_ms = (uint32_t)parse_count(as, v, 1, 86400000);
+		break;
+	case K_ENTRY_TIMEOUT:
+		dcfs.entry_timeout = parse_seconds(as, v);
+		break;
+	case K_ATTR_TIMEOUT:
+		dcfs.attr_timeout = parse_seconds(as, v);
+		break;
+	case K_CACHE_ENTRIES:
+		opt.cache_entries = (uint64_t)parse_count(as, v, 16, 1ll << 32);
+		break;
+	case K_OPEN_REQUESTS:
+		dcfs.open_requests = true;
+		break;
+	case K_URING:
+		opt.uring_depth = v ? (int)parse_count(as, v, 1, 64) : 2;
+		break;
+	case K_STATS:
+		if (!*v)
+			usage_error("%s needs a file name", as);
+		free(opt.stats_arg);
+		opt.stats_arg = xstrdup(v);
+		break;
+	case K_ALLOW_OTHER:
+		opt.access = ACCESS_OTHER;
+		break;
+	case K_NO_ALLOW_OTHER:
+		opt.access = ACCESS_OWNER;
+		break;
+	case K_ALLOW_ROOT:
+		opt.access = ACCESS_ROOT;
+		break;
+	case K_FOREGROUND:
+		opt.foreground = true;
+		break;
+	case K_DEBUG:
+		dcfs.debug = opt.foreground = true;
+		break;
+	case K_HELP:
+		usage(stdout);
+		exit(0);
+	case K_VERSION:
+		printf("dcfs (dcache) %s\n", dc_version());
+		exit(0);
+	}
+}
+
+/* The option named name (len bytes), '_' read as '-' when mount is set. */
+static const struct dcfs_option *find_option(const char *name, size_t len,
+					      bool mount)
+{
+	size_t i, k;
+
+	for (i = 0; i < NOPTIONS; i++) {
+		const char *o = options[i].name;
+
+		if (strlen(o) != len || (mount && options[i].cmdline_only))
+			continue;
+		for (k = 0; k < len; k++)
+			if (o[k] != (mount && name[k] == '_' ? '-' : name[k]))
+				break;
+		if (k == len)
+			return &options[i];
+	}
+	if (mount && len == strlen(no_allow_other_alias) &&
+	    !strncmp(name, no_allow_other_alias, len))
+		return find_option("no-allow-other", strlen("no-allow-other"), false);
+	return NULL;
+}
+
+/* "--name VALUE", "--name=VALUE", "--name" */
+static void parse_long(int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *name = a + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	const struct dcfs_option *o = find_option(name, len, false);
+	const char *v = eq ? eq + 1 : NULL;
+	char as[64];
+
+	if (!o)
+		usage_error("unknown option '%s'", a);
+	snprintf(as, sizeof(as), "--%s", o->name);
+	if (o->arg == ARG_NONE && v)
+		usage_error("%s takes no value", as);
+	if (o->arg == ARG_NEEDED && !v) {
+		if (*i + 1 >= argc)
+			usage_error("%s needs a value", as);
+		v = argv[++*i];
+	}
+	apply_option(o, v, as);
+}
+
+/* one -o item, backslash escapes already undone in u; raw as given */
+static void parse_mount_item(const char *raw, char *u)
+{
+	char *eq = strchr(u, '='), as[64];
+	const struct dcfs_option *o;
+	size_t n;
+
+	if (mount_only(u))
+		return;
+	o = find_option(u, eq ? (size_t)(eq - u) : strlen(u), true);
+	if (!o) {
+		/* libfuse's: it takes \ escapes too, so pass it as given */
+		n = opt.fuse_opts ? strlen(opt.fuse_opts) : 0;
+		opt.fuse_opts = realloc(opt.fuse_opts, n + strlen(raw) + 2);
+		if (!opt.fuse_opts)
+			die("out of memory");
+		sprintf(opt.fuse_opts + n, "%s%s", n ? "," : "", raw);
+		return;
+	}
+	if (eq)
+		*eq = '\0';
+	snprintf(as, sizeof(as), "-o %s", u);
+	if (o->arg == ARG_NONE && eq)
+		usage_error("%s takes no value", as);
+	if (o->arg == ARG_NEEDED && !eq)
+		usage_error("%s needs a value (%s=...)", as, u);
+	apply_option(o, eq ? eq + 1 : NULL, as);
+}
+
+/* -o a,b=c,...: commas split items unless escaped ("\,"). */
+static void parse_mount_opts(const char *list)
+{
+	char *copy = xstrdup(list), *item, *end;
+
+	for (item = copy; item; item = end) {
+		char *r, *u, *w;
+
+		for (r = item; *r && *r != ','; r++)
+			if (*r == '\\' && r[1])
+				r++;
+		end = *r ? r + 1 : NULL;
+		*r = '\0';
+		if (!*item)
+			continue;
+		u = xstrdup(item);
+		for (r = item, w = u; *r; r++) {
+			if (*r == '\\' && r[1])
+				r++;
+			*w++ = *r;
+		}
+		*w = '\0';
+		parse_mount_item(item, u);
+		free(u);
+	}
+	free(copy);
+}
+
+/* "-f", "-fd", "-o OPTS", "-oOPTS" */
+static void parse_short(int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *p;
+	size_t k;
+
+	for (p = a + 1; *p; p++) {
+		char as[3] = { '-', *p, '\0' };
+
+		if (*p == 'o') {
+			const char *v = p[1] ? p + 1 :
+					*i + 1 < argc ? argv[++*i] : NULL;
+
+			if (!v || !*v)
+				usage_error("-o needs mount options");
+			parse_mount_opts(v);
+			return;
+		}
+		for (k = 0; k < NOPTIONS; k++)
+			if (options[k].short_name == *p)
+				break;
+		if (k == NOPTIONS)
+			usage_error("unknown option '-%c'", *p);
+		apply_option(&options[k], NULL, as);
+	}
+}
+
+/* What the options mean together, once all are read. */
+static void finish_args(void)
+{
+	bool root = geteuid() == 0;
+
+	if (opt.readers > opt.threads)
+		usage_error("readers %d is more than threads %d: give --readers "
+			    "(-o readers=) from 1 to %d, or raise --threads",
+			    opt.readers, opt.threads, opt.threads);
+	if (opt.access == ACCESS_DEFAULT)
+		opt.access = root ? ACCESS_OTHER : ACCESS_OWNER;
+	/*
+	 * Without root, allow_root is libfuse's check of each request's
+	 * uid; whatever the kernel caches it shows to every user without
+	 * asking, so it must cache nothing.  (As root, allow_root is the
+	 * kernel's own check: no allow_other.)
+	 */
+	if (opt.access == ACCESS_ROOT && !root) {
+		if (dcfs.entry_timeout > 0 || dcfs.attr_timeout > 0)
+			usage_error("allow_root as a user other than root needs "
+				    "--entry-timeout 0 and --attr-timeout 0 (the "
+				    "kernel shows what it caches to every user)");
+		dcfs.entry_timeout = dcfs.attr_timeout = 0;
+	}
 }
 
 static void parse_args(int argc, char **argv)
 {
 	const char *positional[2];
+	bool no_more_options = false;
 	int npos = 0, i;
-	const char *v;
 
 	dcfs.mode = DC_MODE_RCU;
 	dcfs.entry_timeout = dcfs.attr_timeout = -1;	/* by coherence, below */
 	dcfs.coherence = DC_WATCH_AUTO;
 	dcfs.ttl_ms = 1000;
-	if (fuse_opt_add_arg(&opt.fargs, argv[0]))
-		die("out of memory");
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			exit(0);
-		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
-			printf("dcfs %s (libfuse %s)\n", DCFS_VERSION, fuse_pkgversion());
-			exit(0);
-		} else if ((v = long_value(argc, argv, &i, "--mode"))) {
-			if (dc_mode_parse(v, &dcfs.mode))
-				die("--mode: '%s' is not rcu, global or rwlock", v);
-		} else if ((v = long_value(argc, argv, &i, "--coherence"))) {
-			if (dc_watch_mode_parse(v, &dcfs.coherence))
-				die("--coherence: '%s' is not auto, fanotify, inotify, "
-				    "ttl or off", v);
-		} else if ((v = long_value(argc, argv, &i, "--ttl"))) {
-			dcfs.ttl_ms = (uint32_t)parse_count("--ttl", v, 1, 86400000);
-		} else if ((v = long_value(argc, argv, &i, "--threads"))) {
-			opt.threads = (int)parse_count("--threads", v, 1, 100000);
-		} else if ((v = long_value(argc, argv, &i, "--readers"))) {
-			opt.readers = (int)parse_count("--readers", v, 1, 100000);
-		} else if ((v = long_value(argc, argv, &i, "--entry-timeout"))) {
-			dcfs.entry_timeout = parse_seconds("--entry-timeout", v);
-		} else if ((v = long_value(argc, argv, &i, "--attr-timeout"))) {
-			dcfs.attr_timeout = parse_seconds("--attr-timeout", v);
-		} else if ((v = long_value(argc, argv, &i, "--cache-entries"))) {
-			opt.cache_entries = (uint64_t)parse_count("--cache-entries", v,
-								  16, 1ll << 32);
-		} else if ((v = long_value(argc, argv, &i, "--stats"))) {
-			opt.stats_path = (char *)v;
-		} else if (!strcmp(a, "--uring")) {
-			opt.uring_depth = 2;
-		} else if (!strncmp(a, "--uring=", 8)) {
-			opt.uring_depth = (int)parse_count("--uring", a + 8, 1, 64);
-		} else if (!strcmp(a, "--open-requests")) {
-			dcfs.open_requests = true;
-		} else if (!strcmp(a, "-f") || !strcmp(a, "--foreground")) {
-			opt.foreground = true;
-		} else if (!strcmp(a, "-d") || !strcmp(a, "--debug")) {
-			dcfs.debug = opt.foreground = true;
-		} else if (!strncmp(a, "-o", 2)) {
-			v = a[2] ? a + 2 : (i + 1 < argc ? argv[++i] : NULL);
-			if (!v || !*v)
-				die("-o needs mount options");
-			if (fuse_opt_add_arg(&opt.fargs, "-o") ||
-			    fuse_opt_add_arg(&opt.fargs, v))
-				die("out of memory");
-		} else if (a[0] == '-' && a[1] != '\0') {
-			die("unknown option '%s' (see dcfs --help)", a);
-		} else {
+		if (no_more_options || a[0] != '-' || a[1] == '\0') {
 			if (npos == 2)
-				die("too many arguments ('%s'); see dcfs --help", a);
+				usage_error("too many arguments ('%s')", a);
 			positional[npos++] = a;
+		} else if (!strcmp(a, "--")) {
+			no_more_options = true;
+		} else if (a[1] == '-') {
+			parse_long(argc, argv, &i);
+		} else {
+			parse_short(argc, argv, &i);
 		}
 	}
 	if (npos < 2)
-		die("usage: dcfs SOURCE_DIR MOUNTPOINT [options] (see dcfs --help)");
+		usage_error("SOURCE_DIR and MOUNTPOINT are needed");
 	opt.source = positional[0];
 	opt.mountpoint = positional[1];
-}
-
-/* An absolute name for a file that may not exist yet (--stats). */
-static char *absolute(const char *path)
-{
-	char cwd[PATH_MAX], *s;
-
-	if (path[0] == '/')
-		return strdup(path);
-	if (!getcwd(cwd, sizeof(cwd)))
-		die("getcwd: %s", strerror(errno));
-	s = malloc(strlen(cwd) + strlen(path) + 2);
-	if (!s)
-		die("out of memory");
-	sprintf(s, "%s/%s", cwd, path);
-	return s;
+	finish_args();
 }
 
 /*
@@ -258,17 +615,114 @@ static void set_timeouts(void)
 		dcfs.attr_timeout = t;
 	if (m == DC_WATCH_TTL &&
 	    (dcfs.entry_timeout > 0 || dcfs.attr_timeout > 0))
-		fprintf(stderr, "dcfs: ttl mode with kernel timeouts above 0: the "
-			"kernel may show what it holds for %g s more than the TTL\n",
-			dcfs.entry_timeout > dcfs.attr_timeout ?
-			dcfs.entry_timeout : dcfs.attr_timeout);
+		dcfs_log(LOG_WARNING, "ttl mode with kernel timeouts above 0: the "
+			 "kernel may show what it holds for %g s more than the TTL",
+			 dcfs.entry_timeout > dcfs.attr_timeout ?
+			 dcfs.entry_timeout : dcfs.attr_timeout);
+}
+
+/* Does path lie in dir (both absolute, resolved) or is it dir? */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) &&
+	       (path[n] == '\0' || path[n] == '/' || n == 1);
+}
+
+/*
+ * libfuse opens /dev/fuse itself, as the user dcfs runs as, before it
+ * tries mount(2), and falls back to fusermount3 only when mount(2) is
+ * refused: so even a user whose mounts fusermount3 makes needs read and
+ * write access to the device.  Try that open now, for the right message.
+ */
+static void check_dev_fuse(void)
+{
+	int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	switch (errno) {
+	case ENOENT:
+		die("/dev/fuse does not exist: load the fuse module (modprobe "
+		    "fuse), or in a container, give it the device");
+	case ENODEV:
+	case ENXIO:
+		die("/dev/fuse: %s: the kernel has no FUSE driver: load the fuse "
+		    "module (modprobe fuse)", strerror(errno));
+	case EACCES:
+	case EPERM:
+		die("/dev/fuse: %s: dcfs opens it for reading and writing as the "
+		    "user it runs as, even where fusermount3 then mounts for it%s; "
+		    "run dcfs as root, or have root give /dev/fuse its usual mode "
+		    "0666", strerror(errno), errno == EPERM ?
+		    " (EPERM: a device cgroup or security policy forbids it)" : "");
+	default:
+		die("/dev/fuse: %s", strerror(errno));
+	}
+}
+
+/* fusermount3 lets a user other than root give allow_other only so. */
+static bool user_allow_other(void)
+{
+	FILE *f = fopen("/etc/fuse.conf", "r");
+	char line[256];
+	bool yes = false;
+
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		char *s = line + strspn(line, " \t"), *e = s + strcspn(s, "#\n");
+
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+			e--;
+		if (e - s == 16 && !strncmp(s, "user_allow_other", 16))
+			yes = true;
+	}
+	fclose(f);
+	return yes;
+}
+
+/*
+ * --stats FILE: its directory, resolved now (dcfs moves to /).  Inside
+ * the mount point, writing it would be a request to dcfs itself before
+ * dcfs serves: start-up would hang for good, mount and all.
+ */
+static void check_stats_path(void)
+{
+	char *copy, *dir, *base;
+
+	if (!opt.stats_arg)
+		return;
+	copy = xstrdup(opt.stats_arg);
+	base = strrchr(copy, '/');
+	if (base) {
+		*base++ = '\0';
+		dir = *copy ? copy : "/";
+	} else {
+		base = copy;
+		dir = ".";
+	}
+	if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+		die("--stats '%s': not a file name", opt.stats_arg);
+	opt.stats_dir = realpath(dir, NULL);
+	if (!opt.stats_dir)
+		die("--stats '%s': directory '%s': %s", opt.stats_arg, dir,
+		    strerror(errno));
+	if (path_within(opt.stats_dir, opt.mnt_abs))
+		die("--stats '%s' lies inside the mount point '%s': dcfs would "
+		    "wait on itself to write it; put it elsewhere (/run, /tmp)",
+		    opt.stats_arg, opt.mnt_abs);
+	opt.stats_base = xstrdup(base);
+	free(copy);
 }
 
 static void check_paths(void)
 {
 	struct statx stx;
 	struct stat st;
-	size_t n;
 
 	if (stat(opt.source, &st) < 0)
 		die("source '%s': %s", opt.source, strerror(errno));
@@ -278,6 +732,11 @@ static void check_paths(void)
 	if (!opt.src_abs)
 		die("source '%s': %s", opt.source, strerror(errno));
 
+	/* mount.fuse3's drop_privileges hands over a mounted /dev/fuse */
+	if (!strncmp(opt.mountpoint, "/dev/fd/", 8))
+		die("mount point '%s': a /dev/fuse descriptor (mount.fuse3's "
+		    "drop_privileges) is not supported; mount without it",
+		    opt.mountpoint);
 	if (statx(AT_FDCWD, opt.mountpoint, 0, STATX_TYPE, &stx) < 0) {
 		if (errno == ENOTCONN)
 			die("mount point '%s' is a dead FUSE mount (try fusermount3 -u %s)",
@@ -293,18 +752,18 @@ static void check_paths(void)
 	opt.mnt_abs = realpath(opt.mountpoint, NULL);
 	if (!opt.mnt_abs)
 		die("mount point '%s': %s", opt.mountpoint, strerror(errno));
-	n = strlen(opt.src_abs);
-	if (strncmp(opt.mnt_abs, opt.src_abs, n) == 0 &&
-	    (opt.mnt_abs[n] == '/' || (n == 1 && opt.mnt_abs[1])))
+	if (path_within(opt.mnt_abs, opt.src_abs) && strcmp(opt.mnt_abs, opt.src_abs))
 		die("mount point '%s' lies inside the source '%s'", opt.mnt_abs,
 		    opt.src_abs);
-	if (access("/dev/fuse", R_OK | W_OK) < 0)
-		die("/dev/fuse: %s (is the fuse module loaded?)", strerror(errno));
+	check_stats_path();
+	if (opt.access != ACCESS_OWNER && geteuid() != 0 && !user_allow_other())
+		die("%s as a user other than root needs user_allow_other in "
+		    "/etc/fuse.conf (or --no-allow-other: only you may use the mount)",
+		    opt.access == ACCESS_ROOT ? "allow_root" : "allow_other");
+	check_dev_fuse();
 	if (opt.uring_depth && !uring_kernel_enabled())
 		die("--uring: the kernel's FUSE over io_uring is off (as root: "
 		    "echo Y > /sys/module/fuse/parameters/enable_uring; Linux 6.14+)");
-	if (opt.stats_path)
-		opt.stats_path = absolute(opt.stats_path);
 }
 
 /* As many descriptors as we may have: each node the kernel knows has one. */
@@ -380,21 +839,41 @@ static void set_signals(void)
 
 /* ---- statistics --------------------------------------------------------- */
 
-static void write_stats(const char *state, const struct dc_stats *cs)
+/*
+ * One snapshot, into a new file of an unpredictable name beside FILE
+ * (mkostemp: O_EXCL, so nothing planted there is followed), made 0644
+ * whatever the umask, then renamed over FILE: a reader sees the old
+ * snapshot or the new one, never half.  0 or an errno.
+ */
+static int write_stats(const char *state, const struct dc_stats *cs,
+		       enum dc_watch_mode coherence)
 {
-	char tmp[PATH_MAX + 8];
+	char tmp[PATH_MAX], path[PATH_MAX];
+	int fd, err = 0;
 	FILE *f;
 
-	if (!opt.stats_path)
-		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp", opt.stats_path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return;
+	if (!opt.stats_base)
+		return 0;
+	if (snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", opt.stats_dir,
+		     opt.stats_base) >= (int)sizeof(tmp) ||
+	    snprintf(path, sizeof(path), "%s/%s", opt.stats_dir,
+		     opt.stats_base) >= (int)sizeof(path))
+		return ENAMETOOLONG;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
+		err = errno;
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
 	fprintf(f,
 		"state %s\n"
 		"pid %d\n"
+		"updated %lld\n"
 		"mode %s\n"
+		"coherence %s\n"
 		"nodes %lld\n"
 		"nodes_total %lld\n"
 		"node_fds %lld\n"
@@ -418,7 +897,8 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		"cache_entries %llu\n"
 		"cache_negative %llu\n"
 		"cache_bytes %llu\n",
-		state, (int)getpid(), dc_mode_name(dcfs.mode),
+		state, (int)getpid(), (long long)time(NULL),
+		dc_mode_name(dcfs.mode), dc_watch_mode_name(coherence),
 		(long long)CTR_GET(nodes_active), (long long)CTR_GET(nodes_total),
 		(long long)CTR_GET(node_fds), (long long)dcfs.fd_budget,
 		dcfs.handle_fd >= 0,
@@ -435,15 +915,37 @@ static void write_stats(const char *state, const struct dc_stats *cs)
 		(unsigned long long)cs->lock_waits,
 		(unsigned long long)cs->entries, (unsigned long long)cs->negative,
 		(unsigned long long)cs->bytes);
-	if (fclose(f) == 0)
-		rename(tmp, opt.stats_path);
-	else
+	if (ferror(f))
+		err = EIO;
+	if (fclose(f) != 0 && !err)
+		err = errno;
+	if (!err && rename(tmp, path) < 0)
+		err = errno;
+	if (err)
 		unlink(tmp);
+	return err;
+}
+
+/* The daemon's snapshots: a failure said once, and its end. */
+static void write_stats_logged(const char *state, enum dc_watch_mode coherence)
+{
+	static bool failing;
+	struct dc_stats cs;
+	int err;
+
+	dc_get_stats(dcfs.cache, &cs);
+	err = write_stats(state, &cs, coherence);
+	if (err && !failing)
+		dcfs_log(LOG_ERR, "--stats %s/%s: %s; trying again every second",
+			 opt.stats_dir, opt.stats_base, strerror(err));
+	else if (!err && failing)
+		dcfs_log(LOG_NOTICE, "--stats %s/%s: written again",
+			 opt.stats_dir, opt.stats_base);
+	failing = err != 0;
 }
 
 static void *stats_thread(void *arg)
 {
-	struct dc_stats cs;
 	struct timespec t;
 	sigset_t all;
 
@@ -461,12 +963,20 @@ static void *stats_thread(void *arg)
 		if (stats_stop)
 			break;
 		pthread_mutex_unlock(&stats_lock);
-		dc_get_stats(dcfs.cache, &cs);
-		write_stats("running", &cs);
+		write_stats_logged("running", coherence_mode());
 		pthread_mutex_lock(&stats_lock);
 	}
 	pthread_mutex_unlock(&stats_lock);
 	return NULL;
+}
+
+static void stop_stats_thread(pthread_t tid)
+{
+	pthread_mutex_lock(&stats_lock);
+	stats_stop = true;
+	pthread_cond_signal(&stats_cv);
+	pthread_mutex_unlock(&stats_lock);
+	pthread_join(tid, NULL);
 }
 
 /* ---- start-up ------------------------------------------------------------ */
@@ -487,11 +997,11 @@ static void report(const char *fmt, ...)
 		n = sizeof(msg) - 1;
 	if (status_fd >= 0) {
 		if (write(status_fd, msg, (size_t)n) < 0)
-			perror("dcfs: status pipe");
+			dcfs_log(LOG_ERR, "status pipe: %s", strerror(errno));
 		close(status_fd);
 		status_fd = -1;
 	} else if (strcmp(msg, "OK") != 0) {
-		fprintf(stderr, "dcfs: %s\n", msg);
+		dcfs_log(LOG_ERR, "%s", msg);
 	}
 }
 
@@ -502,7 +1012,7 @@ static void report(const char *fmt, ...)
  */
 static int parent_wait(int fd, pid_t child)
 {
-	char msg[513];
+	char msg[513], ready[64];
 	ssize_t n, got = 0;
 	struct stat st;
 	int status;
@@ -512,21 +1022,24 @@ static int parent_wait(int fd, pid_t child)
 	msg[got] = '\0';
 	if (got == 0) {
 		if (waitpid(child, &status, WNOHANG) == child && WIFSIGNALED(status))
-			fprintf(stderr, "dcfs: the daemon died of signal %d while starting\n",
-				WTERMSIG(status));
+			dcfs_log(LOG_ERR, "the daemon died of signal %d while starting",
+				 WTERMSIG(status));
 		else
-			fprintf(stderr, "dcfs: the daemon exited while starting\n");
+			dcfs_log(LOG_ERR, "the daemon exited while starting");
 		return 1;
 	}
 	if (strcmp(msg, "OK") != 0) {
-		fprintf(stderr, "dcfs: %s\n", msg);
+		dcfs_log(LOG_ERR, "%s", msg);
 		return 1;
 	}
 	if (stat(opt.mnt_abs, &st) < 0) {
-		fprintf(stderr, "dcfs: the mount at %s does not answer: %s\n",
-			opt.mnt_abs, strerror(errno));
+		dcfs_log(LOG_ERR, "the mount at %s does not answer: %s",
+			 opt.mnt_abs, strerror(errno));
 		return 1;
 	}
+	/* a notify unit that lets dcfs fork: the daemon is the service now */
+	snprintf(ready, sizeof(ready), "READY=1\nMAINPID=%d", (int)child);
+	notify_systemd(ready);
 	return 0;
 }
 
@@ -543,18 +1056,54 @@ static void to_dev_null(void)
 		close(fd);
 }
 
+/*
+ * libfuse's arguments: the options dcfs always gives, who may use the
+ * mount, then the user's -o items it did not take itself (later options
+ * win in libfuse, so the user may override fsname and subtype).
+ */
+static void fuse_args_build(char *argv0)
+{
+	const char *who = opt.access == ACCESS_OTHER ? ",allow_other" :
+			  opt.access == ACCESS_ROOT && geteuid() != 0 ?
+			  ",allow_root" : "";
+	char *mopts = malloc(strlen(opt.src_abs) * 2 + 96), *q;
+	const char *p;
+
+	if (!mopts)
+		die("out of memory");
+	/* default_permissions: the kernel checks access against our
+	 * attributes.  allow_root as root: no allow_other, so the kernel
+	 * itself lets only root in */
+	q = mopts + sprintf(mopts, "default_permissions%s,subtype=dcfs,fsname=", who);
+	for (p = opt.src_abs; *p; p++) {
+		if (*p == ',' || *p == '\\')
+			*q++ = '\\';
+		*q++ = *p;
+	}
+	*q = '\0';
+	if (fuse_opt_add_arg(&opt.fargs, argv0) ||
+	    fuse_opt_add_arg(&opt.fargs, "-o") ||
+	    fuse_opt_add_arg(&opt.fargs, mopts) ||
+	    (opt.fuse_opts && (fuse_opt_add_arg(&opt.fargs, "-o") ||
+			       fuse_opt_add_arg(&opt.fargs, opt.fuse_opts))) ||
+	    (dcfs.debug && fuse_opt_add_arg(&opt.fargs, "-d")))
+		die("out of memory");
+	free(mopts);
+}
+
 int main(int argc, char **argv)
 {
 	struct dc_options copt;
 	struct dc_stats cs;
+	enum dc_watch_mode coherence;
 	pthread_t stats_tid;
 	bool have_stats = false;
-	char *mopts;
 	rlim_t nofile;
 	int pfd[2], ret, err;
 	int64_t left;
 	pid_t pid;
 
+	fuse_set_log_func(fuse_log_hook);
 	parse_args(argc, argv);
 	check_paths();
 	nofile = raise_nofile();
@@ -569,33 +1118,17 @@ int main(int argc, char **argv)
 		die("source '%s': %s", opt.src_abs, strerror(errno));
 	nodes_setup_handles((uint64_t)nofile);
 
-	/* default_permissions: the kernel checks access against our attributes;
-	 * allow_other: every user may use the mount */
-	mopts = malloc(strlen(opt.src_abs) * 2 + 64);
-	if (!mopts)
-		die("out of memory");
-	{
-		char *q = mopts + sprintf(mopts, "default_permissions,allow_other,"
-					  "subtype=dcfs,fsname=");
-		const char *p;
-
-		for (p = opt.src_abs; *p; p++) {
-			if (*p == ',' || *p == '\\')
-				*q++ = '\\';
-			*q++ = *p;
-		}
-		*q = '\0';
-	}
-	if (fuse_opt_insert_arg(&opt.fargs, 1, "-o") ||
-	    fuse_opt_insert_arg(&opt.fargs, 2, mopts))
-		die("out of memory");
-	free(mopts);
-	if (dcfs.debug && fuse_opt_add_arg(&opt.fargs, "-d"))
-		die("out of memory");
-
+	fuse_args_build(argv[0]);
 	dcfs.se = fuse_session_new(&opt.fargs, &dcfs_ops, sizeof(dcfs_ops), NULL);
 	if (!dcfs.se)
-		die("could not create the FUSE session (bad -o option?)");
+		usage_error("libfuse refused the mount options (its message is "
+			    "above): %s", opt.fuse_opts ? opt.fuse_opts : "none");
+	/* before mounting: a FILE that cannot be written fails the start */
+	memset(&cs, 0, sizeof(cs));
+	err = write_stats("starting", &cs, DC_WATCH_OFF);
+	if (err)
+		die("--stats '%s': cannot write it: %s", opt.stats_arg,
+		    strerror(err));
 	if (fuse_session_mount(dcfs.se, opt.mnt_abs) != 0)
 		die("could not mount on '%s'", opt.mnt_abs);
 
@@ -618,7 +1151,7 @@ int main(int argc, char **argv)
 		setsid();
 	}
 	if (chdir("/") < 0)
-		perror("dcfs: chdir /");
+		dcfs_log(LOG_WARNING, "chdir /: %s", strerror(errno));
 	set_signals();
 
 	/* after the fork: the cache registers this thread with liburcu and
@@ -651,13 +1184,13 @@ int main(int argc, char **argv)
 	}
 	set_timeouts();
 
-	if (opt.stats_path) {
-		dc_get_stats(dcfs.cache, &cs);
-		write_stats("running", &cs);
+	if (opt.stats_base) {
+		write_stats_logged("running", coherence_mode());
 		if (pthread_create(&stats_tid, NULL, stats_thread, NULL) == 0)
 			have_stats = true;
 		else
-			fprintf(stderr, "dcfs: no statistics thread\n");
+			dcfs_log(LOG_WARNING, "no statistics thread: --stats %s "
+				 "is not updated", opt.stats_arg);
 	}
 	/* before the loop reads INIT, which decides on the ring */
 	if (opt.uring_depth && uring_start(dcfs.se, (unsigned)opt.uring_depth)) {
@@ -666,22 +1199,23 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	report("OK");
-	if (!opt.foreground)
+	if (!opt.foreground) {
 		to_dev_null();
+		start_syslog();
+	} else {
+		notify_systemd("READY=1");
+	}
 	ret = dcfs_loop(dcfs.se, (unsigned)opt.threads, (unsigned)opt.readers);
+	notify_systemd("STOPPING=1");
 	if (ret < 0)
-		fprintf(stderr, "dcfs: the request loop ended: %s\n", strerror(-ret));
+		dcfs_log(LOG_ERR, "the request loop ended: %s", strerror(-ret));
+	/* the statistics thread reads the watcher and the rings: first */
+	if (have_stats)
+		stop_stats_thread(stats_tid);
+	coherence = coherence_mode();
 	fuse_session_unmount(dcfs.se);
 	coherence_stop();
 	uring_stop();
-
-	if (have_stats) {
-		pthread_mutex_lock(&stats_lock);
-		stats_stop = true;
-		pthread_cond_signal(&stats_cv);
-		pthread_mutex_unlock(&stats_lock);
-		pthread_join(stats_tid, NULL);
-	}
 	fuse_session_destroy(dcfs.se);
 	dcfs.se = NULL;
 
@@ -691,9 +1225,12 @@ int main(int argc, char **argv)
 	dc_cache_destroy(dcfs.cache);
 	dcfs.cache = NULL;
 	left = nodes_count();
-	write_stats("exited", &cs);
+	err = write_stats("exited", &cs, coherence);
+	if (err)
+		dcfs_log(LOG_ERR, "--stats %s/%s: %s", opt.stats_dir,
+			 opt.stats_base, strerror(err));
 	if (left)
-		fprintf(stderr, "dcfs: %lld nodes left at exit\n", (long long)left);
+		dcfs_log(LOG_ERR, "%lld nodes left at exit", (long long)left);
 	nodes_fini();
 	if (dcfs.handle_fd >= 0)
 		close(dcfs.handle_fd);

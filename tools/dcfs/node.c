@@ -743,7 +743,7 @@ void node_forget(struct dnode *n, uint64_t count)
 	v = __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE);
 	if (v < count) {
 		/* the kernel never forgets more than it was told; a bug */
-		fprintf(stderr, "dcfs: forget %llu of node %p with nlookup %llu\n",
+		dcfs_log(LOG_ERR, "forget %llu of node %p with nlookup %llu",
 			(unsigned long long)count, (void *)n, (unsigned long long)v);
 		count = v;
 	}

@@ -165,7 +165,7 @@ static int do_lookup(struct dnode *dir, const char *name,
 	struct dc_dentry *dd = node_dentry(dir), *d;
 	size_t len = strlen(name);
 	const struct stat *fresh;
-	struct dc_stat st;
+	struct dc_inode st;
 	struct dnode *n;
 	int err, tries = 0;
 
@@ -652,7 +652,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void refresh(struct dnode *dir, const char *name)
 {
 	struct dc_dentry *d;
-	struct dc_stat st;
+	struct dc_inode st;
 
 	if (dc_lookup(dcfs.cache, node_dentry(dir), name, strlen(name), &d) == 0) {
 		if (dc_dentry_stat(d, &st) == 0 && S_ISDIR(st.mode))
@@ -1227,15 +1227,37 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 }
 
 /*
+ * Squeeze the trusted.* names out of a listxattr list of n bytes; the
+ * length left.  Each name's length is taken before it moves: the move
+ * may overwrite it.
+ */
+static ssize_t drop_trusted(char *list, size_t n)
+{
+	char *p = list, *q = list, *end = list + n;
+
+	while (p < end) {
+		size_t len = strnlen(p, (size_t)(end - p)) + 1;
+
+		if (strncmp(p, "trusted.", 8) != 0) {
+			memmove(q, p, len);
+			q += len;
+		}
+		p += len;
+	}
+	return q - list;
+}
+
+/*
  * The kernel lists trusted.* names only to a caller with CAP_SYS_ADMIN,
- * and dcfs lists as root: for other callers, leave them out.  (FUSE does
- * not tell us the caller's capabilities; uid 0 stands for them.)
+ * and dcfs run as root lists as root: for other callers, leave them out.
+ * (FUSE does not tell us the caller's capabilities; uid 0 stands for
+ * them.)
  */
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct procpath pp;
 	const char *path;
-	char *list = NULL, *p, *q;
+	char *list = NULL;
 	ssize_t n = 0;
 
 	if (fuse_req_ctx(req)->uid == 0)
@@ -1260,12 +1282,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		free(list);
 		return reply_errno(req, errno);
 	}
-	for (p = q = list; p < list + n; p += strlen(p) + 1)
-		if (strncmp(p, "trusted.", 8) != 0) {
-			memmove(q, p, strlen(p) + 1);
-			q += strlen(q) + 1;
-		}
-	n = q - list;
+	n = drop_trusted(list, (size_t)n);
 	if (size == 0)
 		fuse_reply_xattr(req, (size_t)n);
 	else if ((size_t)n > size)

@@ -448,8 +448,8 @@ static ssize_t init_reply(int fd, struct iovec *iov, int count)
 	if (ring && n < 0)
 		ring = false;
 	if (ur.nrings && !ring)
-		fprintf(stderr, "dcfs: --uring: the kernel did not offer FUSE "
-			"over io_uring; serving through /dev/fuse\n");
+		dcfs_log(LOG_WARNING, "--uring: the kernel did not offer FUSE "
+			"over io_uring; serving through /dev/fuse");
 	pthread_mutex_lock(&ur.lock);
 	ur.active = ring;
 	pthread_mutex_unlock(&ur.lock);
@@ -554,7 +554,7 @@ static void ring_run(struct ring *r)
 			 * the ring stays on, would hold its CPU's requests
 			 * for ever: then the session ends */
 			fallback = !registered && rc > 0 && ring_refuse(r);
-			fprintf(stderr, "dcfs: --uring: queue %u: %s%s\n", r->qid,
+			dcfs_log(LOG_ERR, "--uring: queue %u: %s%s", r->qid,
 				strerror(-res), registered ? "; ending" : fallback ?
 				" at registration; serving through /dev/fuse" :
 				" at registration; ending");
@@ -696,7 +696,7 @@ int uring_start(struct fuse_session *se, unsigned depth)
 	int err = 0;
 
 	if (n == 0) {
-		fprintf(stderr, "dcfs: --uring: cannot count the CPUs; serving through /dev/fuse\n");
+		dcfs_log(LOG_WARNING, "--uring: cannot count the CPUs; serving through /dev/fuse");
 		return 0;
 	}
 	ur.se = se;
@@ -728,7 +728,7 @@ int uring_start(struct fuse_session *se, unsigned depth)
 	if (!why && fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0)
 		why = "libfuse refused the I/O hooks";
 	if (why) {
-		fprintf(stderr, "dcfs: --uring: %s; serving through /dev/fuse\n", why);
+		dcfs_log(LOG_WARNING, "--uring: %s; serving through /dev/fuse", why);
 		set_init_state(INIT_END);
 		join_rings(started);
 		return 0;
