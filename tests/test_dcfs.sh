@@ -69,6 +69,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T/sanitizer"
 # suppressions= of the caller's, later in the string, wins)
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp ${TSAN_OPTIONS:+$TSAN_OPTIONS }log_path=$T/sanitizer"
 MOUNTS=()
+DISK=	# a scratch directory on a disk, made where a test needs one
 cleanup() {
 	local m
 	for m in "${MOUNTS[@]}"; do
@@ -83,6 +84,7 @@ cleanup() {
 		[ -n "$p" ] && grep -q dcfs "/proc/$p/comm" 2>/dev/null && kill -KILL "$p" 2>/dev/null
 	done
 	rm -rf "$T"
+	[ -n "$DISK" ] && rm -rf "$DISK"
 	[ -n "$URING_WAS" ] && echo "$URING_WAS" > "$URING_PARAM" 2>/dev/null
 	[ -n "$WATCHES_WAS" ] && echo "$WATCHES_WAS" > "$WATCHES_PARAM" 2>/dev/null
 }
@@ -817,9 +819,11 @@ done
 # One reader (--readers 1); an fsync of 64 MB keeps it on one request for far
 # longer than the 10 ms after which the loop starts another worker, so the
 # stress clients' requests are served meanwhile.  Extra workers park when the
-# stall is over and exit after 2 s parked.
-mkdir -p "$T/th.src"
-if start th "$T/th.src" --threads 8 --readers 1 --entry-timeout 0 --attr-timeout 0 --cache-entries 16; then
+# stall is over and exit after 2 s parked.  The source must be on a disk:
+# on a tmpfs /tmp (a container's, a chroot's) fsync returns at once.
+DISK=$(mktemp -d /var/tmp/test_dcfs.XXXXXX) || exit 1
+mkdir -p "$DISK/th.src"
+if start th "$DISK/th.src" --threads 8 --readers 1 --entry-timeout 0 --attr-timeout 0 --cache-entries 16; then
 	mkdir "$T/th.mnt/shared"
 	churn=60
 	ldd "$DCFS" 2>/dev/null | grep -Eq 'lib(asan|tsan)' && churn=15
