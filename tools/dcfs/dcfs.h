@@ -264,6 +264,18 @@ extern const struct fuse_lowlevel_ops dcfs_ops;
 int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers);
 /* End the loop; async-signal-safe. */
 void dcfs_loop_stop(void);
+/*
+ * The calling worker is about to make a host call that may block for
+ * long (an open that breaks a lease), on behalf of uid.  false: too many
+ * of uid's requests block already (8), or too many in all (64); the
+ * caller must not block (it answers EAGAIN/EWOULDBLOCK).  true: the
+ * worker no longer counts against --threads until loop_block_end(), so
+ * the pool may start another.  On a ring thread (uring.c) only the limits
+ * apply.  Not nested; end on the same thread, in the same request (an
+ * end after a refused begin does nothing).
+ */
+bool loop_block_begin(uid_t uid);
+void loop_block_end(void);
 
 /* ---- uring.c: FUSE over io_uring (--uring) ------------------------------ */
 /* Is the fuse module's enable_uring on? */

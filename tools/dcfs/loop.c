@@ -17,17 +17,37 @@
  * under load is already queued: no sleep, no wake-up.  A monitor thread
  * looks every TICK: when every running worker has been on one request for
  * longer than a tick, requests are piling up behind them, so it wakes the
- * latest parked worker or starts a new one, up to `threads` in all.  An
- * extra worker parks again after a request once some other worker is free
- * to read, and exits after PARK_EXIT_S parked.  While no request arrives
- * for IDLE_TICKS the monitor sleeps, and the first request after wakes it.
- * The tick is long (10 ms) because each one preempts someone: at 1 ms the
- * ticks alone cost a kernel build about 10 s of daemon CPU.
+ * latest parked worker or starts a new one, up to `threads` (blocked
+ * workers aside, below).  An extra worker parks again after a request
+ * once some other worker is free to read, and exits after PARK_EXIT_S
+ * parked.  While no request arrives for IDLE_TICKS the monitor sleeps,
+ * and the first request after wakes it.  The tick is long (10 ms)
+ * because each one preempts someone: at 1 ms the ticks alone cost a
+ * kernel build about 10 s of daemon CPU.
  *
- * Locking: pool.lock guards the worker slots, parking and the monitor's
- * sleep.  The request path takes no lock: a worker publishes the start of
- * a request in its own busy_since (read by the monitor and by workers
- * deciding to park) and checks monitor_asleep.
+ * Blocked workers: a few host calls may block for tens of seconds (an open
+ * that breaks a lease waits up to /proc/sys/fs/lease-break-time).  Counted
+ * as busy, a dozen of them would hold all `threads` workers and every
+ * other user's requests would wait behind them.  So a request about to
+ * make such a call says so (loop_block_begin) and its worker is "blocked"
+ * until loop_block_end: the monitor, the parking rule and the `threads`
+ * cap all ignore it, and if nobody else is free to read, a worker is woken
+ * or started at once.  The pool may thus grow to `threads` plus the
+ * blocked workers, and those are bounded instead: BLOCK_MAX in all and
+ * BLOCK_PER_UID per user.  Past either, begin says no and the request
+ * must not block (the caller answers EAGAIN), so one user's stuck opens
+ * cannot take the threads of others.  A worker whose block ended parks
+ * after its request while the pool has more than `threads` unblocked
+ * workers, even if the others are busy.  A ring thread (uring.c) may
+ * block too: it counts against the same limits, but it is no pool worker
+ * and the ring's threads are fixed, so its queue waits for it.
+ *
+ * Locking: pool.lock guards the worker slots, parking, the monitor's sleep
+ * and the blocked counts (a worker's `blocked`, the per-uid table).  The
+ * request path takes no lock unless it blocks (begin and end are rare):
+ * a worker publishes the start of a request in its own busy_since (read
+ * by the monitor and by workers deciding to park) and checks
+ * monitor_asleep.
  *
  * Ending: a signal (dcfs_loop_stop), an unmount (the readers get ENODEV),
  * a read error or libfuse (fuse_session_exit inside a request) wakes the
@@ -50,6 +70,16 @@
 #define TICK_NS		10000000ull	/* 10 ms: see "Stalls" in docs/dcfs.md */
 #define IDLE_TICKS	100		/* 1 s without a request: the monitor sleeps */
 #define PARK_EXIT_S	2		/* an extra worker parked this long exits */
+/*
+ * Requests blocked in a long host call (loop_block_begin), in all and per
+ * uid.  Each may cost a thread beyond `threads`, so BLOCK_MAX bounds those
+ * threads (and their stacks).  BLOCK_PER_UID is what one user may hold:
+ * enough for a few programs each waiting on a leased file, and an eighth
+ * of BLOCK_MAX, so that it takes eight users at it before another user's
+ * open is refused rather than waited for.
+ */
+#define BLOCK_MAX	64
+#define BLOCK_PER_UID	8
 
 /*
  * A slot's life: FREE -> RUN <-> PARKED; RUN or a PARKED that timed out
@@ -63,6 +93,7 @@ struct worker {
 	enum wstate state;		/* pool.lock */
 	bool go;			/* pool.lock: a parked worker is wanted */
 	bool join;			/* at the end: a thread to join */
+	bool blocked;			/* pool.lock: between loop_block_begin and _end */
 	uint64_t parked_seq;		/* pool.lock: when it parked; the latest is woken first */
 	pthread_cond_t wake;
 	struct fuse_buf buf;		/* the worker's own; libfuse sizes it */
@@ -76,9 +107,16 @@ static struct {
 	pthread_cond_t monitor_wake;
 	struct fuse_session *se;
 	struct worker *w;
-	unsigned nslots;		/* = the most workers */
+	unsigned nslots;		/* threads + BLOCK_MAX: the most workers */
+	unsigned threads;		/* the most unblocked workers */
 	unsigned readers;		/* workers kept running */
-	_Atomic unsigned running;	/* written under pool.lock */
+	_Atomic unsigned running;	/* written under pool.lock; blocked included */
+	unsigned blocked_workers;	/* running workers that are blocked */
+	unsigned blocked;		/* all blocked requests, ring threads' too */
+	/* per uid: a slot for each uid with blocked requests (n > 0); at
+	 * most BLOCK_MAX are, so BLOCK_MAX slots always do */
+	struct { uid_t uid; unsigned n; } blocked_uid[BLOCK_MAX];
+	bool block_refused;		/* reported once */
 	uint64_t park_count;
 	bool exiting;
 	bool start_failed;		/* reported once */
@@ -89,6 +127,12 @@ static struct {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
 	.monitor_wake = PTHREAD_COND_INITIALIZER,
 };
+
+/* This thread's worker; NULL on any other thread (ring threads). */
+static __thread struct worker *self;
+/* Between loop_block_begin and _end: the uid counted. */
+static __thread bool self_blocked;
+static __thread uid_t self_blocked_uid;
 
 static uint64_t now_ns(void)
 {
@@ -115,12 +159,18 @@ void dcfs_loop_stop(void)
 	sem_post(&pool.done);
 }
 
+/* Running workers that are not blocked.  Caller holds pool.lock. */
+static unsigned active_locked(void)
+{
+	return pool.running - pool.blocked_workers;
+}
+
 /*
- * Is every running worker but `self` on a request that started before
- * `limit`?  Then nobody is reading /dev/fuse, and has not been for a while.
- * Caller holds pool.lock (the set of running workers is stable).
+ * Is every running, unblocked worker but `me` on a request that started
+ * before `limit`?  Then nobody is reading /dev/fuse, and has not been for
+ * a while.  Caller holds pool.lock (the set of running workers is stable).
  */
-static bool stuck_locked(const struct worker *self, uint64_t limit)
+static bool stuck_locked(const struct worker *me, uint64_t limit)
 {
 	unsigned i, others = 0;
 
@@ -128,27 +178,30 @@ static bool stuck_locked(const struct worker *self, uint64_t limit)
 		const struct worker *w = &pool.w[i];
 		uint64_t t;
 
-		if (w == self || w->state != W_RUN)
+		if (w == me || w->state != W_RUN || w->blocked)
 			continue;
 		others++;
 		t = atomic_load(&w->busy_since);
 		if (t == 0 || t > limit)
 			return false;
 	}
-	return others > 0 || self == NULL;
+	return others > 0 || me == NULL;
 }
 
 /*
  * After a request: a worker beyond the readers parks while another worker
- * is free to read.  Returns false if the loop is ending.  Caller holds
- * pool.lock.
+ * is free to read, and, whether or not one is, while there are more than
+ * `threads` (a block ended).  Returns false if the loop is ending.  Caller
+ * holds pool.lock.
  */
 static bool maybe_park_locked(struct worker *w)
 {
+	unsigned active = active_locked();
 	struct timespec until;
 	int rc = 0;
 
-	if (pool.running <= pool.readers || stuck_locked(w, now_ns() - TICK_NS))
+	if (active <= pool.readers ||
+	    (active <= pool.threads && stuck_locked(w, now_ns() - TICK_NS)))
 		return !pool.exiting;
 	w->state = W_PARKED;
 	w->go = false;
@@ -244,6 +297,7 @@ static void serve(struct worker *w)
 
 static void *work(void *arg)
 {
+	self = arg;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pthread_cleanup_push(worker_exit, arg);
 	serve(arg);
@@ -310,12 +364,21 @@ static void add_reader_locked(void)
 	}
 }
 
-static bool any_busy(void)
+/*
+ * Any unblocked worker in a request?  A blocked one keeps no monitor
+ * awake: it may wait for a minute, and needs nobody.  But with no
+ * unblocked worker running (its replacement could not start) nobody
+ * reads, so no request would wake the monitor: it stays awake to retry.
+ * Caller holds pool.lock.
+ */
+static bool any_busy_locked(void)
 {
 	unsigned i;
 
+	if (active_locked() == 0)
+		return true;
 	for (i = 0; i < pool.nslots; i++)
-		if (atomic_load(&pool.w[i].busy_since))
+		if (!pool.w[i].blocked && atomic_load(&pool.w[i].busy_since))
 			return true;
 	return false;
 }
@@ -333,15 +396,15 @@ static void *monitor(void *arg)
 		pthread_mutex_lock(&pool.lock);
 		if (pool.exiting)
 			break;
-		if (pool.running < pool.nslots && !fuse_session_exited(pool.se) &&
+		if (active_locked() < pool.threads && !fuse_session_exited(pool.se) &&
 		    stuck_locked(NULL, now_ns() - TICK_NS))
 			add_reader_locked();
-		idle = any_busy() ? 0 : idle + 1;
+		idle = any_busy_locked() ? 0 : idle + 1;
 		if (idle < IDLE_TICKS)
 			continue;
 		/* seq_cst store, then seq_cst loads: see work() */
 		atomic_store(&pool.monitor_asleep, true);
-		if (any_busy()) {
+		if (any_busy_locked()) {
 			atomic_store(&pool.monitor_asleep, false);
 			continue;
 		}
@@ -353,11 +416,98 @@ static void *monitor(void *arg)
 	return NULL;
 }
 
+/* uid's slot in the table of blocked uids, or a free one (n == 0) if it
+ * has none.  Caller holds pool.lock and pool.blocked < BLOCK_MAX (so a
+ * slot is free). */
+static unsigned blocked_uid_slot_locked(uid_t uid)
+{
+	unsigned i, spare = BLOCK_MAX;
+
+	for (i = 0; i < BLOCK_MAX; i++) {
+		if (pool.blocked_uid[i].n == 0) {
+			if (spare == BLOCK_MAX)
+				spare = i;
+		} else if (pool.blocked_uid[i].uid == uid) {
+			return i;
+		}
+	}
+	return spare;
+}
+
+/*
+ * See "Blocked workers" at the top.  Not nested: one begin, then its end,
+ * in the same request on the same thread.
+ */
+bool loop_block_begin(uid_t uid)
+{
+	struct worker *w = self;
+	unsigned i;
+
+	pthread_mutex_lock(&pool.lock);
+	i = pool.blocked < BLOCK_MAX ? blocked_uid_slot_locked(uid) : BLOCK_MAX;
+	if (i == BLOCK_MAX || pool.blocked_uid[i].n >= BLOCK_PER_UID) {
+		bool say = !pool.block_refused;
+
+		pool.block_refused = true;
+		pthread_mutex_unlock(&pool.lock);
+		if (say)
+			dcfs_log(LOG_WARNING, "uid %u: too many requests waiting on the host "
+				 "(a lease break?), more are answered EAGAIN "
+				 "(said once; limits %d per user, %d in all)",
+				 (unsigned)uid, BLOCK_PER_UID, BLOCK_MAX);
+		return false;
+	}
+	pool.blocked_uid[i].uid = uid;
+	pool.blocked_uid[i].n++;
+	pool.blocked++;
+	if (w) {
+		w->blocked = true;
+		pool.blocked_workers++;
+		/*
+		 * It no longer reads for the others.  If nobody else is free
+		 * to, replace it now rather than a tick or two later: it is
+		 * gone for long, and this is not the common path.
+		 */
+		if (!pool.exiting && !fuse_session_exited(pool.se) &&
+		    active_locked() < pool.threads && stuck_locked(NULL, UINT64_MAX))
+			add_reader_locked();
+	}
+	pthread_mutex_unlock(&pool.lock);
+	self_blocked = true;
+	self_blocked_uid = uid;
+	return true;
+}
+
+/* The worker counts again; after its request it parks if the pool is over
+ * `threads` (maybe_park_locked). */
+void loop_block_end(void)
+{
+	struct worker *w = self;
+	unsigned i;
+
+	if (!self_blocked)
+		return;
+	self_blocked = false;
+	pthread_mutex_lock(&pool.lock);
+	for (i = 0; i < BLOCK_MAX; i++) {
+		if (pool.blocked_uid[i].n && pool.blocked_uid[i].uid == self_blocked_uid) {
+			pool.blocked_uid[i].n--;
+			break;
+		}
+	}
+	pool.blocked--;
+	if (w) {
+		w->blocked = false;
+		pool.blocked_workers--;
+	}
+	pthread_mutex_unlock(&pool.lock);
+}
+
 /* Serve `se` until it ends; returns 0 or the negative errno that ended it. */
 int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 {
 	pthread_t mon;
-	unsigned i;
+	unsigned i, nslots;
 	int err = 0;
 
 	if (readers == 0) {
@@ -368,12 +518,15 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 	}
 	if (readers > threads)
 		readers = threads;
-	pool.w = calloc(threads, sizeof(*pool.w));
+	/* a slot for each of `threads` and for each worker that may block */
+	nslots = threads + BLOCK_MAX;
+	pool.w = calloc(nslots, sizeof(*pool.w));
 	if (!pool.w)
 		return -ENOMEM;
-	for (i = 0; i < threads; i++)
+	for (i = 0; i < nslots; i++)
 		pthread_cond_init(&pool.w[i].wake, NULL);
-	pool.nslots = threads;
+	pool.nslots = nslots;
+	pool.threads = threads;
 	pool.readers = readers;
 	pool.se = se;
 
@@ -403,7 +556,7 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 	if (!err)
 		pthread_join(mon, NULL);
 	pthread_mutex_lock(&pool.lock);
-	for (i = 0; i < threads; i++) {
+	for (i = 0; i < nslots; i++) {
 		struct worker *w = &pool.w[i];
 
 		if (w->state == W_PARKED)
@@ -414,11 +567,11 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 		w->join = w->state != W_FREE;
 	}
 	pthread_mutex_unlock(&pool.lock);
-	for (i = 0; i < threads; i++)
+	for (i = 0; i < nslots; i++)
 		if (pool.w[i].join)
 			pthread_join(pool.w[i].tid, NULL);
 
-	for (i = 0; i < threads; i++)
+	for (i = 0; i < nslots; i++)
 		pthread_cond_destroy(&pool.w[i].wake);
 	free(pool.w);
 	pool.w = NULL;
