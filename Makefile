@@ -61,6 +61,8 @@ CDS_LIBS    = $(call memo,CDS_LIBS,$(call pkg,liburcu-cds,--libs))
 LZMA_LIBS   = $(call memo,LZMA_LIBS,$(call pkg,liblzma,--libs))
 FUSE_CFLAGS = $(call memo,FUSE_CFLAGS,$(call pkg,fuse3,--cflags))
 FUSE_LIBS   = $(call memo,FUSE_LIBS,$(call pkg,fuse3,--libs))
+SECCOMP_CFLAGS = $(call memo,SECCOMP_CFLAGS,$(call pkg,libseccomp,--cflags))
+SECCOMP_LIBS   = $(call memo,SECCOMP_LIBS,$(call pkg,libseccomp,--libs))
 
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-missing-field-initializers $(SANFLAGS) $(CFLAGS_EXTRA) $(WERROR)
@@ -82,7 +84,7 @@ CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_impor
 
 DCFS_SRCS   := tools/dcfs/main.c tools/dcfs/loop.c tools/dcfs/node.c tools/dcfs/ops.c \
                tools/dcfs/coherence.c \
-               tools/dcfs/uring.c
+               tools/dcfs/uring.c tools/dcfs/sandbox.c
 
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLES     := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
@@ -194,8 +196,8 @@ torture: deps
 # ---- dcfs: the FUSE passthrough file system on libdcache ----------------------
 
 $(BUILD)/dcfs: $(DCFS_SRCS) tools/dcfs/dcfs.h $(BUILD)/libdcache.a
-	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(CFLAGS) $(DCFS_SRCS) -o $@ \
-	    $(LDFLAGS) $(BUILD)/libdcache.a $(FUSE_LIBS) $(LIBS)
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(SECCOMP_CFLAGS) $(CFLAGS) $(DCFS_SRCS) -o $@ \
+	    $(LDFLAGS) $(BUILD)/libdcache.a $(FUSE_LIBS) $(SECCOMP_LIBS) $(LIBS)
 
 # ---- kernbench: a kernel build natively and through dcfs -------------------
 

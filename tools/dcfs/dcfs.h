@@ -291,4 +291,42 @@ bool uring_active(void);
 /* Requests served through the ring so far. */
 uint64_t uring_requests(void);
 
+/* ---- sandbox.c: capabilities, seccomp, a mount namespace ------------------ */
+/* main.c: diagnostics through syslog from now on (a forked child's too). */
+void dcfs_log_to_syslog(void);
+
+/*
+ * As root, before any thread exists: refuse (-1, said) when acting as the
+ * caller lacks CAP_SETUID or CAP_SETGID, else drop every capability dcfs
+ * does not use.  0 for a user other than root: nothing to drop.
+ */
+int caps_restrict(bool as_caller);
+/* CAP_SYS_RESOURCE in the calling thread's effective set: off around host
+ * calls made for a caller other than root, on again after. */
+void caps_resource(bool on);
+
+/* --seccomp: what a system call outside the allow-list does */
+enum dcfs_seccomp { FILTER_NONE, FILTER_LOG, FILTER_KILL };
+int seccomp_parse(const char *s, enum dcfs_seccomp *out);
+/* On every thread, existing and future; 0, or -1 (said). */
+int seccomp_install(enum dcfs_seccomp mode, bool uring);
+
+/* --sandbox=namespace: none or namespace; 0, or -1 for neither */
+int sandbox_parse(const char *s, bool *namespace);
+struct sandbox_spec {
+	const char *source, *mountpoint;	/* absolute, resolved */
+	int fuse_fd;				/* the session's /dev/fuse */
+	bool foreground;			/* stderr kept, else syslog */
+	bool uring;				/* uring.c's file in the root */
+	uint64_t nofile;			/* for nodes_setup_handles */
+};
+/*
+ * Once mounted, before any thread exists: a mount namespace whose root
+ * holds the source and /proc only; dcfs.root_fd and the handle
+ * descriptor are opened again from it.  0, or -1 (said).
+ */
+int sandbox_enter(const struct sandbox_spec *s);
+/* After fuse_session_unmount: the real mount, in the first namespace. */
+void sandbox_unmount(void);
+
 #endif /* DCFS_H */

@@ -11,14 +11,17 @@
  *
  * Start-up order (the parent returns only once the mount answers):
  *   parent: parse and check everything it can (a usage error: exit 2;
- *           any other failure: a clear message and exit 1), raise
- *           RLIMIT_NOFILE, create the FUSE session, write the first
- *           statistics (so a --stats FILE that cannot be written fails
- *           here), and mount; then fork.
- *   child:  new session (setsid), create the cache (liburcu's threads start
- *           here, after the fork), start the statistics thread, tell the
- *           parent it is about to serve, switch its diagnostics to syslog,
- *           and run the request loop.
+ *           any other failure: a clear message and exit 1), drop the
+ *           capabilities dcfs does not use (sandbox.c; before any thread,
+ *           as threads inherit them), raise RLIMIT_NOFILE, create the FUSE
+ *           session, write the first statistics (so a --stats FILE that
+ *           cannot be written fails here), and mount; then fork.
+ *   child:  new session (setsid), with --sandbox=namespace its own mount
+ *           namespace and root (before any thread: a namespace is per
+ *           thread), create the cache (liburcu's threads start here, after
+ *           the fork), start the statistics thread, install the seccomp
+ *           filter on every thread, tell the parent it is about to serve,
+ *           switch its diagnostics to syslog, and run the request loop.
  *   parent: stat()s the mount point, which the child must answer; exits 0
  *           when it did, 1 (with the reason) when it did not.
  * With --foreground there is no fork, and diagnostics stay on stderr.
@@ -41,9 +44,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -69,15 +74,29 @@ static struct {
 	char *src_abs, *mnt_abs;
 	char *stats_arg;			/* --stats as given */
 	char *stats_dir, *stats_base;		/* its directory, resolved */
+	int stats_dirfd;			/* that directory, O_PATH */
 	int threads, readers, uring_depth;	/* uring_depth 0: no --uring */
 	uint64_t cache_entries;
 	bool foreground;
 	enum access access;
+	enum dcfs_seccomp seccomp;
+	bool seccomp_given, sandbox;
 	char *fuse_opts;			/* -o items for libfuse, escaped */
 	struct fuse_args fargs;			/* argv[0] and -o options */
-} opt = { .threads = 10 };
+} opt = { .threads = 10, .stats_dirfd = -1 };
+
+/*
+ * --seccomp for root when not given.  A build may make it FILTER_LOG
+ * (make CFLAGS_EXTRA=-DDCFS_SECCOMP_DEFAULT=FILTER_LOG) to have the kernel
+ * name the calls a new library makes, test suites and all.
+ */
+#ifndef DCFS_SECCOMP_DEFAULT
+#define DCFS_SECCOMP_DEFAULT	FILTER_KILL
+#endif
 
 static int status_fd = -1;		/* child -> parent, start-up result */
+static int notify_fd = -1;		/* $NOTIFY_SOCKET, connected */
+static int devnull = -1;		/* a daemon's stdio, opened early */
 static bool log_syslog;			/* dcfs_log: syslog, not stderr */
 
 static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -118,9 +137,15 @@ static void fuse_log_hook(enum fuse_log_level level, const char *fmt,
 	syslog((int)level, "%s", msg);	/* fuse_log_level is syslog's scale */
 }
 
-static void start_syslog(void)
+/* Connected at once (LOG_NDELAY): a sandboxed daemon sees no /dev/log. */
+static void open_syslog(void)
 {
-	openlog("dcfs", LOG_PID, LOG_DAEMON);
+	openlog("dcfs", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+}
+
+void dcfs_log_to_syslog(void)
+{
+	open_syslog();
 	__atomic_store_n(&log_syslog, true, __ATOMIC_RELAXED);
 }
 
@@ -155,11 +180,12 @@ static void usage_error(const char *fmt, ...)
 }
 
 /*
- * systemd's readiness protocol (sd_notify(3), without libsystemd): one
- * datagram to $NOTIFY_SOCKET, a path or, with a leading '@', an abstract
- * name.  Nothing to do where it is unset.
+ * systemd's readiness protocol (sd_notify(3), without libsystemd): a
+ * datagram per state to $NOTIFY_SOCKET, a path or, with a leading '@', an
+ * abstract name.  Nothing to do where it is unset.  The socket is
+ * connected at start: a sandboxed daemon cannot reach the path later.
  */
-static void notify_systemd(const char *state)
+static void notify_connect(void)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -173,12 +199,22 @@ static void notify_systemd(const char *state)
 	if (sa.sun_path[0] == '@')
 		sa.sun_path[0] = '\0';
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || sendto(fd, state, strlen(state), MSG_NOSIGNAL,
-			     (struct sockaddr *)&sa,
-			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa,
+			      (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0) {
 		dcfs_log(LOG_WARNING, "NOTIFY_SOCKET %s: %s", path, strerror(errno));
-	if (fd >= 0)
-		close(fd);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	notify_fd = fd;
+}
+
+static void notify_systemd(const char *state)
+{
+	if (notify_fd >= 0 &&
+	    send(notify_fd, state, strlen(state), MSG_NOSIGNAL) < 0)
+		dcfs_log(LOG_WARNING, "NOTIFY_SOCKET %s: %s",
+			 getenv("NOTIFY_SOCKET"), strerror(errno));
 }
 
 /* ---- options ------------------------------------------------------------- */
@@ -186,7 +222,8 @@ static void notify_systemd(const char *state)
 enum opt_key {
 	K_MODE, K_THREADS, K_READERS, K_COHERENCE, K_TTL, K_ENTRY_TIMEOUT,
 	K_ATTR_TIMEOUT, K_CACHE_ENTRIES, K_OPEN_REQUESTS, K_URING, K_STATS,
-	K_ALLOW_OTHER, K_NO_ALLOW_OTHER, K_ALLOW_ROOT, K_FOREGROUND, K_DEBUG,
+	K_ALLOW_OTHER, K_NO_ALLOW_OTHER, K_ALLOW_ROOT, K_SECCOMP, K_SANDBOX,
+	K_FOREGROUND, K_DEBUG,
 	K_HELP, K_VERSION,
 };
 
@@ -217,6 +254,8 @@ static const struct dcfs_option {
 	{ "allow-other",	ARG_NONE,	K_ALLOW_OTHER },
 	{ "no-allow-other",	ARG_NONE,	K_NO_ALLOW_OTHER },
 	{ "allow-root",		ARG_NONE,	K_ALLOW_ROOT },
+	{ "seccomp",		ARG_NEEDED,	K_SECCOMP },
+	{ "sandbox",		ARG_NEEDED,	K_SANDBOX },
 	{ "foreground",		ARG_NONE,	K_FOREGROUND, 'f' },
 	{ "debug",		ARG_NONE,	K_DEBUG, 'd' },
 	{ "help",		ARG_NONE,	K_HELP, 'h', true },
@@ -291,6 +330,13 @@ static void usage(FILE *f)
 "  --allow-root              the user dcfs runs as and root (as another user\n"
 "                            than root: kernel timeouts 0)\n"
 "                            (of these three the last given wins)\n"
+"  --seccomp kill|log|none   system calls outside dcfs's list, once it serves:\n"
+"                            kill the daemon (the default as root), are logged\n"
+"                            by the kernel, or no filter (the default for\n"
+"                            other users, who may give none alone)\n"
+"  --sandbox none|namespace  namespace: serve from a mount namespace whose root\n"
+"                            holds only SOURCE_DIR and /proc (root only;\n"
+"                            default none)\n"
 "  -f, --foreground          do not daemonize; diagnostics stay on stderr (a\n"
 "                            daemon's go to syslog, facility daemon)\n"
 "  -d, --debug               libfuse's request log on stderr (implies -f)\n"
@@ -395,6 +441,15 @@ static void apply_option(const struct dcfs_option *o, const char *v,
 		break;
 	case K_ALLOW_ROOT:
 		opt.access = ACCESS_ROOT;
+		break;
+	case K_SECCOMP:
+		if (seccomp_parse(v, &opt.seccomp))
+			usage_error("%s: '%s' is not kill, log or none", as, v);
+		opt.seccomp_given = true;
+		break;
+	case K_SANDBOX:
+		if (sandbox_parse(v, &opt.sandbox))
+			usage_error("%s: '%s' is not none or namespace", as, v);
 		break;
 	case K_FOREGROUND:
 		opt.foreground = true;
@@ -551,6 +606,18 @@ static void finish_args(void)
 			    opt.readers, opt.threads, opt.threads);
 	if (opt.access == ACCESS_DEFAULT)
 		opt.access = root ? ACCESS_OTHER : ACCESS_OWNER;
+	/*
+	 * A filter needs no_new_privs without root, which would disarm
+	 * fusermount3, the set-user-ID program that unmounts a user's dcfs
+	 * at exit.  A new mount namespace needs CAP_SYS_ADMIN.
+	 */
+	if (!opt.seccomp_given)
+		opt.seccomp = root ? DCFS_SECCOMP_DEFAULT : FILTER_NONE;
+	else if (!root && opt.seccomp != FILTER_NONE)
+		usage_error("--seccomp: a filter needs dcfs to run as root (as "
+			    "another user, fusermount3 could not unmount at exit)");
+	if (opt.sandbox && !root)
+		usage_error("--sandbox=namespace needs dcfs to run as root");
 	/*
 	 * Without root, allow_root is libfuse's check of each request's
 	 * uid; whatever the kernel caches it shows to every user without
@@ -717,6 +784,11 @@ static void check_stats_path(void)
 		    opt.stats_arg, opt.mnt_abs);
 	opt.stats_base = xstrdup(base);
 	free(copy);
+	/* written through it: the directory stays reachable from a sandbox */
+	opt.stats_dirfd = open(opt.stats_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (opt.stats_dirfd < 0)
+		die("--stats '%s': directory '%s': %s", opt.stats_arg,
+		    opt.stats_dir, strerror(errno));
 }
 
 static void check_paths(void)
@@ -840,32 +912,56 @@ static void set_signals(void)
 /* ---- statistics --------------------------------------------------------- */
 
 /*
- * One snapshot, into a new file of an unpredictable name beside FILE
- * (mkostemp: O_EXCL, so nothing planted there is followed), made 0644
+ * A new file of an unpredictable name, .FILE.XXXXXX, in FILE's directory
+ * (by its descriptor: a sandboxed daemon no longer sees its path).  O_EXCL
+ * and O_NOFOLLOW, as mkostemp: nothing planted there is followed.  The
+ * descriptor, or -1 with errno.
+ */
+static int stats_tmpfile(char *tmp, size_t len)
+{
+	static const char digits[] =
+		"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	uint64_t r;
+	int tries, i, fd;
+
+	for (tries = 0; tries < 100; tries++) {
+		if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+			r = (uint64_t)time(NULL) * 0x9e3779b97f4a7c15ull + (uint64_t)tries;
+		if (snprintf(tmp, len, ".%s.XXXXXX", opt.stats_base) >= (int)len) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		for (i = (int)strlen(tmp) - 6; tmp[i]; i++, r /= 62)
+			tmp[i] = digits[r % 62];
+		fd = openat(opt.stats_dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	return -1;
+}
+
+/*
+ * One snapshot, into a new file beside FILE (stats_tmpfile), made 0644
  * whatever the umask, then renamed over FILE: a reader sees the old
  * snapshot or the new one, never half.  0 or an errno.
  */
 static int write_stats(const char *state, const struct dc_stats *cs,
 		       enum dc_watch_mode coherence)
 {
-	char tmp[PATH_MAX], path[PATH_MAX];
+	char tmp[NAME_MAX + 1];
 	int fd, err = 0;
 	FILE *f;
 
 	if (!opt.stats_base)
 		return 0;
-	if (snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", opt.stats_dir,
-		     opt.stats_base) >= (int)sizeof(tmp) ||
-	    snprintf(path, sizeof(path), "%s/%s", opt.stats_dir,
-		     opt.stats_base) >= (int)sizeof(path))
-		return ENAMETOOLONG;
-	fd = mkostemp(tmp, O_CLOEXEC);
+	fd = stats_tmpfile(tmp, sizeof(tmp));
 	if (fd < 0)
 		return errno;
 	if (fchmod(fd, 0644) < 0 || !(f = fdopen(fd, "w"))) {
 		err = errno;
 		close(fd);
-		unlink(tmp);
+		unlinkat(opt.stats_dirfd, tmp, 0);
 		return err;
 	}
 	fprintf(f,
@@ -919,10 +1015,11 @@ static int write_stats(const char *state, const struct dc_stats *cs,
 		err = EIO;
 	if (fclose(f) != 0 && !err)
 		err = errno;
-	if (!err && rename(tmp, path) < 0)
+	if (!err && renameat(opt.stats_dirfd, tmp, opt.stats_dirfd,
+			     opt.stats_base) < 0)
 		err = errno;
 	if (err)
-		unlink(tmp);
+		unlinkat(opt.stats_dirfd, tmp, 0);
 	return err;
 }
 
@@ -1043,17 +1140,43 @@ static int parent_wait(int fd, pid_t child)
 	return 0;
 }
 
+/* A daemon's stdio and syslog, opened before a sandbox hides them. */
+static void daemon_io_open(void)
+{
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	open_syslog();
+}
+
 static void to_dev_null(void)
 {
-	int fd = open("/dev/null", O_RDWR);
-
-	if (fd < 0)
+	if (devnull < 0)
 		return;
-	dup2(fd, 0);
-	dup2(fd, 1);
-	dup2(fd, 2);
-	if (fd > 2)
-		close(fd);
+	dup2(devnull, 0);
+	dup2(devnull, 1);
+	dup2(devnull, 2);
+	close(devnull);
+	devnull = -1;
+}
+
+/* The mount, and with --sandbox=namespace the real one, gone. */
+static void unmount_fs(void)
+{
+	fuse_session_unmount(dcfs.se);
+	sandbox_unmount();
+}
+
+static int enter_sandbox(rlim_t nofile)
+{
+	struct sandbox_spec s = {
+		.source = opt.src_abs,
+		.mountpoint = opt.mnt_abs,
+		.fuse_fd = fuse_session_fd(dcfs.se),
+		.foreground = opt.foreground,
+		.uring = opt.uring_depth > 0,
+		.nofile = (uint64_t)nofile,
+	};
+
+	return opt.sandbox ? sandbox_enter(&s) : 0;
 }
 
 /*
@@ -1105,10 +1228,14 @@ int main(int argc, char **argv)
 
 	fuse_set_log_func(fuse_log_hook);
 	parse_args(argc, argv);
+	notify_connect();
 	check_paths();
+	/* before the first thread (preload_unwinder's) */
+	dcfs.as_caller = geteuid() == 0;
+	if (caps_restrict(dcfs.as_caller))
+		exit(1);
 	nofile = raise_nofile();
 	preload_unwinder();
-	dcfs.as_caller = geteuid() == 0;
 	umask(0);		/* the kernel applied the caller's umask already */
 	if (dcfs.as_caller && setgroups(0, NULL) < 0)
 		die("setgroups: %s", strerror(errno));
@@ -1149,10 +1276,16 @@ int main(int argc, char **argv)
 		close(pfd[0]);
 		status_fd = pfd[1];
 		setsid();
+		daemon_io_open();
 	}
 	if (chdir("/") < 0)
 		dcfs_log(LOG_WARNING, "chdir /: %s", strerror(errno));
 	set_signals();
+	if (enter_sandbox(nofile)) {
+		unmount_fs();
+		report("start-up: --sandbox=namespace failed (see above)");
+		return 1;
+	}
 
 	/* after the fork: the cache registers this thread with liburcu and
 	 * the first deferred free starts liburcu's callback thread */
@@ -1160,7 +1293,7 @@ int main(int argc, char **argv)
 	if (!err)
 		err = node_make_root(dcfs.root_fd, &dcfs.root);
 	if (err) {
-		fuse_session_unmount(dcfs.se);
+		unmount_fs();
 		report("start-up: %s", strerror(-err));
 		return 1;
 	}
@@ -1171,13 +1304,13 @@ int main(int argc, char **argv)
 	copt.backend.ctx = NULL;
 	err = dc_cache_create(&copt, &dcfs.cache);
 	if (err) {
-		fuse_session_unmount(dcfs.se);
+		unmount_fs();
 		report("creating the cache: %s", strerror(-err));
 		return 1;
 	}
 	node_set_root_dentry(dcfs.root, dc_root(dcfs.cache));
 	if (coherence_start(opt.src_abs)) {
-		fuse_session_unmount(dcfs.se);
+		unmount_fs();
 		report("start-up: --coherence=%s failed (see above)",
 		       dc_watch_mode_name(dcfs.coherence));
 		return 1;
@@ -1194,14 +1327,24 @@ int main(int argc, char **argv)
 	}
 	/* before the loop reads INIT, which decides on the ring */
 	if (opt.uring_depth && uring_start(dcfs.se, (unsigned)opt.uring_depth)) {
-		fuse_session_unmount(dcfs.se);
+		unmount_fs();
 		report("start-up: %s", strerror(ENOMEM));
 		return 1;
 	}
+	/* every thread but the workers runs now: the filter goes on all */
+	if (seccomp_install(opt.seccomp, opt.uring_depth > 0)) {
+		unmount_fs();
+		report("start-up: --seccomp: no filter (see above)");
+		return 1;
+	}
+	/* tests/test_dcfs.sh: one call outside the list (getcwd, harmless),
+	 * which kill must punish and log must let through */
+	if (getenv("DCFS_TEST_SECCOMP_PROBE"))
+		syscall(SYS_getcwd, (char *)NULL, (size_t)0);
 	report("OK");
 	if (!opt.foreground) {
 		to_dev_null();
-		start_syslog();
+		dcfs_log_to_syslog();
 	} else {
 		notify_systemd("READY=1");
 	}
@@ -1213,7 +1356,7 @@ int main(int argc, char **argv)
 	if (have_stats)
 		stop_stats_thread(stats_tid);
 	coherence = coherence_mode();
-	fuse_session_unmount(dcfs.se);
+	unmount_fs();
 	coherence_stop();
 	uring_stop();
 	fuse_session_destroy(dcfs.se);
