@@ -62,6 +62,8 @@ run "plain test_dcpath.sh" tests/test_dcpath.sh build
 # dcfs end to end through a real FUSE mount (skipped without /dev/fuse)
 run "plain test_dcfs.sh" tests/test_dcfs.sh build
 run "asan test_dcfs.sh" tests/test_dcfs.sh build-asan
+# dcfs against unprivileged users: attacks refused through the mount as natively
+run "plain test_security.sh" tests/test_security.sh build
 # dcbench micro, briefly, on the shipped tree listing (skipped without it)
 run "plain test_micro.sh" tests/test_micro.sh build
 run "asan test_micro.sh" tests/test_micro.sh build-asan

@@ -1,0 +1,714 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# tests/test_security.sh [BUILD_DIR] - dcfs against unprivileged users, as root.
+#
+# dcfs runs as root with allow_other and default_permissions, so every
+# user's access through the mount is judged by the kernel against what
+# dcfs reports, and then carried out by a root daemon.  This suite makes
+# throwaway users (an attacker dcsec_a, a victim dcsec_v, a bystander
+# dcsec_o, and a group dcsec_g the attacker belongs to), runs each attack
+# as the attacker both directly on the source directory and through a dcfs
+# mount of it, and requires the mount to refuse what the source refuses:
+#
+#  1. a POSIX ACL entry u:ATTACKER:--- on a 0644 file: reading it;
+#  2. an ACL u:ATTACKER:r-x on a 0777 directory: removing a file in it;
+#  3. an ACL g:GROUP:--- on a 0777 directory, the attacker in GROUP
+#     (supplementary): creating in it;
+#  4. an ext4 file system with 5% reserved for root: the attacker fills it
+#     through the mount no further than natively (256 KiB slack), and root
+#     can still write 1 MiB on it afterwards;
+#  5. a symlink planted in the source where the kernel cached "no such
+#     name", pointing outside the source: a write of that name through
+#     the mount must not reach the file it points to -- by the attacker
+#     (to root's 0644 file: refused, as natively) and by root (to a 0600
+#     file).  Root writes from a mount namespace where the directory
+#     outside is a decoy: a link the kernel itself sees and follows (as
+#     natively) lands in the decoy, while dcfs following it as root in the
+#     source would reach the real file, which must stay unchanged;
+#  6. a sticky directory whose names were swapped on the host after the
+#     attacker's kernel cached them: the attacker can neither remove nor
+#     rename the victim's file through a stale name of its own file; and a
+#     victim's exclusive create (O_EXCL, as mkstemp) of names cached as
+#     absent, after the attacker planted a file and a symlink to its own
+#     file there, fails as natively and writes nothing into the
+#     attacker's files;
+#  7. a directory the attacker could write, moved on the host into the
+#     victim's 0700 directory: the attacker's cached path no longer
+#     reaches it (no create, no listing, nothing appears in it);
+#  8. an inode number reused on the host (an ext4 with 64 inodes): a file
+#     the attacker looked up, forgotten by the kernel (drop_caches, and
+#     the forget seen by dcfs) but still cached by dcfs, is deleted on
+#     the host; the victim's new file in its 0700 directory gets its
+#     number and root reads it through the mount; the attacker's read of
+#     the old name must not return the victim's data;
+#  9. the victim's read leases on 12 files (SIGIO ignored, so they last
+#     fs.lease-break-time, set to 5 s for the run) and other users'
+#     writers blocked on them through the mount: root's stat of an
+#     unrelated, uncached name is answered within 100 ms;
+# 10. dcfs with 512 descriptors: the attacker's 600 symlinks listed with
+#     ls -l and held (O_PATH), then 600 descriptors of one directory held
+#     open through the mount: root and another user can still look up,
+#     create and read (no EMFILE);
+# 11. 30,000 RENAME_EXCHANGEs of two directories under --cache-entries 64:
+#     the cache stays within 9/8 of its cap (+16), other users unaffected;
+# 12. --stats FILE in an attacker-writable directory, FILE a planted
+#     symlink to a root 0600 file: that file unchanged, FILE a regular
+#     file of mode 0644 even under umask 0;
+# 13. dcfs without CAP_SETUID: refuses to serve (non-zero exit, nothing
+#     mounted, the capability named).
+#
+# The stale-cache attacks (5-8) mount with --coherence=off and hour-long
+# kernel timeouts, so the kernel and dcfs keep what they cached while the
+# host changes underneath.  Native outcomes are measured each run, not
+# assumed; a check fails if the native attack does not fail (the set-up
+# would be wrong).  The only time bound is 9's 100 ms.
+#
+# Prints "ok N - ..." / "not ok N - ..." lines and ends with
+# "test_security: N passed, M failed, K skipped"; exits 0 only if none
+# failed, 77 if it cannot run here (not root, no /dev/fuse, no useradd,
+# setpriv or python3, mounting impossible).  Everything it makes (users,
+# group, mounts, loop devices, fs.lease-break-time) is undone at exit.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+BUILD=${1:-build}
+DCFS=$PWD/$BUILD/dcfs
+n=0 passed=0 failed=0 skipped=0
+
+ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+skip()  { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n - # SKIP $*"; }
+check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+cant()  { echo "test_security: cannot run here: $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || cant "needs root"
+[ -c /dev/fuse ] || cant "no /dev/fuse"
+command -v fusermount3 >/dev/null || cant "no fusermount3 (apt-get install fuse3)"
+for c in useradd userdel usermod groupadd groupdel setpriv; do
+	command -v $c >/dev/null || cant "no $c"
+done
+getent group users >/dev/null || cant "no group 'users' for the throwaway users"
+# the system's python, not a per-user shim: the users run it too
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || cant "no python3"
+[ -x "$DCFS" ] || { echo "test_security: $DCFS is not built"; exit 1; }
+
+A=dcsec_a V=dcsec_v O=dcsec_o G=dcsec_g
+T=$(mktemp -d /tmp/test_security.XXXXXX) || exit 1
+chmod 755 "$T"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T/sanitizer"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T/sanitizer"
+MOUNTS=() LOOPS=() PIDS=() USERS_MADE=() GROUP_MADE=
+LEASE_PARAM=/proc/sys/fs/lease-break-time
+LEASE_WAS=
+cleanup() {
+	local m p
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for m in "${MOUNTS[@]}"; do
+		if grep -q " $m fuse" /proc/mounts; then
+			fusermount3 -u "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
+		fi
+	done
+	for m in "$T"/*.stats; do
+		[ -r "$m" ] || continue
+		p=$(stat_val "$m" pid)
+		[ -n "$p" ] && grep -q dcfs "/proc/$p/comm" 2>/dev/null && kill -KILL "$p" 2>/dev/null
+	done
+	for m in "${LOOPS[@]}"; do
+		mountpoint -q "$m" && { umount "$m" 2>/dev/null || umount -l "$m"; }
+	done
+	[ -n "$LEASE_WAS" ] && echo "$LEASE_WAS" > "$LEASE_PARAM"
+	for p in "${USERS_MADE[@]}"; do userdel -f "$p" 2>/dev/null; done
+	[ -n "$GROUP_MADE" ] && groupdel "$G" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+stat_val() { sed -n "s/^$2 //p" "$1" 2>/dev/null | head -1; }
+wait_for() {	# wait_for SECONDS CMD...: poll until CMD succeeds
+	local tries=$(($1 * 20))
+	shift
+	while [ $tries -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	return 1
+}
+is_mounted() { grep -q " $1 fuse.dcfs " /proc/mounts; }
+not_mounted() { ! grep -q " $1 fuse" /proc/mounts; }
+gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
+# start NAME SRC [dcfs options]: mounts SRC on $T/NAME.mnt, stats in $T/NAME.stats
+start() {
+	local name=$1 src=$2
+	shift 2
+	mkdir -p "$T/$name.mnt"
+	MOUNTS+=("$T/$name.mnt")
+	"$DCFS" "$src" "$T/$name.mnt" --stats "$T/$name.stats" "$@" 2>>"$T/$name.err" ||
+		{ echo "# dcfs $name: $(tail -1 "$T/$name.err")"; return 1; }
+}
+stop() {	# stop NAME: unmount, wait for the daemon to exit
+	local pid
+	pid=$(stat_val "$T/$1.stats" pid)
+	fusermount3 -u "$T/$1.mnt" 2>/dev/null || umount -l "$T/$1.mnt" 2>/dev/null
+	[ -z "$pid" ] || wait_for 20 gone "$pid"
+}
+# the kernel and dcfs keep what they cached while the host changes
+STALE=(--coherence off --entry-timeout 3600 --attr-timeout 3600)
+
+# as USER CMD...: CMD as that user (group users), with its groups, from /
+as() { local u=$1; shift; (cd / && setpriv --reuid="$u" --regid=users --init-groups -- "$@"); }
+
+# op.py OP ARGS: one system call (or a loop of them), printing OK[ detail]
+# or the errno's name (EACCES...), so results compare word for word
+cat > "$T/op.py" <<'EOF'
+import ctypes, errno, fcntl, os, resource, signal, sys, time
+
+def name(e):
+    return errno.errorcode.get(e.errno, str(e.errno))
+
+def main(op, a):
+    if op == "read":
+        with open(a[0], "rb") as f:
+            return "OK " + f.read().decode(errors="replace").strip()
+    if op == "write":	# O_CREAT|O_TRUNC, as the shell's >
+        fd = os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.write(fd, a[1].encode() + b"\n")
+        os.close(fd)
+        return "OK"
+    if op == "excl":	# O_CREAT|O_EXCL, as mkstemp
+        fd = os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.write(fd, a[1].encode() + b"\n")
+        os.close(fd)
+        return "OK"
+    if op == "create":
+        os.close(os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        return "OK"
+    if op == "unlink":
+        os.unlink(a[0])
+        return "OK"
+    if op == "rename":
+        os.rename(a[0], a[1])
+        return "OK"
+    if op == "ls":
+        return "OK " + " ".join(sorted(os.listdir(a[0])))
+    if op == "stat":	# each of PATHS
+        for p in a:
+            os.stat(p)
+        return "OK"
+    if op == "fill":	# write until the file system refuses
+        fd = os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        buf, total = b"\xa5" * 65536, 0
+        try:
+            while True:
+                total += os.write(fd, buf)
+        except OSError as e:
+            err = name(e)
+        os.close(fd)
+        return "%d %s" % (total, err)
+    if op == "writen":	# PATH N: N bytes, fsync'ed
+        fd = os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        left = int(a[1])
+        while left > 0:
+            left -= os.write(fd, b"\x5a" * min(left, 65536))
+        os.fsync(fd)
+        os.close(fd)
+        return "OK"
+    if op == "symlinks":	# DIR N TARGET
+        for i in range(int(a[1])):
+            os.symlink(a[2], os.path.join(a[0], "l%04d" % i))
+        return "OK"
+    if op == "lease":	# hold read leases on FILES until killed
+        signal.signal(signal.SIGIO, signal.SIG_IGN)	# do not give them up
+        fds = []
+        for p in a:
+            fd = os.open(p, os.O_RDONLY)
+            fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)	# F_SETLEASE
+            fds.append(fd)
+        print("READY", flush=True)
+        while True:
+            time.sleep(60)
+    if op == "writeto":	# open for writing and write: blocks on a lease
+        fd = os.open(a[0], os.O_WRONLY)
+        os.write(fd, b"w")
+        return "OK"
+    if op == "timestat":	# milliseconds one stat takes
+        t0 = time.monotonic()
+        try:
+            os.stat(a[0])
+            r = "OK"
+        except OSError as e:
+            r = name(e)
+        return "%s %.1f" % (r, (time.monotonic() - t0) * 1000)
+    if op in ("holddirs", "pin"):
+        # holddirs DIR N: N descriptors of DIR; pin DIR: one O_PATH
+        # descriptor of each name in DIR (the kernel then keeps them all).
+        # Held until killed; what EMFILE refused is retried every 20 ms,
+        # so descriptors the daemon frees are taken again.
+        resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+        if op == "pin":
+            todo = [(os.path.join(a[0], x), os.O_PATH | os.O_NOFOLLOW) for x in os.listdir(a[0])]
+        else:
+            todo = [(a[0], os.O_RDONLY | os.O_DIRECTORY)] * int(a[1])
+        fds, said = [], False
+        while True:
+            err, left = "OK", []
+            for path, flags in todo:
+                try:
+                    fds.append(os.open(path, flags))
+                except OSError as e:
+                    err = name(e)
+                    left.append((path, flags))
+            todo = left
+            if not said:
+                print("%d %s" % (len(fds), err), flush=True)
+                said = True
+            time.sleep(0.02 if todo else 60)
+    if op == "exchange":	# A B N: N RENAME_EXCHANGEs of A and B
+        libc = ctypes.CDLL(None, use_errno=True)
+        ren = libc.renameat2
+        ren.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        x, y = a[0].encode(), a[1].encode()
+        for i in range(int(a[2])):
+            if ren(-100, x, -100, y, 2) != 0:
+                e = ctypes.get_errno()
+                return "%s after %d" % (errno.errorcode.get(e, str(e)), i)
+        return "OK"
+    raise SystemExit("op.py: unknown op " + op)
+
+try:
+    print(main(sys.argv[1], sys.argv[2:]), flush=True)
+except OSError as e:
+    print(name(e), flush=True)
+EOF
+chmod 644 "$T/op.py"
+op() { local u=$1; shift; as "$u" "$PY" "$T/op.py" "$@"; }
+# spawn OUT USER OP ARGS...: op.py in the background, output in OUT; its
+# pid (setpriv execs it: the very process) in $spawned, killed at exit
+spawn() {
+	local out=$1 u=$2
+	shift 2
+	(cd / && exec setpriv --reuid="$u" --regid=users --init-groups -- "$PY" "$T/op.py" "$@") > "$out" 2>&1 &
+	spawned=$!
+	disown "$spawned"	# killed on purpose: no "Killed" from bash
+	PIDS+=("$spawned")
+}
+rop() { "$PY" "$T/op.py" "$@"; }	# as root
+
+# refused_same NATIVE MOUNT: the native attack failed, and the mount's the same way
+refused_same() { [ "$1" != OK ] && [ "${1#OK }" = "$1" ] && [ "$2" = "$1" ]; }
+# refused_both NATIVE MOUNT: both failed (any error)
+refused_both() { [ "${1%% *}" != OK ] && [ "${2%% *}" != OK ]; }
+
+# ---- users, and can we mount at all? ------------------------------------------------
+MARK="test_security throwaway"
+for u in $A $V $O; do	# left by a run that was killed: ours by their comment
+	[ "$(getent passwd "$u" | cut -d: -f5)" = "$MARK" ] && userdel -f "$u" >/dev/null 2>&1
+done
+getent group "$G" >/dev/null && [ -z "$(getent group "$G" | cut -d: -f4)" ] && groupdel "$G" >/dev/null 2>&1
+groupadd "$G" || cant "groupadd $G failed (a group of that name exists?)"
+GROUP_MADE=1
+for u in $A $V $O; do
+	useradd -M -N -g users -c "$MARK" -d /nonexistent -s /usr/sbin/nologin "$u" ||
+		cant "useradd $u failed (a user of that name exists?)"
+	USERS_MADE+=("$u")
+done
+usermod -a -G "$G" $A
+as $A id -G | tr ' ' '\n' | grep -qx "$(getent group $G | cut -d: -f3)" ||
+	cant "setpriv --init-groups does not give $A its group $G"
+
+mkdir -p "$T/probe.src"
+start probe "$T/probe.src" || cant "mounting is impossible: $(tail -1 "$T/probe.err")"
+stop probe
+
+# outside every source: root's secrets, the victim's home
+mkdir -p "$T/outside"
+chmod 755 "$T/outside"
+mkdir -p "$T/vhome/private"
+chown $V "$T/vhome/private"
+chmod 700 "$T/vhome/private"
+
+# ---- 1-3: POSIX ACLs ----------------------------------------------------------------
+if command -v setfacl >/dev/null && S=$T/acl.src && mkdir -p "$S" &&
+   touch "$S/probe" && setfacl -m "u:$A:---" "$S/probe" 2>/dev/null; then
+	M=$T/acl.mnt
+	echo acl-secret > "$S/secret"
+	chmod 644 "$S/secret"
+	setfacl -m "u:$A:---" "$S/secret"
+	mkdir -m 777 "$S/d2" "$S/d3"
+	chmod 777 "$S/d2" "$S/d3"
+	setfacl -m "u:$A:r-x" "$S/d2"
+	echo root > "$S/d2/native"
+	echo root > "$S/d2/mnt"
+	setfacl -m "g:$G:---" "$S/d3"
+	if start acl "$S"; then
+		nat=$(op $A read "$S/secret") mnt=$(op $A read "$M/secret")
+		check "1. ACL u:$A:--- on a 0644 file, read: native $nat, mount $mnt" refused_same "$nat" "$mnt"
+		nat=$(op $A unlink "$S/d2/native") mnt=$(op $A unlink "$M/d2/mnt")
+		kept2() { refused_same "$nat" "$mnt" && [ -e "$S/d2/mnt" ]; }
+		check "2. ACL u:$A:r-x on a 0777 directory, rm of root's file: native $nat, mount $mnt (file $([ -e "$S/d2/mnt" ] && echo kept || echo deleted))" kept2
+		nat=$(op $A create "$S/d3/native") mnt=$(op $A create "$M/d3/mnt")
+		none3() { refused_same "$nat" "$mnt" && [ ! -e "$S/d3/mnt" ]; }
+		check "3. ACL g:$G:--- on a 0777 directory, create by a member of $G: native $nat, mount $mnt" none3
+		stop acl
+	else
+		for i in 1 2 3; do notok "$i. ACLs: mount"; done
+	fi
+else
+	for i in 1 2 3; do skip "$i. ACLs (no setfacl, or no ACLs on $T)"; done
+fi
+
+# loopdisk NAME SIZE MKFS_OPTIONS...: a small ext4 mounted on $T/NAME.disk
+loopdisk() {
+	local name=$1 size=$2
+	shift 2
+	command -v mkfs.ext4 >/dev/null || return 1
+	truncate -s "$size" "$T/$name.img" &&
+		mkfs.ext4 -q -F "$@" "$T/$name.img" >/dev/null 2>&1 &&
+		mkdir -p "$T/$name.disk" || return 1
+	LOOPS+=("$T/$name.disk")
+	mount -o loop "$T/$name.img" "$T/$name.disk" 2>/dev/null
+}
+
+# ---- 4: root's reserved blocks ---------------------------------------------------------
+if loopdisk rb 32M -m 5; then
+	S=$T/rb.disk/src M=$T/rb.mnt
+	mkdir -m 777 "$S"
+	chmod 777 "$S"
+	native=$(op $A fill "$S/native")
+	rm -f "$S/native"
+	sync
+	if start rb "$S"; then
+		mnt=$(op $A fill "$M/mnt")
+		nb=${native%% *} mb=${mnt%% *}
+		within() { [ "${native#* }" = ENOSPC ] && [ "${mnt#* }" = ENOSPC ] && [ "$mb" -le $((nb + 262144)) ]; }
+		check "4. filled to ENOSPC as $A: native $nb bytes (${native#* }), mount $mb bytes (${mnt#* }), at most 256 KiB more" within
+		root=$(rop writen "$T/rb.disk/root" 1048576)
+		check "4. then root still writes 1 MiB natively (root's reserve kept): $root" test "$root" = OK
+		rm -f "$T/rb.disk/root" "$S/mnt"
+		stop rb
+	else
+		notok "4. reserved blocks: mount"
+		notok "4. reserved blocks: mount"
+	fi
+	umount "$T/rb.disk"
+else
+	skip "4. reserved blocks (no loop device or mkfs.ext4)"
+	skip "4. reserved blocks (no loop device or mkfs.ext4)"
+fi
+
+# ---- 5: a symlink planted where the kernel cached "no such name" -----------------------
+S=$T/sym.src M=$T/sym.mnt
+mkdir -p "$S/pub"
+chmod 777 "$S/pub"
+echo root-secret > "$T/outside/secret5"
+chmod 600 "$T/outside/secret5"
+echo root-file > "$T/outside/file5"
+chmod 644 "$T/outside/file5"
+if start sym "$S" "${STALE[@]}"; then
+	before=$(rop stat "$M/pub/name")	# ENOENT, cached by the kernel and dcfs
+	as $A ln -s "$T/outside/secret5" "$S/pub/name"
+	# root writes in a mount namespace of its own where $T/outside is a
+	# decoy: should the kernel see the link and follow it itself (as
+	# natively), that lands in the decoy; dcfs following it in the
+	# source would reach the real file
+	mkdir -p "$T/decoy5"
+	echo decoy > "$T/decoy5/secret5"
+	chmod 600 "$T/decoy5/secret5"
+	if unshare -m --propagation private true 2>/dev/null; then
+		mnt=$(unshare -m --propagation private sh -c 'mount --bind "$1" "$2" && exec "$3" "$4" write "$5" overwritten' \
+			sh "$T/decoy5" "$T/outside" "$PY" "$T/op.py" "$M/pub/name" 2>&1)
+		check "5. root writes a name cached absent ($before), now a symlink to a 0600 file outside the source: mount $mnt, that file '$(cat "$T/outside/secret5")' (the decoy the kernel would reach: '$(cat "$T/decoy5/secret5")')" \
+			test "$(cat "$T/outside/secret5")" = root-secret
+	else
+		skip "5. root writes through a planted symlink (no unshare -m here)"
+	fi
+	before=$(op $A stat "$M/pub/name2")
+	as $A ln -s "$T/outside/file5" "$S/pub/name2"
+	nat=$(op $A write "$S/pub/name2" overwritten)
+	mnt=$(op $A write "$M/pub/name2" overwritten)
+	five() { refused_both "$nat" "$mnt" && [ "$(cat "$T/outside/file5")" = root-file ]; }
+	check "5. $A writes a name cached absent ($before), now its symlink to root's 0644 file outside: native $nat, mount $mnt, that file '$(cat "$T/outside/file5")'" five
+	stop sym
+else
+	notok "5. planted symlink: mount"
+	notok "5. planted symlink: mount"
+fi
+
+# ---- 6: sticky directory, names swapped on the host ----------------------------------------
+S=$T/stk.src M=$T/stk.mnt
+mkdir -p "$S/stk"
+chmod 1777 "$S/stk"
+op $A write "$S/stk/X" attacker >/dev/null
+op $V write "$S/stk/V" victim-data >/dev/null
+op $A write "$S/stk/Y" attacker >/dev/null
+op $V write "$S/stk/W" victim-data >/dev/null
+op $V write "$S/stk/N" victim-data >/dev/null	# for the native attempts
+echo attacker-file > "$T/outside/a6"	# the attacker's, outside the source
+chown $A "$T/outside/a6"
+chmod 666 "$T/outside/a6"
+if start stk "$S" "${STALE[@]}"; then
+	op $A stat "$M/stk/X" "$M/stk/Y" >/dev/null	# the attacker's view: X, Y are the attacker's
+	as $A mv "$S/stk/X" "$S/stk/Xa"
+	as $V mv "$S/stk/V" "$S/stk/X"	# now X is the victim's
+	nat=$(op $A unlink "$S/stk/N")
+	mnt=$(op $A unlink "$M/stk/X")
+	sticky() { refused_both "$nat" "$mnt" && [ "$(cat "$S/stk/X" 2>/dev/null)" = victim-data ] &&
+		   [ "$(stat -c %U "$S/stk/X")" = $V ]; }
+	check "6. sticky: $A removes stk/X, its own when cached, the victim's now: native (the victim's file) $nat, mount $mnt, the victim's file $([ -e "$S/stk/X" ] && echo kept || echo deleted)" sticky
+	as $A mv "$S/stk/Y" "$S/stk/Ya"
+	as $V mv "$S/stk/W" "$S/stk/Y"	# now Y is the victim's
+	nat=$(op $A rename "$S/stk/N" "$S/stk/stolen")
+	mnt=$(op $A rename "$M/stk/Y" "$M/stk/stolen")
+	kept() { refused_both "$nat" "$mnt" && [ "$(cat "$S/stk/Y" 2>/dev/null)" = victim-data ]; }
+	check "6. sticky: $A renames stk/Y away, its own when cached, the victim's now: native (the victim's file) $nat, mount $mnt, the victim's file $([ -e "$S/stk/Y" ] && echo kept || echo moved)" kept
+	# the victim's safe creation of names it saw absent, after the
+	# attacker planted a file and a symlink to its own file there
+	b1=$(op $V stat "$M/stk/report1") b2=$(op $V stat "$M/stk/report2")
+	op $A write "$S/stk/report1" planted >/dev/null
+	chmod 666 "$S/stk/report1"
+	as $A ln -s "$T/outside/a6" "$S/stk/report2"
+	op $A write "$S/stk/nat1" planted >/dev/null
+	chmod 666 "$S/stk/nat1"
+	as $A ln -s "$T/outside/a6" "$S/stk/nat2"
+	nat1=$(op $V excl "$S/stk/nat1" victim-secret) nat2=$(op $V excl "$S/stk/nat2" victim-secret)
+	mnt1=$(op $V excl "$M/stk/report1" victim-secret) mnt2=$(op $V excl "$M/stk/report2" victim-secret)
+	clean() { ! grep -q victim-secret "$S/stk/report1" "$S/stk/nat1" "$T/outside/a6"; }
+	excl() { refused_same "$nat1" "$mnt1" && refused_same "$nat2" "$mnt2" && clean; }
+	check "6. $V's O_EXCL create of names cached absent ($b1, $b2), then planted by $A (a file, a symlink to $A's file): native $nat1, $nat2; mount $mnt1, $mnt2; $A's files $(clean && echo untouched || echo 'got the data')" excl
+	stop stk
+else
+	notok "6. sticky: mount"
+	notok "6. sticky rename: mount"
+	notok "6. exclusive create: mount"
+fi
+
+# ---- 7: a directory moved out of reach on the host ----------------------------------------
+S=$T/mv.src M=$T/mv.mnt
+mkdir -p "$S/pub/d"
+chmod 777 "$S/pub"
+chown $A "$S/pub/d"
+if start mv "$S" "${STALE[@]}"; then
+	op $A ls "$M/pub/d" >/dev/null
+	mv "$S/pub/d" "$T/vhome/private/d"
+	nat=$(op $A create "$S/pub/d/native")
+	mnt=$(op $A create "$M/pub/d/f")
+	nls=$(op $A ls "$S/pub/d") mls=$(op $A ls "$M/pub/d")
+	moved() { refused_both "$nat" "$mnt" && refused_both "$nls" "$mls" && [ -z "$(ls -A "$T/vhome/private/d")" ]; }
+	check "7. pub/d moved into $V's 0700 directory: create native $nat, mount $mnt; ls native $nls, mount $mls; in the moved directory: '$(ls -A "$T/vhome/private/d" | tr '\n' ' ')'" moved
+	stop mv
+else
+	notok "7. moved directory: mount"
+fi
+
+# ---- 8: an inode number reused on the host ---------------------------------------------
+# The attacker looks pub/F up through the mount; the kernel then forgets
+# it (drop_caches stands in for memory pressure) while dcfs keeps the name
+# cached; F is deleted on the host and the victim's new file in its 0700
+# directory gets F's inode number (8 MiB, 64 inodes: numbers come back at
+# once); root reads that file through the mount; the attacker reads F.
+# Natively F is gone (ENOENT): the mount may answer an error or F's own
+# old content, never the victim's.
+if loopdisk ir 8M -N 64; then
+	S=$T/ir.disk/src M=$T/ir.mnt
+	mkdir -p "$S/pub" "$S/vdir"
+	echo public > "$S/pub/F"
+	chmod 644 "$S/pub/F"
+	chown $V "$S/vdir"
+	chmod 700 "$S/vdir"
+	if start ir "$S" "${STALE[@]}"; then
+		first=$(op $A stat "$M/pub/F")
+		sync
+		echo 2 > /proc/sys/vm/drop_caches
+		# the forget reaches dcfs (asynchronously) before the deletion:
+		# the kernel then holds the root alone
+		wait_for 5 test "$(stat_val "$T/ir.stats" nodes)" = 1
+		ino=$(stat -c %i "$S/pub/F")
+		rm "$S/pub/F"
+		nat=$(op $A read "$S/pub/F")
+		reused=
+		for i in $(seq 64); do	# until the number comes back or inodes run out
+			[ "$(op $V write "$S/vdir/G$i" victim-secret)" = OK ] || break
+			[ "$(stat -c %i "$S/vdir/G$i")" = "$ino" ] && { reused=G$i; break; }
+		done
+		if [ -n "$reused" ]; then
+			root=$(rop read "$M/vdir/$reused")
+			how="reused by the victim's vdir/$reused, which root read through the mount ($root)"
+		else
+			how="not reused (the inode stays pinned)"
+		fi
+		mnt=$(op $A read "$M/pub/F")
+		noleak() { [ "$first" = OK ] && [ "$nat" = ENOENT ] && [ "${mnt#*victim-secret}" = "$mnt" ]; }
+		check "8. $A's pub/F (stat: $first), forgotten by the kernel, deleted on the host, its number $ino $how: $A reads F: native $nat, mount $mnt" noleak
+		stop ir
+	else
+		notok "8. inode reuse: mount"
+	fi
+	umount "$T/ir.disk"
+else
+	skip "8. inode reuse (no loop device or mkfs.ext4)"
+fi
+
+# ---- 9: leases held, writers blocked, root's stat answered ------------------------------
+S=$T/ls.src M=$T/ls.mnt
+mkdir -p "$S/l"
+for i in $(seq 13); do echo data > "$S/l/f$i"; done
+chown $V "$S/l"/f*
+chmod 666 "$S/l"/f*
+if start ls "$S" --coherence off --entry-timeout 0 --attr-timeout 0; then
+	LEASE_WAS=$(cat "$LEASE_PARAM")
+	echo 5 > "$LEASE_PARAM"	# a forgotten holder costs 5 s, not 45
+	spawn "$T/lease.out" $V lease "$S/l"/f*
+	holder=$spawned
+	if wait_for 5 grep -q READY "$T/lease.out"; then
+		openers=()
+		for i in $(seq 12); do
+			u=$A; [ $((i % 2)) = 0 ] && u=$O
+			spawn "$T/opener.$i" $u writeto "$M/l/f$i"
+			openers+=("$spawned")
+		done
+		sleep 1
+		blocked=0
+		for p in "${openers[@]}"; do kill -0 "$p" 2>/dev/null && blocked=$((blocked + 1)); done
+		echo fresh > "$S/unrelated"
+		got=$(timeout 20 "$PY" "$T/op.py" timestat "$M/unrelated")
+		native=$(as $O timeout 1 "$PY" "$T/op.py" writeto "$S/l/f13" >/dev/null 2>&1; [ $? = 124 ] && echo blocks || echo "does not block")
+		fast() { [ "${got%% *}" = OK ] && awk -v t="${got#* }" 'BEGIN { exit !(t <= 100) }'; }
+		check "9. 12 writers through the mount blocked on $V's leases ($blocked still blocked; natively a writer $native): root's stat of an unrelated name: ${got:-timed out} ms, within 100 ms" fast
+		kill -KILL "$holder" "${openers[@]}" 2>/dev/null
+		for p in "$holder" "${openers[@]}"; do wait_for 5 gone "$p"; done
+	else
+		notok "9. leases: $V could not take them ($(cat "$T/lease.out"))"
+		kill -KILL "$holder" 2>/dev/null
+	fi
+	echo "$LEASE_WAS" > "$LEASE_PARAM"
+	LEASE_WAS=
+	stop ls
+else
+	notok "9. leases: mount"
+fi
+
+# ---- 10: the descriptors of a daemon with 512 -------------------------------------------
+# The attacker's 600 symlinks, listed with ls -l and then held (an O_PATH
+# descriptor of each, so the kernel keeps them all, whatever its memory);
+# then, those let go and forgotten, 600 descriptors of one directory held
+# open through the mount.  Both holders take again whatever EMFILE
+# refused, every 20 ms.  Meanwhile root and another user must look up,
+# create and read through the mount.
+# fine SUFFIX: root and another user look up, create and read through the
+# mount, names never looked up before; prints what failed
+fine() {
+	local r bad=
+	r=$(rop read "$M/r/f$1"); [ "$r" = "OK root-data" ] || bad="$bad root read $r;"
+	r=$(rop create "$M/r/new$1"); [ "$r" = OK ] || bad="$bad root create $r;"
+	r=$(op $O read "$M/o/f$1"); [ "$r" = "OK o-data" ] || bad="$bad $O read $r;"
+	r=$(op $O create "$M/o/new$1"); [ "$r" = OK ] || bad="$bad $O create $r;"
+	r=$(op $O stat "$M/o/g$1"); [ "$r" = OK ] || bad="$bad $O stat $r;"
+	bad=${bad# }
+	echo "${bad:-all OK}"
+}
+S=$T/fd.src M=$T/fd.mnt
+mkdir -p "$S/a" "$S/r" "$S/o"
+chown $A "$S/a"
+chown $O "$S/o"
+for i in 1 2; do
+	echo root-data > "$S/r/f$i"
+	op $O write "$S/o/f$i" o-data >/dev/null
+	op $O write "$S/o/g$i" o-data >/dev/null
+done
+op $A symlinks "$S/a" 600 /nonexistent >/dev/null
+MOUNTS+=("$M")
+mkdir -p "$M"
+if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/fd.stats" 2>>"$T/fd.err"; then
+	as $A ls -l "$M/a" > "$T/ls.out" 2>&1
+	spawn "$T/pin.out" $A pin "$M/a"
+	pin=$spawned
+	wait_for 20 test -s "$T/pin.out"
+	res=$(fine 1)
+	check "10. dcfs with 512 descriptors, $A's 600 symlinks listed with ls -l ($(grep -c ' -> ' "$T/ls.out") shown) and held ($(cat "$T/pin.out")): root and $O: $res" \
+		test "$res" = "all OK"
+	kill -KILL "$pin" 2>/dev/null
+	wait_for 5 gone "$pin"
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+	spawn "$T/hold.out" $A holddirs "$M/a" 600
+	hold=$spawned
+	wait_for 20 test -s "$T/hold.out"
+	res=$(fine 2)
+	check "10. then $A holds the directory open ($(cat "$T/hold.out")): root and $O: $res" \
+		test "$res" = "all OK"
+	kill -KILL "$hold" 2>/dev/null
+	wait_for 5 gone "$hold"
+	stop fd
+else
+	notok "10. descriptors: mount"
+	notok "10. descriptors: mount"
+fi
+
+# ---- 11: RENAME_EXCHANGE under a cache cap ---------------------------------------------
+S=$T/ex.src M=$T/ex.mnt
+mkdir -p "$S/x/a/in" "$S/x/b/in" "$S/o"
+chown -R $A "$S/x"
+chown $O "$S/o"
+echo o-data > "$S/o/f"
+chown $O "$S/o/f"
+if start ex "$S" --cache-entries 64; then
+	spawn "$T/ex.out" $A exchange "$M/x/a" "$M/x/b" 30000
+	ex=$spawned
+	peak=0
+	while ! gone "$ex"; do
+		e=$(stat_val "$T/ex.stats" cache_entries)
+		[ -n "$e" ] && [ "$e" -gt "$peak" ] && peak=$e
+		sleep 0.2
+	done
+	sleep 1.1	# one more snapshot
+	e=$(stat_val "$T/ex.stats" cache_entries)
+	[ -n "$e" ] && [ "$e" -gt "$peak" ] && peak=$e
+	bound=$((64 * 9 / 8 + 16))
+	capped() { [ "$(cat "$T/ex.out")" = OK ] && [ "$peak" -le "$bound" ]; }
+	check "11. 30,000 exchanges by $A ($(cat "$T/ex.out")) under --cache-entries 64: cache_entries at most $peak (bound $bound), bytes $(stat_val "$T/ex.stats" cache_bytes)" capped
+	r1=$(op $O read "$M/o/f") r2=$(op $O create "$M/o/new")
+	served() { [ "$r1" = "OK o-data" ] && [ "$r2" = OK ]; }
+	check "11. then $O reads ($r1) and creates ($r2)" served
+	stop ex
+else
+	notok "11. exchanges: mount"
+	notok "11. exchanges: mount"
+fi
+
+# ---- 12: --stats FILE planted as a symlink -------------------------------------------------
+S=$T/st.src M=$T/st.mnt
+mkdir -p "$S" "$T/w12" "$M"
+chmod 777 "$T/w12"
+echo precious > "$T/outside/secret12"
+chmod 600 "$T/outside/secret12"
+as $A ln -s "$T/outside/secret12" "$T/w12/stats"
+MOUNTS+=("$M")
+out=$(umask 0; "$DCFS" "$S" "$M" --stats "$T/w12/stats" 2>&1)
+rc=$?
+sleep 1.2	# a rewrite or two
+statsok() { [ "$(cat "$T/outside/secret12")" = precious ] && [ "$(stat -c %a "$T/outside/secret12")" = 600 ] &&
+	    [ -f "$T/w12/stats" ] && [ ! -L "$T/w12/stats" ] && [ "$(stat -c %a "$T/w12/stats")" = 644 ]; }
+check "12. --stats in $A's directory, a symlink to root's 0600 file planted there (exit $rc): that file '$(head -c 40 "$T/outside/secret12" | tr '\n' ' ')' mode $(stat -c %a "$T/outside/secret12"); FILE $(stat -c '%F, mode %a' "$T/w12/stats") under umask 0" statsok
+fusermount3 -u "$M" 2>/dev/null
+
+# ---- 13: no CAP_SETUID ---------------------------------------------------------------------
+S=$T/nc.src M=$T/nc.mnt
+mkdir -p "$S" "$M"
+MOUNTS+=("$M")
+out=$(setpriv --inh-caps=-setuid --bounding-set=-setuid -- "$DCFS" "$S" "$M" --stats "$T/nc.stats" 2>&1)
+rc=$?
+mounted=$(is_mounted "$M" && echo mounted || echo "not mounted")
+nocap() { [ $rc != 0 ] && not_mounted "$M" && grep -qi 'setuid' <<<"$out"; }
+check "13. dcfs without CAP_SETUID: exit $rc, $mounted, said: $(tr '\n' ' ' <<<"${out:-nothing}")" nocap
+is_mounted "$M" && stop nc
+
+# an instrumented daemon's reports (its stderr is /dev/null)
+if ls "$T"/sanitizer* >/dev/null 2>&1; then
+	notok "sanitizer reports from the daemons: $(head -c 2000 "$T"/sanitizer*)"
+fi
+
+echo "test_security: $passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]
