@@ -150,6 +150,12 @@ $(BUILD)/tests/test_writers: tests/test_writers.c tools/dcbench/floodnames.c too
 	$(CC) $(CPPFLAGS) -Itests -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
+# dcfs's node table alone, with its race window staged (no mount)
+$(BUILD)/tests/test_node: tests/test_node.c tools/dcfs/node.c tools/dcfs/dcfs.h tests/harness.h $(BUILD)/libdcache.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -DNODE_RACE_WINDOW -Itests -Itools/dcfs $(CFLAGS) \
+	    $(filter %.c,$^) -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
+
 # test_replay includes the replay engine's sources; rebuild when they change
 $(BUILD)/tests/test_replay: tools/dcbench/replay.c tools/dcbench/replay.h tools/dcbench/trace.c tools/dcbench/trace.h
 

@@ -101,10 +101,12 @@ static void inval_child(struct dnode *dir, const char *name, bool data)
  */
 static void relearn(struct dnode *dir, const char *name, size_t len)
 {
-	struct dc_dentry *dd = node_dentry(dir), *d;
+	struct dc_dentry *dd = node_dentry_get(dir), *d;
 
 	if (dd && dc_lookup(dcfs.cache, dd, name, len, &d) == 0)
 		dc_put(dcfs.cache, d);
+	if (dd)
+		dc_put(dcfs.cache, dd);
 	stash_clear();	/* a miss stashed a descriptor for a request: none */
 }
 

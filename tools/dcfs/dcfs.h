@@ -42,23 +42,22 @@
  *             state that goes with "the kernel knows this node" (fd for a
  *             non-directory, dentry for a directory) changes only there.
  *             Moves that stay above zero are lock-free CASes.
- *   fd        O_PATH|O_NOFOLLOW descriptor.  Directories and symlinks keep
- *             one for the node's whole life (the cache looks names up in
- *             directories and reads links at any time), except a removed
- *             directory's, closed when the kernel forgets it; other files hold
- *             one only while nlookup > 0, so names that are merely cached
- *             pin no descriptor and no deleted file.  A file activated
- *             while the nodes' descriptors are over budget holds none
- *             ("fd-less"): requests open one from fh (node_fd_use).  Set
- *             when nlookup crosses zero, under lock; stable while > 0.
- *   fh        a fd-less file's handle (name_to_handle_at), made at its
- *             first fd-less activation under lock, freed with the node.
+ *   fd        O_PATH|O_NOFOLLOW descriptor.  Directories keep one for the
+ *             node's whole life (the cache looks names up in them at any
+ *             time), except a removed directory's, closed when the kernel
+ *             forgets it; other files and symlinks hold one only while
+ *             nlookup > 0, so names that are merely cached pin no
+ *             descriptor and no deleted file.  One activated while the
+ *             nodes' descriptors are over budget holds none ("fd-less"):
+ *             requests open one from fh (node_fd_use).  Set when nlookup
+ *             crosses zero, under lock; stable while > 0.
+ *   fh        a file's or symlink's handle (name_to_handle_at), its
+ *             identity (node.c, same_inode): made with the node where
+ *             handles work, freed with it.
  *   dentry    directories only: a held cache entry to look names up in,
- *             held while nlookup > 0.  Written under lock; read lock-free
- *             by requests on this node (the kernel keeps nlookup > 0 for
- *             as long as it has requests on the node).  A replaced entry
- *             is retired, not released, until nlookup reaches zero:
- *             a concurrent request may still be using it.
+ *             held while nlookup > 0.  Written under lock; a request takes
+ *             its own reference under the lock (node_dentry_get), so a
+ *             replaced entry is put at once and the cache may evict it.
  */
 struct dnode {
 	struct dnode *hnext;
@@ -72,13 +71,7 @@ struct dnode {
 	int64_t refs;
 	uint64_t nlookup;
 	struct dc_dentry *dentry;
-	struct retired *retired;	/* old dentries, under lock */
 	pthread_mutex_t lock;
-};
-
-struct retired {
-	struct dc_dentry *d;
-	struct retired *next;
 };
 
 struct dcfs {
@@ -93,7 +86,8 @@ struct dcfs {
 	double entry_timeout, attr_timeout;	/* read with dcfs_*_timeout() */
 	enum dc_watch_mode coherence;	/* asked for (AUTO: the first that works) */
 	uint32_t ttl_ms;		/* ttl mode: the cache's TTLs */
-	bool as_caller;			/* root: create as the calling user */
+	bool as_caller;			/* root: host calls as the calling user */
+	bool posix_acl;			/* the kernel checks POSIX ACLs (op_init) */
 	bool open_requests;		/* --open-requests: a handle per open */
 	bool debug;
 	struct fuse_session *se;
@@ -182,15 +176,18 @@ static inline fuse_ino_t node_ino(struct dnode *n)
 	return n == dcfs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
 }
 
+/* Does a node of this type hold a descriptor for its whole life?  Only
+ * a directory (names are looked up in it at any time); a symlink's text
+ * is cached by libdcache and the kernel, so it goes as a file does. */
 static inline bool keeps_fd(uint32_t type)
 {
-	return S_ISDIR(type) || S_ISLNK(type);
+	return S_ISDIR(type);
 }
 
 /*
  * Nodes over the descriptor budget (see struct dnode): at start, whether
  * file handles work on SOURCE_DIR, and the budget (a quarter of nofile:
- * the rest is for directories, symlinks, I/O and directory streams).
+ * the rest is for directories, I/O and directory streams).
  */
 void nodes_setup_handles(uint64_t nofile);
 
@@ -218,10 +215,9 @@ static inline int node_fd(struct dnode *n)
 	return __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
 }
 
-static inline struct dc_dentry *node_dentry(struct dnode *n)
-{
-	return __atomic_load_n(&n->dentry, __ATOMIC_ACQUIRE);
-}
+/* A directory's cache entry, referenced for the caller (dc_put it), or
+ * NULL (not a directory, or one the kernel forgot). */
+struct dc_dentry *node_dentry_get(struct dnode *n);
 
 /* A node the kernel knows (nlookup > 0) for inode (dev, ino), referenced,
  * or NULL. */

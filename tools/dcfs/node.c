@@ -41,7 +41,7 @@
  *                taken in node_get and when a node is unlinked for freeing.
  *                Nothing else is called under it.
  *   node lock    (n->lock) - nlookup crossing zero, fd, fh and io_fd of a
- *                non-directory, dentry and retired of a directory.  Under
+ *                non-directory, dentry of a directory.  Under
  *                it dcfs calls openat/fstat/name_to_handle_at and dc_get
  *                (no lock of libdcache).
  *
@@ -49,7 +49,7 @@
  * ---------------------------
  * The kernel may hold more inodes than the process may open files (a walk
  * of a kernel tree with timeouts 0 keeps every inode it met).  Directories
- * and symlinks always hold a descriptor; a file activated when the nodes'
+ * always hold a descriptor; a file or symlink activated when the nodes'
  * descriptors (node_fds, io descriptors included) have reached fd_budget
  * holds a file handle instead, and each request on it opens a descriptor
  * by handle for its own duration.  Where handles do not work (not root,
@@ -70,6 +70,15 @@
 #include "dcfs.h"
 
 #define NSTRIPES	256
+
+/* A pause where a race matters: tests/test_node.c builds this file with
+ * NODE_RACE_WINDOW and stages the race there; nothing in dcfs. */
+#ifdef NODE_RACE_WINDOW
+void race_window(struct dnode *n);
+#define node_race_window(n) race_window(n)
+#else
+#define node_race_window(n) ((void)0)
+#endif
 
 static struct {
 	struct dnode **buckets;
@@ -252,9 +261,9 @@ void nodes_setup_handles(uint64_t nofile)
 	int mid, fd, probe;
 
 	/* files hold descriptors up to a quarter of the limit; the rest is
-	 * for what cannot go without: directories and symlinks (one each,
-	 * for as long as the cache holds them), handle-less I/O, directory
-	 * streams, libfuse's pipes */
+	 * for what cannot go without: directories (one each, for as long as
+	 * the cache holds them), handle-less I/O, directory streams (a
+	 * snapshot past the budget), libfuse's pipes */
 	dcfs.handle_fd = -1;
 	dcfs.fd_budget = (int64_t)(nofile / 4);
 	/* open_by_handle_at wants a real descriptor of the file system, not
@@ -297,23 +306,28 @@ static bool same_handle(const struct file_handle *a, const struct file_handle *b
 
 /*
  * May a node met in the table under the key (dev, ino) stand for what fd
- * opened?  A node that holds no descriptor does not pin its inode, so the
- * inode may have died and its number been reused: a directory node then
- * never, a file node if it has a handle and the handles agree.  *mine:
- * fd's handle, made on first need.  Stripe lock held: n is in the chain, so not freed, and n->fh, once set,
- * changes only when n is freed.
+ * opened?  The inode number alone never proves it: a node that holds no
+ * descriptor does not pin its inode, which may have died and its number
+ * gone to a new file (in another user's private directory, say).  So:
+ *   - a node that holds a descriptor: yes.  Its descriptor pinned its
+ *     inode when we read it, and fd pins the one the name holds now: two
+ *     live inodes cannot share (dev, ino).
+ *   - one that holds none: only if both file handles, which carry the
+ *     inode's generation, agree.  Without a handle (a removed directory,
+ *     a file system without handles), never: a new node is made.
+ * *mine: fd's handle, made on first need.  Stripe lock held: n is in the
+ * chain, so not freed, and n->fh, once set, changes only when n is freed.
  */
 static bool same_inode(struct dnode *n, int fd, struct file_handle **mine,
 		       bool *tried)
 {
-	struct file_handle *fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
+	struct file_handle *fh;
 
-	/* a removed directory's node closed its descriptor (removed_dir):
-	 * the number now belongs to another inode */
-	if (S_ISDIR(n->type) && __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE) < 0)
-		return false;
-	if (!fh)
+	if (__atomic_load_n(&n->fd, __ATOMIC_ACQUIRE) >= 0)
 		return true;
+	fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
+	if (!fh || S_ISDIR(n->type))
+		return false;
 	if (!*tried) {
 		*tried = true;
 		*mine = fd >= 0 ? handle_of(fd) : NULL;
@@ -362,8 +376,14 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 	struct file_handle *mine = NULL;
 	bool tried = false, made = false;
 
-	/* allocate outside the lock; rarely wasted */
+	/* allocate outside the lock; rarely wasted.  A file's node will hold
+	 * no descriptor while only the cache knows it: its handle is its
+	 * identity from birth (same_inode). */
 	fresh = node_alloc(st);
+	if (!keeps_fd(type) && dcfs.handle_fd >= 0 && *fdp >= 0) {
+		mine = handle_of(*fdp);
+		tried = true;
+	}
 	pthread_mutex_lock(l);
 	n = find_locked(b, st, *fdp, &mine, &tried);
 	if (!n && fresh) {
@@ -439,28 +459,43 @@ static bool dentry_dead(struct dc_dentry *d)
 /*
  * A directory node met through entry d while it holds another: if its own
  * was dropped from the cache (an exchange forgot it, say) and d is live,
- * move to d.  The old entry is retired, not released: requests on this
- * node may be using it right now without a reference of their own.
- * Node lock held.
+ * move to d.  Returns the entry given up, for the caller to put once the
+ * node's lock is dropped: requests hold their own reference on the entry
+ * they use (node_dentry_get), so nothing needs it beyond that.  Node lock
+ * held.
  */
-static void maybe_refresh(struct dnode *n, struct dc_dentry *d)
+static struct dc_dentry *maybe_refresh(struct dnode *n, struct dc_dentry *d)
 {
 	struct dc_dentry *old = n->dentry;
-	struct retired *r;
 
-	if (!old) {
-		__atomic_store_n(&n->dentry, dc_get(d), __ATOMIC_RELEASE);
-		return;
-	}
-	if (old == d || !dentry_dead(old) || dentry_dead(d))
-		return;
-	r = malloc(sizeof(*r));
-	if (!r)
-		return;		/* keep the dead one: correct, only uncached */
-	r->d = old;
-	r->next = n->retired;
-	n->retired = r;
+	if (old && (old == d || !dentry_dead(old) || dentry_dead(d)))
+		return NULL;
 	__atomic_store_n(&n->dentry, dc_get(d), __ATOMIC_RELEASE);
+	return old;
+}
+
+/* A directory node met through entry d: move to it if need be (above). */
+static void refresh_locked(struct dnode *n, struct dc_dentry *d)
+{
+	struct dc_dentry *old;
+
+	pthread_mutex_lock(&n->lock);
+	old = maybe_refresh(n, d);
+	pthread_mutex_unlock(&n->lock);
+	if (old)
+		dc_put(dcfs.cache, old);
+}
+
+struct dc_dentry *node_dentry_get(struct dnode *n)
+{
+	struct dc_dentry *d;
+
+	/* the lock orders this get before a refresh or a forget puts the
+	 * node's own reference: d cannot be freed between load and get */
+	pthread_mutex_lock(&n->lock);
+	d = n->dentry ? dc_get(n->dentry) : NULL;
+	pthread_mutex_unlock(&n->lock);
+	return d;
 }
 
 /*
@@ -628,6 +663,7 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 		  struct dc_dentry *d, int *fdp)
 {
 	uint64_t v = __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED);
+	struct dc_dentry *old = NULL;
 	struct stat st;
 	int fd, err = 0;
 
@@ -635,11 +671,10 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 	while (v > 0)
 		if (__atomic_compare_exchange_n(&n->nlookup, &v, v + 1, true,
 						__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-			if (S_ISDIR(n->type) && d && d != node_dentry(n)) {
-				pthread_mutex_lock(&n->lock);
-				maybe_refresh(n, d);
-				pthread_mutex_unlock(&n->lock);
-			}
+			/* the load only compares: the entry is not used */
+			if (S_ISDIR(n->type) && d &&
+			    d != __atomic_load_n(&n->dentry, __ATOMIC_ACQUIRE))
+				refresh_locked(n, d);
 			return 0;
 		}
 
@@ -684,26 +719,32 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 			}
 		}
 		if (S_ISDIR(n->type) && d)
-			maybe_refresh(n, d);
+			old = maybe_refresh(n, d);
 		node_ref(n);		/* the kernel's share */
 		CTR_ADD(nodes_active, 1);
 	} else if (S_ISDIR(n->type) && d && d != n->dentry) {
-		maybe_refresh(n, d);
+		old = maybe_refresh(n, d);
 	}
 	__atomic_add_fetch(&n->nlookup, 1, __ATOMIC_RELEASE);
 out:
 	pthread_mutex_unlock(&n->lock);
+	if (old)
+		dc_put(dcfs.cache, old);
 	return err;
 }
 
 void node_refresh(struct dnode *n, struct dc_dentry *d)
 {
+	struct dc_dentry *old = NULL;
+
 	if (!S_ISDIR(n->type) || !d)
 		return;
 	pthread_mutex_lock(&n->lock);
 	if (__atomic_load_n(&n->nlookup, __ATOMIC_RELAXED) > 0 && n->dentry != d)
-		maybe_refresh(n, d);
+		old = maybe_refresh(n, d);
 	pthread_mutex_unlock(&n->lock);
+	if (old)
+		dc_put(dcfs.cache, old);
 }
 
 /*
@@ -727,7 +768,6 @@ void node_forget(struct dnode *n, uint64_t count)
 {
 	uint64_t v = __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE);
 	struct dc_dentry *dentry = NULL;
-	struct retired *ret = NULL, *r;
 	int fd = -1, io[2] = { -1, -1 };
 
 	if (count == 0)
@@ -738,20 +778,30 @@ void node_forget(struct dnode *n, uint64_t count)
 			return;
 
 	pthread_mutex_lock(&n->lock);
-	/* acquire: whoever moved the count before us is done with n when we
-	 * take it to zero (and maybe free n) */
+	/*
+	 * A compare-and-swap even under the lock: node_activate moves a count
+	 * that is above zero without the lock (1 -> 2 while we look), and a
+	 * store of what we read would undo that lookup; the kernel would
+	 * hold a nodeid for a freed node.  Acquire: whoever moved the count
+	 * before us is done with n when we take it to zero (and maybe free
+	 * n); release: our uses of n come before another's zero.
+	 */
 	v = __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE);
-	if (v < count) {
-		/* the kernel never forgets more than it was told; a bug */
-		dcfs_log(LOG_ERR, "forget %llu of node %p with nlookup %llu",
-			(unsigned long long)count, (void *)n, (unsigned long long)v);
-		count = v;
-	}
-	if (count == 0) {
-		pthread_mutex_unlock(&n->lock);
-		return;
-	}
-	__atomic_store_n(&n->nlookup, v - count, __ATOMIC_RELEASE);
+	do {
+		node_race_window(n);
+		if (v < count) {
+			/* the kernel never forgets more than it was told; a bug */
+			dcfs_log(LOG_ERR, "forget %llu of node %p with nlookup %llu",
+				 (unsigned long long)count, (void *)n,
+				 (unsigned long long)v);
+			count = v;
+		}
+		if (count == 0) {
+			pthread_mutex_unlock(&n->lock);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&n->nlookup, &v, v - count, false,
+					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	if (v - count == 0) {
 		if (S_ISDIR(n->type) && removed_dir(n)) {
 			fd = n->fd;
@@ -769,8 +819,6 @@ void node_forget(struct dnode *n, uint64_t count)
 		}
 		dentry = n->dentry;
 		__atomic_store_n(&n->dentry, NULL, __ATOMIC_RELEASE);
-		ret = n->retired;
-		n->retired = NULL;
 	}
 	pthread_mutex_unlock(&n->lock);
 	if (v - count)
@@ -788,11 +836,6 @@ void node_forget(struct dnode *n, uint64_t count)
 		}
 	if (dentry)
 		dc_put(dcfs.cache, dentry);
-	while ((r = ret)) {
-		ret = r->next;
-		dc_put(dcfs.cache, r->d);
-		free(r);
-	}
 	CTR_ADD(nodes_active, -1);
 	node_put(n);			/* the kernel's share */
 }
@@ -999,14 +1042,32 @@ static int be_readlink(void *ctx, const struct dc_inode *link, char *buf,
 		       size_t size)
 {
 	struct dnode *n = (struct dnode *)(uintptr_t)link->cookie;
+	struct file_handle *fh;
+	int fd, tmp = -1;
 	ssize_t len;
 
 	(void)ctx;
 	if (!n || !S_ISLNK(n->type) || size == 0)
 		return -EINVAL;
-	len = readlinkat(n->fd, "", buf, size);
+	fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
+	if (fd < 0) {
+		/* a link the kernel does not hold, or holds by handle: this
+		 * call's own descriptor (never node_fd_use's: a request on
+		 * this thread may be using that slot) */
+		fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
+		if (!fh || dcfs.handle_fd < 0)
+			return -ESTALE;
+		fd = tmp = open_by_handle_at(dcfs.handle_fd, fh, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	}
+	len = readlinkat(fd, "", buf, size);
 	if (len < 0)
-		return -errno;
+		len = -errno;
+	if (tmp >= 0)
+		close(tmp);
+	if (len < 0)
+		return (int)len;
 	if ((size_t)len >= size || len > INT_MAX)
 		return -ENAMETOOLONG;
 	buf[len] = '\0';

@@ -8,15 +8,14 @@
  * a real open of a node's inode goes through /proc/self/fd/N (an O_PATH
  * descriptor cannot be read, written, chmod'ed or have its xattrs read).
  *
- * Permissions are the kernel's: dcfs mounts with default_permissions, so
- * the kernel checks every access against the attributes dcfs reports,
- * which are the source's own.  dcfs then acts as root, except that it
- * creates files, directories, nodes and symlinks with the caller's file
- * system uid and gid (per thread: setfsuid/setfsgid), so owners and
- * set-group-id inheritance come out as they would natively.  When such a
- * creation is refused (EACCES/EPERM) it is retried once with the caller's
- * supplementary groups installed on the thread (a raw setgroups system
- * call, which unlike glibc's changes this thread only).
+ * Permissions are checked twice: by the kernel (dcfs mounts with
+ * default_permissions, and negotiates POSIX ACLs where the source has
+ * them) against the attributes dcfs reports, and by the host, because
+ * every host call that the host checks or accounts is made as the caller
+ * ("the caller's credentials" below).  No host call follows a symlink or
+ * opens by name what it did not just create (O_NOFOLLOW, O_EXCL), and no
+ * name is used in a directory that has left the source ("names that left
+ * the source").  docs/dcfs.md, "Security", gives the whole design.
  *
  * The update contract of libdcache: change the source first, then tell the
  * cache (dc_create, dc_mkdir, dc_symlink, dc_link, dc_unlink, dc_rmdir,
@@ -30,7 +29,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,68 +79,259 @@ static void reply_errno(fuse_req_t req, int err)
 
 /* ---- the caller's credentials ----------------------------------------- */
 
+/*
+ * dcfs runs as root, and the kernel has checked the caller's access
+ * against what dcfs reported (default_permissions; the ACLs too with
+ * FUSE_POSIX_ACL).  Those checks saw the names the kernel holds, which may
+ * be stale, and they do not cover what the host checks or accounts
+ * itself: a sticky directory whose entry changed behind the kernel, ACLs,
+ * quotas and root's reserved blocks, the owner of what is made (a
+ * whiteout too), the system.* attributes some file systems check.  So a
+ * host call that the host checks or accounts is made as the caller:
+ *
+ *   fsuid, fsgid   the caller's (setfsuid/setfsgid: this thread only).
+ *                  A file-system uid other than 0 takes the file-system
+ *                  capabilities (DAC_OVERRIDE, FOWNER, FSETID, CHOWN,
+ *                  MKNOD, ...) out of the thread's effective set.
+ *   groups         the caller's, where a permission is checked (CR_GROUPS;
+ *                  a raw setgroups, which unlike glibc's changes this
+ *                  thread only); none when they cannot be read.
+ *   CAP_SYS_RESOURCE  dropped (caps_resource): quotas and reserved blocks.
+ *   umask          the caller's, where the kernel left it to us (CR_UMASK
+ *                  with POSIX ACLs: a default ACL overrides it; each
+ *                  worker then has its own fs_struct).
+ *
+ * A switch that cannot be verified fails the request with EPERM: dcfs
+ * never acts as root in a caller's stead.  Root (uid and gid 0) acts as
+ * root.  The cache's own lookups are made as root, between such calls.
+ */
+enum { CR_GROUPS = 1, CR_UMASK = 2 };
+
 struct caller {
-	bool fs;	/* fsuid/fsgid switched */
+	bool fs;	/* fsuid/fsgid switched (or half-switched) */
+	bool caps;	/* CAP_SYS_RESOURCE lowered */
 	bool groups;	/* supplementary groups installed */
+	bool umask;	/* the caller's umask set */
 };
 
-static bool caller_groups(fuse_req_t req, struct caller *cr)
+/* The caller's groups on this thread, or none: never root's.  false if
+ * even that failed. */
+static bool set_groups(fuse_req_t req)
 {
 	gid_t small[64], *list = small;
-	int n;
+	int n = fuse_req_getgroups(req, 64, list);
+	long res;
 
-	if (!cr->fs || cr->groups)
-		return false;
-	n = fuse_req_getgroups(req, 64, list);
 	if (n > 64) {
-		list = malloc((size_t)n * sizeof(*list));
+		int cap = n;
+
+		list = malloc((size_t)cap * sizeof(*list));
 		if (!list)
 			return false;
-		n = fuse_req_getgroups(req, n, list);
+		n = fuse_req_getgroups(req, cap, list);
+		if (n > cap)
+			n = cap;	/* it grew meanwhile: the first cap */
 	}
-	if (n > 0 && syscall(SYS_setgroups, (size_t)n, list) == 0)
-		cr->groups = true;
+	res = syscall(SYS_setgroups, n > 0 ? (size_t)n : 0, n > 0 ? list : NULL);
 	if (list != small)
 		free(list);
-	return cr->groups;
+	return res == 0;
 }
 
-static void caller_begin(fuse_req_t req, struct caller *cr, bool groups)
+/* This thread's own umask (unshare CLONE_FS): once per thread. */
+static bool own_umask(void)
 {
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	static __thread bool own;
 
-	cr->fs = cr->groups = false;
-	if (!dcfs.as_caller || (ctx->uid == 0 && ctx->gid == 0))
-		return;
-	setfsgid(ctx->gid);
-	setfsuid(ctx->uid);
-	cr->fs = true;
-	if (groups)
-		caller_groups(req, cr);
-}
-
-/* After a call made as the caller: try once more with the groups? */
-static bool caller_retry(fuse_req_t req, struct caller *cr, long res)
-{
-	int e = errno;
-	bool again = res < 0 && (e == EACCES || e == EPERM) &&
-		     caller_groups(req, cr);
-
-	errno = e;
-	return again;
+	if (!own && unshare(CLONE_FS) == 0)
+		own = true;
+	return own;
 }
 
 static void caller_end(struct caller *cr)
 {
 	int e = errno;
 
-	if (cr->groups)
-		syscall(SYS_setgroups, (size_t)0, NULL);
+	if (cr->caps)
+		caps_resource(true);
 	if (cr->fs) {
 		setfsuid(0);
 		setfsgid(0);
 	}
+	if (cr->groups)
+		syscall(SYS_setgroups, (size_t)0, NULL);
+	if (cr->umask)
+		umask(0);
+	memset(cr, 0, sizeof(*cr));
 	errno = e;
+}
+
+/* Act as the caller of req until caller_end: 0, or EPERM (logged once). */
+static int caller_begin(fuse_req_t req, struct caller *cr, int what)
+{
+	static bool said;
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+
+	memset(cr, 0, sizeof(*cr));
+	if ((what & CR_UMASK) && dcfs.posix_acl) {
+		if (!own_umask())
+			goto fail;
+		umask(ctx->umask);
+		cr->umask = true;
+	}
+	if (!dcfs.as_caller || (ctx->uid == 0 && ctx->gid == 0))
+		return 0;
+	if (what & CR_GROUPS) {
+		if (!set_groups(req))
+			goto fail;
+		cr->groups = true;
+	}
+	cr->fs = true;
+	/* each returns the id in force before; (uid_t)-1 changes nothing */
+	setfsgid(ctx->gid);
+	if ((gid_t)setfsgid((gid_t)-1) != ctx->gid)
+		goto fail;
+	setfsuid(ctx->uid);
+	if ((uid_t)setfsuid((uid_t)-1) != ctx->uid)
+		goto fail;
+	if (ctx->uid != 0) {
+		caps_resource(false);
+		cr->caps = true;
+	}
+	return 0;
+fail:
+	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+		dcfs_log(LOG_ERR, "cannot act as uid %u gid %u (%s): refusing "
+			 "requests that would run as root instead",
+			 (unsigned)ctx->uid, (unsigned)ctx->gid, strerror(errno));
+	caller_end(cr);
+	return EPERM;
+}
+
+/* ---- names that left the source ------------------------------------------- */
+
+/*
+ * A directory moved out of SOURCE_DIR on the host (into another user's
+ * private directory, say) keeps its descriptor here, and names the kernel
+ * still holds would reach it; natively the path to it is closed.  So
+ * before a name is made, removed or looked up in a directory, and before a
+ * file's data is first opened, the kernel's own path of the descriptor
+ * (/proc/self/fd/N) must lie in SOURCE_DIR's.  Outside it, the cache
+ * forgets the object's names and the request gets ESTALE: the kernel walks
+ * the path again (LOOKUP_REVAL) and finds the name gone.  A directory
+ * whose path is too long to print is judged by walking ".." up to
+ * SOURCE_DIR.
+ */
+static bool under(const char *p, size_t len, const char *root, size_t rlen)
+{
+	if (rlen == 1)				/* SOURCE_DIR is "/" */
+		return p[0] == '/';
+	return len >= rlen && !memcmp(p, root, rlen) &&
+	       (len == rlen || p[rlen] == '/');
+}
+
+static ssize_t fd_path(int fd, char *buf, size_t size)
+{
+	struct procpath pp;
+	ssize_t len = readlink(proc_path(&pp, fd), buf, size - 1);
+
+	if (len >= (ssize_t)size - 1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if (len >= 0)
+		buf[len] = '\0';
+	return len;
+}
+
+/* Is directory fd below SOURCE_DIR, going up by ".."? */
+static bool inside_by_walk(int fd)
+{
+	struct stat root, st, below = { 0 };
+	int cur = -1, up, depth;
+	bool in = false;
+
+	if (fstat(dcfs.root_fd, &root) < 0)
+		return false;
+	for (depth = 0; depth < 4096; depth++) {
+		if (fstat(cur < 0 ? fd : cur, &st) < 0)
+			break;
+		if (st.st_ino == root.st_ino && st.st_dev == root.st_dev) {
+			in = true;
+			break;
+		}
+		/* ".." of a root is itself: the top, and no SOURCE_DIR met */
+		if (depth > 0 && st.st_ino == below.st_ino && st.st_dev == below.st_dev)
+			break;
+		below = st;
+		up = openat(cur < 0 ? fd : cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (cur >= 0)
+			close(cur);
+		cur = up;
+		if (cur < 0)
+			break;
+	}
+	if (cur >= 0)
+		close(cur);
+	return in;
+}
+
+static bool inside_source(int fd, bool dir)
+{
+	char p[PATH_MAX], r[PATH_MAX];
+	ssize_t len = fd_path(fd, p, sizeof(p)), rlen;
+	struct stat st;
+	static const char del[] = " (deleted)";
+	size_t dl = sizeof(del) - 1;
+
+	/* too long to print: a directory is walked up; a file has no ".."
+	 * (judged inside: the one case this check leaves open) */
+	if (len < 0)
+		return errno == ENAMETOOLONG && (!dir || inside_by_walk(fd));
+	/* removed, or a name that really ends so: the link count says.  A
+	 * removed directory takes no new names; a removed file's data stay
+	 * readable to whoever opened it, as natively */
+	if ((size_t)len > dl && !memcmp(p + len - dl, del, dl) &&
+	    (fstat(fd, &st) < 0 || st.st_nlink == 0))
+		return !dir;
+	/* SOURCE_DIR's own path now (it may itself have been renamed) */
+	rlen = fd_path(dcfs.root_fd, r, sizeof(r));
+	if (rlen < 0)
+		return dir && inside_by_walk(fd);
+	return under(p, (size_t)len, r, (size_t)rlen);
+}
+
+/* Forget the names of n, which left the source (counted as stale). */
+static void left_source(struct dnode *n)
+{
+	CTR_ADD(stale, 1);
+	if (S_ISDIR(n->type))
+		dc_invalidate_dir(dcfs.cache, n->ino, dc_hostfs_gen(n->dev));
+	else
+		dc_invalidate_inode(dcfs.cache, n->ino, dc_hostfs_gen(n->dev));
+}
+
+/* May names in directory node dir be used?  0, or ESTALE (see above). */
+static int check_dir(struct dnode *dir)
+{
+	if (dir == dcfs.root || inside_source(node_fd(dir), true))
+		return 0;
+	left_source(dir);
+	return ESTALE;
+}
+
+/* The same for a node's own object, where it holds a descriptor opened
+ * by name (a file held by handle has no path to check). */
+static int check_node(struct dnode *n)
+{
+	int fd = node_fd(n);
+
+	if (S_ISDIR(n->type))
+		return check_dir(n);
+	if (fd < 0 || inside_source(fd, false))
+		return 0;
+	left_source(n);
+	return ESTALE;
 }
 
 /* ---- lookups ------------------------------------------------------------ */
@@ -159,19 +351,16 @@ static void entry_init(struct fuse_entry_param *e)
  * no links left, or is no longer what the name holds: the source was
  * changed behind dcfs's back) is forgotten and looked up again.
  */
-static int do_lookup(struct dnode *dir, const char *name,
+static int lookup_in(struct dnode *dir, struct dc_dentry *dd, const char *name,
 		     struct fuse_entry_param *e, struct dnode **out)
 {
-	struct dc_dentry *dd = node_dentry(dir), *d;
 	size_t len = strlen(name);
 	const struct stat *fresh;
+	struct dc_dentry *d;
 	struct dc_inode st;
 	struct dnode *n;
 	int err, tries = 0;
 
-	entry_init(e);
-	if (!dd)
-		return ENOTDIR;
 again:
 	err = dc_lookup(dcfs.cache, dd, name, len, &d);
 	if (err) {
@@ -217,6 +406,20 @@ again:
 	return 0;
 }
 
+static int do_lookup(struct dnode *dir, const char *name,
+		     struct fuse_entry_param *e, struct dnode **out)
+{
+	struct dc_dentry *dd = node_dentry_get(dir);
+	int err;
+
+	entry_init(e);
+	if (!dd)
+		return ENOTDIR;
+	err = lookup_in(dir, dd, name, e, out);
+	dc_put(dcfs.cache, dd);
+	return err;
+}
+
 /*
  * The kernel follows a LOOKUP with a GETATTR of the same node when
  * attributes expire at once (attr timeout 0: every stat, and every
@@ -250,8 +453,10 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct fuse_entry_param e;
 	struct dnode *n;
-	int err = do_lookup(ino_node(parent), name, &e, &n);
+	int err = check_dir(ino_node(parent));
 
+	if (!err)
+		err = do_lookup(ino_node(parent), name, &e, &n);
 	if (!err)
 		remember_lookup(n, ino_node(parent), name);
 	if (err == ENOENT && dcfs_entry_timeout() > 0) {
@@ -318,52 +523,108 @@ static void io_done(void)
 		}
 }
 
-static int node_io_fd(struct dnode *n, bool write)
+/*
+ * Opening a file breaks a lease another process holds on it (F_SETLEASE)
+ * and waits for the lease to go, up to /proc/sys/fs/lease-break-time.  So
+ * the open is first tried without waiting (O_NONBLOCK: EWOULDBLOCK, the
+ * break begun); only then does the worker wait, with no lock held and
+ * counted apart from the workers that serve everyone else
+ * (loop_block_begin), so that one user's leased files cannot stall
+ * another's requests.  A caller that opened with O_NONBLOCK gets
+ * EWOULDBLOCK, as natively; so does one with too many waits already.
+ */
+static int open_waiting(fuse_req_t req, const char *path, int flags,
+			bool nonblock)
 {
-	int fd = __atomic_load_n(&n->io_fd[write], __ATOMIC_ACQUIRE), pfd;
+	int fd = open(path, flags | O_NONBLOCK);
+
+	if (fd >= 0) {
+		/* F_SETFL takes the status flags alone (O_APPEND, O_DIRECT...):
+		 * those asked for, without the O_NONBLOCK added here */
+		if (!(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags) < 0) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		return fd;
+	}
+	if (errno != EWOULDBLOCK || nonblock)
+		return -1;
+	if (!loop_block_begin(fuse_req_ctx(req)->uid)) {
+		errno = EWOULDBLOCK;
+		return -1;
+	}
+	fd = open(path, flags);
+	loop_block_end();
+	return fd;
+}
+
+/* The node's descriptor for reads or writes, opened on first use (as
+ * root: it serves every caller, and the kernel checked each at open). */
+static int node_io_fd(fuse_req_t req, struct fuse_file_info *fi,
+		      struct dnode *n, bool write)
+{
+	int fd = __atomic_load_n(&n->io_fd[write], __ATOMIC_ACQUIRE), pfd, cur;
+	bool nonblock = fi && (fi->flags & O_NONBLOCK);
 	struct procpath pp;
-	int err = 0;
+	int err;
 
 	if (fd >= 0)
 		return fd;
+	err = check_node(n);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	pfd = node_fd_use(n);
+	if (pfd < 0)
+		return -1;
+	fd = open_waiting(req, proc_path(&pp, pfd),
+			  (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY, nonblock);
+	/* a write-only file, for a daemon that is not root */
+	if (fd < 0 && write && errno == EACCES)
+		fd = open_waiting(req, proc_path(&pp, pfd),
+				  O_WRONLY | O_CLOEXEC | O_NOCTTY, nonblock);
+	err = errno;
+	node_fd_done();
+	if (fd < 0) {
+		if (out_of_fds(err))
+			CTR_ADD(emfile, 1);
+		errno = err;
+		return -1;
+	}
 	pthread_mutex_lock(&n->lock);
-	fd = n->io_fd[write];
-	if (fd < 0 && (pfd = node_fd_use(n)) < 0) {
-		err = errno;
-	} else if (fd < 0) {
-		fd = open(proc_path(&pp, pfd),
-			  (write ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
-		/* a write-only file, for a daemon that is not root */
-		if (fd < 0 && write && errno == EACCES)
-			fd = open(proc_path(&pp, pfd), O_WRONLY | O_CLOEXEC | O_NOCTTY);
-		node_fd_done();
-		if (fd >= 0 && CTR_GET(node_fds) >= dcfs.fd_budget) {
-			/* over budget: for this request only (io_done) */
-			if (io_tmp[write] >= 0)
-				close(io_tmp[write]);
-			io_tmp[write] = fd;
-		} else if (fd >= 0) {
-			/* release: pairs with the acquire above */
-			__atomic_store_n(&n->io_fd[write], fd, __ATOMIC_RELEASE);
-			CTR_ADD(node_fds, 1);
-		} else {
-			err = errno;
-			if (err == EMFILE || err == ENFILE)
-				CTR_ADD(emfile, 1);
-		}
+	cur = n->io_fd[write];
+	if (cur >= 0) {
+		/* another request opened it meanwhile: use that one */
+		pthread_mutex_unlock(&n->lock);
+		close(fd);
+		return cur;
+	}
+	if (CTR_GET(node_fds) >= dcfs.fd_budget) {
+		/* over budget: for this request only (io_done) */
+		if (io_tmp[write] >= 0)
+			close(io_tmp[write]);
+		io_tmp[write] = fd;
+	} else {
+		/* release: pairs with the acquire above */
+		__atomic_store_n(&n->io_fd[write], fd, __ATOMIC_RELEASE);
+		CTR_ADD(node_fds, 1);
 	}
 	pthread_mutex_unlock(&n->lock);
-	errno = err;
 	return fd;
 }
 
 /* The descriptor for reads (write false) or writes of file n: the open
  * file's handle if it has one, else the node's; -1 with errno. */
-static int io_fd(struct dnode *n, struct fuse_file_info *fi, bool write)
+static int io_fd(fuse_req_t req, struct dnode *n, struct fuse_file_info *fi,
+		 bool write)
 {
 	if (fi && fi->fh)
 		return (int)fi->fh;
-	return node_io_fd(n, write);
+	return node_io_fd(req, fi, n, write);
 }
 
 /* The descriptor for attribute calls: the open file's, if it has one. */
@@ -422,53 +683,74 @@ static int set_times(struct dnode *n, int fd, int ffd, const struct stat *attr,
 	return utimensat(AT_FDCWD, proc_path(&pp, fd), tv, 0);
 }
 
-/* The changes SETATTR asks for, on n (descriptor fd, or open file ffd). */
-static int set_attrs(struct dnode *n, int fd, int ffd, const struct stat *attr,
-		     int valid)
+/*
+ * The changes SETATTR asks for, on n (descriptor fd; open file ffd, or
+ * -1; wfd, or -1, the node's descriptor for writing when the kernel holds
+ * the file open: a size change is then an ftruncate, which checks no
+ * permission, as natively), as the caller.
+ */
+static int set_attrs(fuse_req_t req, struct dnode *n, int fd, int ffd,
+		     int wfd, const struct stat *attr, int valid)
 {
 	struct procpath pp;
+	struct caller cr;
+	int res = 0;
 
+	if ((errno = caller_begin(req, &cr, CR_GROUPS)))
+		return -1;
 	if (valid & FUSE_SET_ATTR_MODE) {
 		mode_t m = attr->st_mode & 07777;
 
-		if ((ffd >= 0 ? fchmod(ffd, m) : chmod(proc_path(&pp, fd), m)) < 0)
-			return -1;
+		res = ffd >= 0 ? fchmod(ffd, m) : chmod(proc_path(&pp, fd), m);
 	}
-	if (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+	if (res == 0 && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
 		uid_t uid = valid & FUSE_SET_ATTR_UID ? attr->st_uid : (uid_t)-1;
 		gid_t gid = valid & FUSE_SET_ATTR_GID ? attr->st_gid : (gid_t)-1;
 
-		if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
-			return -1;
+		res = fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
 	}
-	if (valid & FUSE_SET_ATTR_SIZE) {
-		if ((ffd >= 0 ? ftruncate(ffd, attr->st_size) :
-				truncate(proc_path(&pp, fd), attr->st_size)) < 0)
-			return -1;
+	if (res == 0 && (valid & FUSE_SET_ATTR_SIZE)) {
+		int tfd = ffd >= 0 ? ffd : wfd;
+
+		res = tfd >= 0 ? ftruncate(tfd, attr->st_size) :
+				 truncate(proc_path(&pp, fd), attr->st_size);
 	}
-	if (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))
-		return set_times(n, fd, ffd, attr, valid);
-	return 0;
+	if (res == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)))
+		res = set_times(n, fd, ffd, attr, valid);
+	caller_end(&cr);
+	return res;
 }
 
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int valid, struct fuse_file_info *fi)
 {
 	struct dnode *n = ino_node(ino);
-	int fd = node_fd_use(n), ffd = file_fd(n, fi);
+	int fd, ffd = file_fd(n, fi), wfd = -1, err = check_node(n);
 
-	if (fd < 0 || set_attrs(n, fd, ffd, attr, valid) < 0)
+	if (err)
+		return reply_errno(req, err);
+	/* before node_fd_use: node_io_fd uses and ends its own */
+	if ((valid & FUSE_SET_ATTR_SIZE) && fi && ffd < 0 && S_ISREG(n->type)) {
+		wfd = node_io_fd(req, fi, n, true);
+		if (wfd < 0)
+			return reply_errno(req, errno);
+	}
+	fd = node_fd_use(n);
+	if (fd < 0 || set_attrs(req, n, fd, ffd, wfd, attr, valid) < 0)
 		reply_errno(req, errno);
 	else
 		reply_attr(req, n, ffd);
 	node_fd_done();
+	io_done();
 }
 
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	char buf[PATH_MAX + 1];
-	ssize_t len = readlinkat(node_fd(ino_node(ino)), "", buf, sizeof(buf));
+	int fd = node_fd_use(ino_node(ino));
+	ssize_t len = fd < 0 ? -1 : readlinkat(fd, "", buf, sizeof(buf));
 
+	node_fd_done();
 	if (len < 0)
 		return reply_errno(req, errno);
 	if ((size_t)len >= sizeof(buf))
@@ -493,14 +775,15 @@ static void told(int err, struct dnode *n, struct dc_dentry *dd, const char *nam
 }
 
 /*
- * name was just created in dir (by us): tell the cache what it is now.  The
- * node's reference goes to the cache; the descriptor opened to learn the
- * inode is stashed for the lookup that follows.  If anything fails, the
- * cache forgets the name instead (it may forget, it must not lie).
+ * name was just created in dir (by us; dd is dir's entry, held): tell the
+ * cache what it is now.  The node's reference goes to the cache; the
+ * descriptor opened to learn the inode is stashed for the lookup that
+ * follows.  If anything fails, the cache forgets the name instead (it may
+ * forget, it must not lie).
  */
-static void announce(struct dnode *dir, const char *name, const char *link)
+static void announce(struct dnode *dir, struct dc_dentry *dd, const char *name,
+		     const char *link)
 {
-	struct dc_dentry *dd = node_dentry(dir);
 	struct dc_inode in;
 	struct dnode *n;
 	struct stat st;
@@ -527,46 +810,81 @@ static void announce(struct dnode *dir, const char *name, const char *link)
 }
 
 /* The creation worked but no node could be made: take it back. */
-static void rollback(struct dnode *dir, const char *name, bool isdir, int err)
+static void rollback(struct dnode *dir, struct dc_dentry *dd, const char *name,
+		     bool isdir, int err)
 {
 	if (!out_of_fds(err) && err != ENOMEM)
 		return;
 	if (unlinkat(node_fd(dir), name, isdir ? AT_REMOVEDIR : 0) == 0) {
 		if (isdir)
-			dc_rmdir(dcfs.cache, node_dentry(dir), name);
+			dc_rmdir(dcfs.cache, dd, name);
 		else
-			dc_unlink(dcfs.cache, node_dentry(dir), name);
+			dc_unlink(dcfs.cache, dd, name);
 	}
+}
+
+/*
+ * The start of every request that changes names in dir: dir is still in
+ * the source (check_dir), and its entry is held for the request.  0 or an
+ * errno.
+ */
+static int names_begin(struct dnode *dir, struct dc_dentry **dd)
+{
+	int err = check_dir(dir);
+
+	*dd = NULL;
+	if (err)
+		return err;
+	*dd = node_dentry_get(dir);
+	return *dd ? 0 : ENOTDIR;
+}
+
+/* Reply with the new name's entry (looked up through the cache). */
+static void reply_made(fuse_req_t req, struct dnode *dir, struct dc_dentry *dd,
+		       const char *name, bool isdir)
+{
+	struct fuse_entry_param e;
+	struct dnode *n;
+	int err;
+
+	entry_init(&e);
+	err = lookup_in(dir, dd, name, &e, &n);
+	if (err) {
+		rollback(dir, dd, name, isdir, err);
+		return reply_errno(req, err);
+	}
+	if (fuse_reply_entry(req, &e) != 0)
+		node_forget(n, 1);
 }
 
 static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, dev_t rdev, const char *link)
 {
-	struct dnode *dir = ino_node(parent), *n;
-	struct fuse_entry_param e;
-	int dfd = node_fd(dir), res, err;
+	struct dnode *dir = ino_node(parent);
+	struct dc_dentry *dd;
+	int dfd = node_fd(dir), res, err = names_begin(dir, &dd);
 	struct caller cr;
 
-	caller_begin(req, &cr, mode & S_ISGID);
-	do {
+	if (err)
+		return reply_errno(req, err);
+	err = caller_begin(req, &cr, CR_GROUPS | CR_UMASK);
+	if (!err) {
 		if (link)
 			res = symlinkat(link, dfd, name);
 		else if (S_ISDIR(mode))
 			res = mkdirat(dfd, name, mode & 07777);
 		else
 			res = mknodat(dfd, name, mode, rdev);
-	} while (caller_retry(req, &cr, res));
-	caller_end(&cr);
-	if (res < 0)
-		return reply_errno(req, errno);
-	announce(dir, name, link);
-	err = do_lookup(dir, name, &e, &n);
-	if (err) {
-		rollback(dir, name, S_ISDIR(mode), err);
-		return reply_errno(req, err);
+		err = res < 0 ? errno : 0;
+		caller_end(&cr);
 	}
-	if (fuse_reply_entry(req, &e) != 0)
-		node_forget(n, 1);
+	if (err) {
+		reply_errno(req, err);
+	} else {
+		announce(dir, dd, name, link);
+		reply_made(req, dir, dd, name, S_ISDIR(mode));
+	}
+	dc_put(dcfs.cache, dd);
 }
 
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -587,25 +905,51 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 	make_node(req, parent, name, S_IFLNK | 0777, 0, link);
 }
 
+/* linkat of what fd opened to newname in directory ndfd, as the caller. */
+static int link_as(fuse_req_t req, int fd, int ndfd, const char *newname)
+{
+	struct procpath pp;
+	struct caller cr;
+	int res, err = caller_begin(req, &cr, CR_GROUPS);
+
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	res = linkat(fd, "", ndfd, newname, AT_EMPTY_PATH);
+	if (res < 0 && errno == ENOENT)
+		/* without CAP_DAC_READ_SEARCH AT_EMPTY_PATH is refused; the
+		 * magic link leads to the inode itself, a symlink's too (it
+		 * is not followed past: the jump is the walk's last step) */
+		res = linkat(AT_FDCWD, proc_path(&pp, fd), ndfd, newname,
+			     AT_SYMLINK_FOLLOW);
+	caller_end(&cr);
+	return res;
+}
+
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		    const char *newname)
 {
-	struct dnode *n = ino_node(ino), *ndir = ino_node(newparent), *m;
-	struct fuse_entry_param e;
-	struct procpath pp;
+	struct dnode *n = ino_node(ino), *ndir = ino_node(newparent);
+	struct dc_dentry *nd;
 	struct dc_inode in;
 	struct stat st;
-	int fd, res, err;
+	int fd, res, err = names_begin(ndir, &nd);
 
+	if (!err)
+		err = check_node(n);
+	if (err) {
+		if (nd)
+			dc_put(dcfs.cache, nd);
+		return reply_errno(req, err);
+	}
 	fd = node_fd_use(n);
-	res = fd < 0 ? -1 : linkat(fd, "", node_fd(ndir), newname, AT_EMPTY_PATH);
-	if (res < 0 && errno == ENOENT && !S_ISLNK(n->type))
-		/* without CAP_DAC_READ_SEARCH AT_EMPTY_PATH is refused */
-		res = linkat(AT_FDCWD, proc_path(&pp, fd), node_fd(ndir),
-			     newname, AT_SYMLINK_FOLLOW);
+	res = fd < 0 ? -1 : link_as(req, fd, node_fd(ndir), newname);
 	if (res < 0) {
 		reply_errno(req, errno);
-		return node_fd_done();
+		node_fd_done();
+		dc_put(dcfs.cache, nd);
+		return;
 	}
 	res = fstat(fd, &st);
 	node_fd_done();
@@ -615,46 +959,60 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		in.mode = st.st_mode;
 		in.gen = dc_hostfs_gen(st.st_dev);
 		node_ref(n);		/* the new entry's */
-		told(dc_link(dcfs.cache, node_dentry(ndir), newname, &in), n,
-		     node_dentry(ndir), newname);
+		told(dc_link(dcfs.cache, nd, newname, &in), n, nd, newname);
 	} else {
-		dc_invalidate_name(dcfs.cache, node_dentry(ndir), newname);
+		dc_invalidate_name(dcfs.cache, nd, newname);
 	}
-	err = do_lookup(ndir, newname, &e, &m);
+	reply_made(req, ndir, nd, newname, false);
+	dc_put(dcfs.cache, nd);
+}
+
+/* unlinkat as the caller (the host checks the sticky bit, ACLs...) */
+static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name,
+			int flags)
+{
+	struct dnode *dir = ino_node(parent);
+	struct dc_dentry *dd;
+	struct caller cr;
+	int err = names_begin(dir, &dd), res;
+
 	if (err)
 		return reply_errno(req, err);
-	if (fuse_reply_entry(req, &e) != 0)
-		node_forget(m, 1);
+	if (!(flags & AT_REMOVEDIR))
+		node_pin_victim(dir, name);
+	err = caller_begin(req, &cr, CR_GROUPS);
+	if (!err) {
+		res = unlinkat(node_fd(dir), name, flags);
+		err = res < 0 ? errno : 0;
+		caller_end(&cr);
+	}
+	if (!err) {
+		if (flags & AT_REMOVEDIR)
+			dc_rmdir(dcfs.cache, dd, name);
+		else
+			dc_unlink(dcfs.cache, dd, name);
+	}
+	dc_put(dcfs.cache, dd);
+	fuse_reply_err(req, err);
 }
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct dnode *dir = ino_node(parent);
-
-	node_pin_victim(dir, name);
-	if (unlinkat(node_fd(dir), name, 0) < 0)
-		return reply_errno(req, errno);
-	dc_unlink(dcfs.cache, node_dentry(dir), name);
-	fuse_reply_err(req, 0);
+	remove_name(req, parent, name, 0);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-	struct dnode *dir = ino_node(parent);
-
-	if (unlinkat(node_fd(dir), name, AT_REMOVEDIR) < 0)
-		return reply_errno(req, errno);
-	dc_rmdir(dcfs.cache, node_dentry(dir), name);
-	fuse_reply_err(req, 0);
+	remove_name(req, parent, name, AT_REMOVEDIR);
 }
 
 /* After an exchange: directory nodes move to their new, live entries. */
-static void refresh(struct dnode *dir, const char *name)
+static void refresh(struct dc_dentry *dd, const char *name)
 {
 	struct dc_dentry *d;
 	struct dc_inode st;
 
-	if (dc_lookup(dcfs.cache, node_dentry(dir), name, strlen(name), &d) == 0) {
+	if (dc_lookup(dcfs.cache, dd, name, strlen(name), &d) == 0) {
 		if (dc_dentry_stat(d, &st) == 0 && S_ISDIR(st.mode))
 			node_refresh((struct dnode *)(uintptr_t)st.cookie, d);
 		dc_put(dcfs.cache, d);
@@ -662,20 +1020,40 @@ static void refresh(struct dnode *dir, const char *name)
 	stash_clear();
 }
 
+static int rename_as(fuse_req_t req, struct dnode *dir, const char *name,
+		     struct dnode *ndir, const char *newname, unsigned flags)
+{
+	struct caller cr;
+	int err = caller_begin(req, &cr, CR_GROUPS);
+
+	if (err)
+		return err;
+	if (renameat2(node_fd(dir), name, node_fd(ndir), newname, flags) < 0)
+		err = errno;
+	caller_end(&cr);
+	return err;
+}
+
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
 {
 	struct dnode *dir = ino_node(parent), *ndir = ino_node(newparent);
-	struct dc_dentry *dd = node_dentry(dir), *nd = node_dentry(ndir);
+	struct dc_dentry *dd = NULL, *nd = NULL;
 	unsigned dcflags = 0;
+	int err;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return reply_errno(req, EINVAL);
-	if (!(flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)))
+	err = names_begin(dir, &dd);
+	if (!err)
+		err = names_begin(ndir, &nd);
+	if (!err && !(flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)))
 		node_pin_victim(ndir, newname);
-	if (renameat2(node_fd(dir), name, node_fd(ndir), newname, flags) < 0)
-		return reply_errno(req, errno);
+	if (!err)
+		err = rename_as(req, dir, name, ndir, newname, flags);
+	if (err)
+		goto out;
 	if (flags & RENAME_NOREPLACE)
 		dcflags |= DC_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
@@ -687,10 +1065,15 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		dc_invalidate_name(dcfs.cache, nd, newname);
 	}
 	if (flags & RENAME_EXCHANGE) {
-		refresh(dir, name);
-		refresh(ndir, newname);
+		refresh(dd, name);
+		refresh(nd, newname);
 	}
-	fuse_reply_err(req, 0);
+out:
+	if (dd)
+		dc_put(dcfs.cache, dd);
+	if (nd)
+		dc_put(dcfs.cache, nd);
+	fuse_reply_err(req, err);
 }
 
 /* ---- files ----------------------------------------------------------------- */
@@ -717,28 +1100,59 @@ static void file_closed(int fd)
 	CTR_ADD(open_files, -1);
 }
 
+/*
+ * A CREATE comes when the kernel believes name absent.  The host call is
+ * O_CREAT|O_EXCL|O_NOFOLLOW: dcfs never opens, as root, what happens to
+ * be there by now (a symlink planted there would be followed out of the
+ * source).  If something is there and the caller did not ask O_EXCL, the
+ * kernel's negative name was stale: the cache forgets it and ESTALE makes
+ * the kernel look the name up again (LOOKUP_REVAL) and open what it finds
+ * through the mount, with every check a native open makes.
+ */
+static int create_as(fuse_req_t req, struct dnode *dir, struct dc_dentry *dd,
+		     const char *name, mode_t mode, int flags)
+{
+	struct caller cr;
+	int fd, err = caller_begin(req, &cr, CR_GROUPS | CR_UMASK);
+
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	fd = openat(node_fd(dir), name, (flags & ~O_NOFOLLOW) | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, mode);
+	caller_end(&cr);
+	if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) {
+		CTR_ADD(stale, 1);
+		dc_invalidate_name(dcfs.cache, dd, name);
+		errno = ESTALE;
+	}
+	return fd;
+}
+
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, struct fuse_file_info *fi)
 {
 	struct dnode *dir = ino_node(parent), *n;
 	struct fuse_entry_param e;
-	struct caller cr;
-	int fd, err;
+	struct dc_dentry *dd;
+	int fd, err = names_begin(dir, &dd);
 
-	caller_begin(req, &cr, mode & S_ISGID);
-	do
-		fd = openat(node_fd(dir), name,
-			    (fi->flags | O_CREAT | O_CLOEXEC) & ~O_NOFOLLOW, mode);
-	while (caller_retry(req, &cr, fd));
-	caller_end(&cr);
-	if (fd < 0)
-		return reply_errno(req, errno);
-	announce(dir, name, NULL);
-	err = do_lookup(dir, name, &e, &n);
+	if (err)
+		return reply_errno(req, err);
+	fd = create_as(req, dir, dd, name, mode, fi->flags);
+	if (fd < 0) {
+		reply_errno(req, errno);
+		goto out;
+	}
+	announce(dir, dd, name, NULL);
+	entry_init(&e);
+	err = lookup_in(dir, dd, name, &e, &n);
 	if (err) {
 		close(fd);
-		rollback(dir, name, false, err);
-		return reply_errno(req, err);
+		rollback(dir, dd, name, false, err);
+		reply_errno(req, err);
+		goto out;
 	}
 	if (!dcfs.open_requests) {
 		/* handle-less: the kernel sends no RELEASE once an OPEN was
@@ -750,29 +1164,44 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fi->keep_cache = 1;
 		if (fuse_reply_create(req, &e, fi) != 0)
 			node_forget(n, 1);
-		return;
+		goto out;
 	}
 	file_opened(fi, fd);
 	if (fuse_reply_create(req, &e, fi) != 0) {
 		node_forget(n, 1);
 		file_closed(fd);
 	}
+out:
+	dc_put(dcfs.cache, dd);
 }
 
+/* A handle per open (--open-requests): opened as the caller, so the host
+ * checks it too, by the inode (never by name). */
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct dnode *n = ino_node(ino);
 	struct procpath pp;
-	int fd;
+	struct caller cr;
+	int fd, err;
 
 	if (!dcfs.open_requests)	/* handle-less I/O, see node_io_fd */
 		return (void)fuse_reply_err(req, ENOSYS);
-	fd = node_fd_use(ino_node(ino));
+	err = check_node(n);
+	if (!err)
+		err = caller_begin(req, &cr, CR_GROUPS);
+	if (err)
+		return reply_errno(req, err);
+	fd = node_fd_use(n);
 	if (fd >= 0)
-		fd = open(proc_path(&pp, fd),
-			  (fi->flags | O_CLOEXEC) & ~(O_NOFOLLOW | O_CREAT | O_EXCL));
+		fd = open_waiting(req, proc_path(&pp, fd),
+				  (fi->flags | O_CLOEXEC) &
+				  ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NONBLOCK),
+				  fi->flags & O_NONBLOCK);
+	caller_end(&cr);
+	err = errno;
 	node_fd_done();
 	if (fd < 0)
-		return reply_errno(req, errno);
+		return reply_errno(req, err);
 	file_opened(fi, fd);
 	if (fuse_reply_open(req, fi) != 0)
 		file_closed(fd);
@@ -782,7 +1211,7 @@ static void read_reply(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
-	int fd = io_fd(ino_node(ino), fi, false);
+	int fd = io_fd(req, ino_node(ino), fi, false);
 
 	if (fd < 0)
 		return reply_errno(req, errno);
@@ -818,11 +1247,18 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void write_iov(fuse_req_t req, fuse_ino_t ino, const struct iovec *iov,
 		      int cnt, off_t off, struct fuse_file_info *fi)
 {
-	int fd = io_fd(ino_node(ino), fi, true), rwf = 0;
+	int fd = io_fd(req, ino_node(ino), fi, true), rwf = 0, err;
+	struct caller cr;
 	ssize_t n;
 
 	if (fd < 0)
 		return reply_errno(req, errno);
+	/* as the caller: quotas, reserved blocks, set-id bits cleared */
+	err = caller_begin(req, &cr, 0);
+	if (err) {
+		io_done();
+		return reply_errno(req, err);
+	}
 	if (!fi->fh) {
 		if (fi->flags & O_APPEND)
 			rwf |= RWF_APPEND;
@@ -832,6 +1268,7 @@ static void write_iov(fuse_req_t req, fuse_ino_t ino, const struct iovec *iov,
 			rwf |= RWF_DSYNC;
 	}
 	n = pwritev2(fd, iov, cnt, off, rwf);
+	caller_end(&cr);
 	if (n < 0)
 		reply_errno(req, errno);
 	else
@@ -858,10 +1295,16 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino,
 	ssize_t n;
 
 	if (fi->fh) {	/* a handle opened with the caller's flags */
+		struct caller cr;
+		int err = caller_begin(req, &cr, 0);
+
+		if (err)
+			return reply_errno(req, err);
 		out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 		out.buf[0].fd = (int)fi->fh;
 		out.buf[0].pos = off;
 		n = fuse_buf_copy(&out, in, 0);
+		caller_end(&cr);
 		if (n < 0)
 			return reply_errno(req, (int)-n);
 		return (void)fuse_reply_write(req, (size_t)n);
@@ -927,7 +1370,7 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
 	/* a file's data and metadata, whichever descriptor reaches it */
-	int fd = io_fd(ino_node(ino), fi, false), res;
+	int fd = io_fd(req, ino_node(ino), fi, false), res;
 
 	if (fd < 0)
 		return reply_errno(req, errno);
@@ -939,11 +1382,17 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode,
 			 off_t offset, off_t length, struct fuse_file_info *fi)
 {
-	int fd = io_fd(ino_node(ino), fi, true);
+	int fd = io_fd(req, ino_node(ino), fi, true), err;
+	struct caller cr;
 
 	if (fd < 0)
 		return reply_errno(req, errno);
-	fuse_reply_err(req, fallocate(fd, mode, offset, length) < 0 ? errno : 0);
+	err = caller_begin(req, &cr, 0);
+	if (!err) {
+		err = fallocate(fd, mode, offset, length) < 0 ? errno : 0;
+		caller_end(&cr);
+	}
+	fuse_reply_err(req, err);
 	io_done();
 }
 
@@ -952,14 +1401,20 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			       off_t off_out, struct fuse_file_info *fi_out,
 			       size_t len, int flags)
 {
-	int in = io_fd(ino_node(ino_in), fi_in, false), out;
+	int in = io_fd(req, ino_node(ino_in), fi_in, false), out, err;
+	struct caller cr;
 	ssize_t n;
 
 	if (in < 0)
 		return reply_errno(req, errno);
-	out = io_fd(ino_node(ino_out), fi_out, true);
-	n = out < 0 ? -1 :
-		copy_file_range(in, &off_in, out, &off_out, len, (unsigned)flags);
+	out = io_fd(req, ino_node(ino_out), fi_out, true);
+	err = out < 0 ? errno : caller_begin(req, &cr, 0);
+	if (err) {
+		io_done();
+		return reply_errno(req, err);
+	}
+	n = copy_file_range(in, &off_in, out, &off_out, len, (unsigned)flags);
+	caller_end(&cr);
 	if (n < 0)
 		reply_errno(req, errno);
 	else
@@ -970,7 +1425,7 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		     struct fuse_file_info *fi)
 {
-	int fd = io_fd(ino_node(ino), fi, false);
+	int fd = io_fd(req, ino_node(ino), fi, false);
 	off_t res;
 
 	if (fd < 0)
@@ -985,34 +1440,107 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 
 /* ---- directories ------------------------------------------------------------ */
 
+/*
+ * A directory handle: a stream on a descriptor of its own while open
+ * handles stay within the descriptor budget; past it, the whole listing
+ * read at open (a snapshot, as an NFS client's cookie verifier would
+ * give) and no descriptor kept, so that handles held open by one user
+ * cannot take every descriptor from the others.
+ */
 struct dirh {
-	DIR *dp;
+	DIR *dp;		/* a stream, or NULL: a snapshot */
+	struct dirent *snap;	/* the snapshot's entries, nsnap of them */
+	size_t nsnap, pos;
 	struct dirent *entry;	/* read but not yet returned */
 	off_t offset;
 };
 
+static void dirh_free(struct dirh *h)
+{
+	if (h->dp)
+		closedir(h->dp);
+	free(h->snap);
+	free(h);
+}
+
+/* Read the stream to its end into h->snap, then close it: 0 or errno. */
+static int dirh_snapshot(struct dirh *h)
+{
+	size_t cap = 0;
+	struct dirent *d, *bigger;
+
+	for (;;) {
+		errno = 0;
+		d = readdir(h->dp);
+		if (!d)
+			break;
+		if (h->nsnap == cap) {
+			cap = cap ? cap * 2 : 64;
+			bigger = realloc(h->snap, cap * sizeof(*bigger));
+			if (!bigger)
+				return ENOMEM;
+			h->snap = bigger;
+		}
+		h->snap[h->nsnap++] = *d;
+	}
+	if (errno)
+		return errno;
+	closedir(h->dp);
+	h->dp = NULL;
+	return 0;
+}
+
+static void dirh_seek(struct dirh *h, off_t off)
+{
+	size_t i;
+
+	if (h->dp) {
+		seekdir(h->dp, off);
+		return;
+	}
+	/* a snapshot: off is the d_off of the entry before (0: the start) */
+	for (i = 0; off != 0 && i < h->nsnap; i++)
+		if (h->snap[i].d_off == off)
+			break;
+	h->pos = off == 0 ? 0 : i + 1;
+}
+
+static struct dirent *dirh_next(struct dirh *h)
+{
+	if (h->dp)
+		return readdir(h->dp);
+	return h->pos < h->nsnap ? &h->snap[h->pos++] : NULL;
+}
+
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct dirh *h = calloc(1, sizeof(*h));
-	int fd;
+	int fd, err = check_dir(ino_node(ino));
+	struct dirh *h;
 
+	if (err)
+		return reply_errno(req, err);
+	h = calloc(1, sizeof(*h));
 	if (!h)
 		return reply_errno(req, ENOMEM);
 	fd = openat(node_fd(ino_node(ino)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0 || !(h->dp = fdopendir(fd))) {
-		int err = errno;
-
+		err = errno;
 		if (fd >= 0)
 			close(fd);
 		free(h);
 		return reply_errno(req, err);
 	}
+	if (CTR_GET(open_files) >= dcfs.fd_budget && (err = dirh_snapshot(h))) {
+		dirh_free(h);
+		return reply_errno(req, err);
+	}
 	fi->fh = (uint64_t)(uintptr_t)h;
-	CTR_ADD(open_files, 1);
+	if (h->dp)
+		CTR_ADD(open_files, 1);
 	if (fuse_reply_open(req, fi) != 0) {
-		closedir(h->dp);
-		free(h);
-		CTR_ADD(open_files, -1);
+		if (h->dp)
+			CTR_ADD(open_files, -1);
+		dirh_free(h);
 	}
 }
 
@@ -1041,7 +1569,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		}
 	}
 	if (off != h->offset) {
-		seekdir(h->dp, off);
+		dirh_seek(h, off);
 		h->entry = NULL;
 		h->offset = off;
 	}
@@ -1054,7 +1582,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 		if (!h->entry) {
 			errno = 0;
-			h->entry = readdir(h->dp);
+			h->entry = dirh_next(h);
 			if (!h->entry) {
 				err = errno;
 				break;
@@ -1127,9 +1655,9 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
 
 	(void)ino;
-	closedir(h->dp);
-	free(h);
-	CTR_ADD(open_files, -1);
+	if (h->dp)
+		CTR_ADD(open_files, -1);
+	dirh_free(h);
 	fuse_reply_err(req, 0);
 }
 
@@ -1137,11 +1665,13 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
 	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
-	int fd = dirfd(h->dp), res;
+	int fd = h->dp ? dirfd(h->dp) :
+		 openat(node_fd(ino_node(ino)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int res = fd < 0 ? -1 : datasync ? fdatasync(fd) : fsync(fd);
 
-	(void)ino;
-	res = datasync ? fdatasync(fd) : fsync(fd);
 	fuse_reply_err(req, res < 0 ? errno : 0);
+	if (!h->dp && fd >= 0)
+		close(fd);
 }
 
 /* ---- the rest ---------------------------------------------------------------- */
@@ -1166,22 +1696,40 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	int res;
 
 	const char *path = node_path(&pp, ino_node(ino));
+	int err = path ? caller_begin(req, &cr, CR_GROUPS) : errno;
 
-	caller_begin(req, &cr, true);
-	res = path ? faccessat(AT_FDCWD, path, mask, AT_EACCESS) : -1;
-	caller_end(&cr);
-	fuse_reply_err(req, res < 0 ? errno : 0);
+	if (!err) {
+		res = faccessat(AT_FDCWD, path, mask, AT_EACCESS);
+		err = res < 0 ? errno : 0;
+		caller_end(&cr);
+	}
+	fuse_reply_err(req, err);
 	node_fd_done();
 }
 
+/*
+ * Attributes are changed as the caller: the kernel leaves system.* names
+ * other than POSIX ACLs (an NFSv4 or CIFS ACL, say) to the file system,
+ * and the host's checks of them must see the caller, not root.
+ */
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
+	struct dnode *n = ino_node(ino);
 	struct procpath pp;
-	const char *path = node_path(&pp, ino_node(ino));
+	struct caller cr;
+	const char *path;
+	int err = check_node(n);
 
-	fuse_reply_err(req, !path || setxattr(path, name, value, size, flags) < 0 ?
-			    errno : 0);
+	if (err)
+		return reply_errno(req, err);
+	path = node_path(&pp, n);
+	err = path ? caller_begin(req, &cr, CR_GROUPS) : errno;
+	if (!err) {
+		err = setxattr(path, name, value, size, flags) < 0 ? errno : 0;
+		caller_end(&cr);
+	}
+	fuse_reply_err(req, err);
 	node_fd_done();
 }
 
@@ -1294,16 +1842,53 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
+	struct dnode *n = ino_node(ino);
 	struct procpath pp;
-	const char *path = node_path(&pp, ino_node(ino));
+	struct caller cr;
+	const char *path;
+	int err = check_node(n);
 
-	fuse_reply_err(req, !path || removexattr(path, name) < 0 ? errno : 0);
+	if (err)
+		return reply_errno(req, err);
+	path = node_path(&pp, n);
+	err = path ? caller_begin(req, &cr, CR_GROUPS) : errno;
+	if (!err) {
+		err = removexattr(path, name) < 0 ? errno : 0;
+		caller_end(&cr);
+	}
+	fuse_reply_err(req, err);
 	node_fd_done();
+}
+
+/* Does SOURCE_DIR keep POSIX ACLs?  (ENODATA: it could, none is set.) */
+static bool source_has_acls(void)
+{
+	struct procpath pp;
+
+	return getxattr(proc_path(&pp, dcfs.root_fd), "system.posix_acl_access",
+			NULL, 0) >= 0 || errno == ENODATA;
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	(void)userdata;
+	/*
+	 * Where the source keeps POSIX ACLs the kernel checks them too, and
+	 * leaves the caller's umask to us (caller_begin applies it, so that
+	 * a default ACL can override it, as natively).  Without, the kernel
+	 * applied the umask: ours must add nothing.  Either way dcfs's own
+	 * umask is 0.
+	 */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && source_has_acls()) {
+		conn->want |= FUSE_CAP_POSIX_ACL;
+		dcfs.posix_acl = true;
+	}
+	umask(0);
+	/* glibc's setgroups changes every thread: none has root's groups to
+	 * lend a caller (caller_begin installs the caller's own) */
+	if (dcfs.as_caller && setgroups(0, NULL) < 0)
+		dcfs_log(LOG_WARNING, "cannot drop the supplementary groups: %s",
+			 strerror(errno));
 	/* large reads splice from the file to the kernel (op_read); not
 	 * with the ring, whose replies are copied into its buffers */
 	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) && !uring_offered())
