@@ -1103,6 +1103,24 @@ static void report(const char *fmt, ...)
 }
 
 /*
+ * A child whose end of the pipe closed unspoken is dying: its status, within
+ * 2 s (the pipe closes before the exit is done; a large instrumented
+ * process takes a while to tear down).
+ */
+static bool reap(pid_t child, int *status)
+{
+	const struct timespec ms10 = { 0, 10000000 };
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		if (waitpid(child, status, WNOHANG) == child)
+			return true;
+		nanosleep(&ms10, NULL);
+	}
+	return false;
+}
+
+/*
  * Parent: wait for the child's word, then for the mount to answer.  The
  * stat goes through the kernel to the child's loop, so success means the
  * file system is being served.
@@ -1118,11 +1136,13 @@ static int parent_wait(int fd, pid_t child)
 		got += n;
 	msg[got] = '\0';
 	if (got == 0) {
-		if (waitpid(child, &status, WNOHANG) == child && WIFSIGNALED(status))
+		if (reap(child, &status) && WIFSIGNALED(status))
 			dcfs_log(LOG_ERR, "the daemon died of signal %d while starting",
 				 WTERMSIG(status));
 		else
 			dcfs_log(LOG_ERR, "the daemon exited while starting");
+		/* a mount nobody serves, unless this copy of /dev/fuse goes */
+		fuse_session_unmount(dcfs.se);
 		return 1;
 	}
 	if (strcmp(msg, "OK") != 0) {

@@ -292,6 +292,21 @@ static const char *const allowed_uring[] = {
 	"io_uring_setup", "io_uring_enter", "io_uring_register", NULL
 };
 
+/*
+ * ASan's leak check at exit stops the world: a tracer task (a clone
+ * without CLONE_THREAD) lists /proc/self/task (getdents) and attaches to
+ * every thread (ptrace).  Instrumented builds only.
+ */
+#ifdef __SANITIZE_ADDRESS__
+#define LEAK_CHECK	1
+static const char *const allowed_leak_check[] = {
+	"clone", "getdents", "ptrace", NULL
+};
+#else
+#define LEAK_CHECK	0
+static const char *const allowed_leak_check[] = { NULL };
+#endif
+
 int seccomp_parse(const char *s, enum dcfs_seccomp *out)
 {
 	static const char *const names[] = {
@@ -328,14 +343,16 @@ static int allow_list(scmp_filter_ctx ctx, const char *const *names)
 /*
  * The calls allowed with some arguments only: threads but no processes
  * (clone3's arguments lie in memory a filter cannot read, so it answers
- * ENOSYS and glibc falls back to clone), a thread's own fs_struct (ops.c:
- * a umask per thread), and local sockets.
+ * ENOSYS and glibc falls back to clone; in ASan builds any clone, see
+ * LEAK_CHECK), a thread's own fs_struct (ops.c: a umask per thread), and
+ * local sockets.
  */
 static int allow_narrow(scmp_filter_ctx ctx)
 {
 	int err;
 
-	err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
+	err = LEAK_CHECK ? allow_list(ctx, allowed_leak_check) :
+	      seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
 			       SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
 	if (!err)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
@@ -437,9 +454,12 @@ unmounter_main(int rfd, int fuse_fd, const char *mnt, bool foreground)
 		if (!foreground)
 			dup2(null, 2);
 	}
+	/* the daemon's descriptors, its syslog socket among them: a socket
+	 * of its own, connected here, where /dev/log is */
+	closelog();
+	close_all_but(rfd, fuse_fd);
 	if (!foreground)
 		dcfs_log_to_syslog();
-	close_all_but(rfd, fuse_fd);
 	caps_only(CAP_BIT(CAP_SYS_ADMIN));
 	while (read(rfd, &c, 1) < 0 && errno == EINTR)
 		;
