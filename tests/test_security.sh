@@ -48,8 +48,8 @@
 #     unrelated, uncached name is answered within 100 ms;
 # 10. dcfs with 512 descriptors: the attacker's 600 symlinks listed with
 #     ls -l and held (O_PATH), then 600 descriptors of one directory held
-#     open through the mount: root and another user can still look up,
-#     create and read (no EMFILE);
+#     open through the mount, then 600 directories held (O_PATH): root
+#     and another user can still look up, create and read (no EMFILE);
 # 11. 30,000 RENAME_EXCHANGEs of two directories under --cache-entries 64:
 #     the cache stays within 9/8 of its cap (+16), other users unaffected;
 # 12. --stats FILE in an attacker-writable directory, FILE a planted
@@ -219,6 +219,10 @@ def main(op, a):
     if op == "symlinks":	# DIR N TARGET
         for i in range(int(a[1])):
             os.symlink(a[2], os.path.join(a[0], "l%04d" % i))
+        return "OK"
+    if op == "dirs":	# DIR N
+        for i in range(int(a[1])):
+            os.mkdir(os.path.join(a[0], "d%04d" % i))
         return "OK"
     if op == "lease":	# hold read leases on FILES until killed
         signal.signal(signal.SIGIO, signal.SIG_IGN)	# do not give them up
@@ -594,9 +598,9 @@ fi
 # The attacker's 600 symlinks, listed with ls -l and then held (an O_PATH
 # descriptor of each, so the kernel keeps them all, whatever its memory);
 # then, those let go and forgotten, 600 descriptors of one directory held
-# open through the mount.  Both holders take again whatever EMFILE
-# refused, every 20 ms.  Meanwhile root and another user must look up,
-# create and read through the mount.
+# open through the mount; then 600 directories held (O_PATH).  The
+# holders take again whatever EMFILE refused, every 20 ms.  Meanwhile
+# root and another user must look up, create and read through the mount.
 # fine SUFFIX: root and another user look up, create and read through the
 # mount, names never looked up before; prints what failed
 fine() {
@@ -610,15 +614,16 @@ fine() {
 	echo "${bad:-all OK}"
 }
 S=$T/fd.src M=$T/fd.mnt
-mkdir -p "$S/a" "$S/r" "$S/o"
-chown $A "$S/a"
+mkdir -p "$S/a" "$S/ad" "$S/r" "$S/o"
+chown $A "$S/a" "$S/ad"
 chown $O "$S/o"
-for i in 1 2; do
+for i in 1 2 3; do
 	echo root-data > "$S/r/f$i"
 	op $O write "$S/o/f$i" o-data >/dev/null
 	op $O write "$S/o/g$i" o-data >/dev/null
 done
 op $A symlinks "$S/a" 600 /nonexistent >/dev/null
+op $A dirs "$S/ad" 600 >/dev/null
 MOUNTS+=("$M")
 mkdir -p "$M"
 if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/fd.stats" 2>>"$T/fd.err"; then
@@ -641,8 +646,19 @@ if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/fd.stats" 2>>"$T/fd.er
 		test "$res" = "all OK"
 	kill -KILL "$hold" 2>/dev/null
 	wait_for 5 gone "$hold"
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+	spawn "$T/pind.out" $A pin "$M/ad"
+	pind=$spawned
+	wait_for 20 test -s "$T/pind.out"
+	res=$(fine 3)
+	check "10. then $A holds 600 directories ($(cat "$T/pind.out")): root and $O: $res" \
+		test "$res" = "all OK"
+	kill -KILL "$pind" 2>/dev/null
+	wait_for 5 gone "$pind"
 	stop fd
 else
+	notok "10. descriptors: mount"
 	notok "10. descriptors: mount"
 	notok "10. descriptors: mount"
 fi

@@ -86,10 +86,11 @@ static void inval_known(uint64_t dev, uint64_t ino, bool data)
 static void inval_child(struct dnode *dir, const char *name, bool data)
 {
 	struct stat st;
-	int fd = node_fd(dir);
+	int tmp, fd = node_dir_fd(dir, &tmp);
 
 	if (fd >= 0 && fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
 		inval_known(st.st_dev, st.st_ino, data);
+	node_dir_fd_put(tmp);
 }
 
 /*
@@ -209,8 +210,15 @@ enum dc_watch_mode coherence_mode(void)
 
 void coherence_watch_dir(struct dnode *n)
 {
-	if (watch && n->fd >= 0)
-		dc_watch_dir(watch, n->fd, n->ino, n->dev);
+	int tmp, fd;
+
+	if (!watch)
+		return;
+	/* a watch is on the inode: a descriptor opened for the call will do */
+	fd = node_dir_fd(n, &tmp);
+	if (fd >= 0)
+		dc_watch_dir(watch, fd, n->ino, n->dev);
+	node_dir_fd_put(tmp);
 }
 
 void coherence_stop(void)

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "dcache.h"
 
@@ -45,7 +46,9 @@
  *   fd        O_PATH|O_NOFOLLOW descriptor.  Directories keep one for the
  *             node's whole life (the cache looks names up in them at any
  *             time), except a removed directory's, closed when the kernel
- *             forgets it; other files and symlinks hold one only while
+ *             forgets it (gone), and one made past half the budget, which
+ *             holds a handle instead (node_dir_fd); other files and
+ *             symlinks hold one only while
  *             nlookup > 0, so names that are merely cached pin no
  *             descriptor and no deleted file.  One activated while the
  *             nodes' descriptors are over budget holds none ("fd-less"):
@@ -53,7 +56,8 @@
  *             crosses zero, under lock; stable while > 0.
  *   fh        a file's or symlink's handle (name_to_handle_at), its
  *             identity (node.c, same_inode): made with the node where
- *             handles work, freed with it.
+ *             handles work (a directory's only past the budget), freed
+ *             with it.
  *   dentry    directories only: a held cache entry to look names up in,
  *             held while nlookup > 0.  Written under lock; a request takes
  *             its own reference under the lock (node_dentry_get), so a
@@ -64,6 +68,7 @@ struct dnode {
 	uint64_t dev, ino;
 	uint32_t type;			/* S_IFMT bits; never changes */
 	int fd;
+	bool gone;			/* a removed directory (node_forget) */
 	struct file_handle *fh;
 	/* handle-less I/O (ops.c): a file's O_RDONLY [0] and O_RDWR [1]
 	 * descriptors, opened on first use under lock, closed with fd */
@@ -213,6 +218,16 @@ int node_stat_at(struct dnode *n, int dirfd, const char *name, struct stat *st);
 static inline int node_fd(struct dnode *n)
 {
 	return __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
+}
+
+/* A directory's descriptor for one call: its own, or, for one held by
+ * handle (made past half the budget), one opened into *tmp, which
+ * node_dir_fd_put closes.  -1 with errno: ENOENT for a removed one. */
+int node_dir_fd(struct dnode *n, int *tmp);
+static inline void node_dir_fd_put(int tmp)
+{
+	if (tmp >= 0)
+		close(tmp);
 }
 
 /* A directory's cache entry, referenced for the caller (dc_put it), or

@@ -313,8 +313,9 @@ static bool same_handle(const struct file_handle *a, const struct file_handle *b
  *     inode when we read it, and fd pins the one the name holds now: two
  *     live inodes cannot share (dev, ino).
  *   - one that holds none: only if both file handles, which carry the
- *     inode's generation, agree.  Without a handle (a removed directory,
- *     a file system without handles), never: a new node is made.
+ *     inode's generation, agree.  Without a handle (a file system
+ *     without them), never: a new node is made.  A removed directory,
+ *     never.
  * *mine: fd's handle, made on first need.  Stripe lock held: n is in the
  * chain, so not freed, and n->fh, once set, changes only when n is freed.
  */
@@ -323,16 +324,55 @@ static bool same_inode(struct dnode *n, int fd, struct file_handle **mine,
 {
 	struct file_handle *fh;
 
+	/* a removed directory's number now belongs to another inode */
+	if (__atomic_load_n(&n->gone, __ATOMIC_ACQUIRE))
+		return false;
 	if (__atomic_load_n(&n->fd, __ATOMIC_ACQUIRE) >= 0)
 		return true;
 	fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
-	if (!fh || S_ISDIR(n->type))
+	if (!fh)
 		return false;
 	if (!*tried) {
 		*tried = true;
 		*mine = fd >= 0 ? handle_of(fd) : NULL;
 	}
 	return *mine && same_handle(fh, *mine);
+}
+
+/*
+ * Past this many node descriptors a new directory holds a handle instead
+ * of a descriptor (half of nofile; files and symlinks go fd-less past a
+ * quarter): so that directories the kernel holds, however many one user
+ * makes it hold, cannot take every descriptor from the others.
+ */
+static bool dirs_over(void)
+{
+	return CTR_GET(node_fds) >= 2 * dcfs.fd_budget;
+}
+
+int node_dir_fd(struct dnode *n, int *tmp)
+{
+	int fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
+	struct file_handle *fh;
+
+	*tmp = -1;
+	if (fd >= 0)
+		return fd;
+	fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
+	if (!fh || dcfs.handle_fd < 0 || __atomic_load_n(&n->gone, __ATOMIC_ACQUIRE)) {
+		errno = ENOENT;		/* removed: empty for good */
+		return -1;
+	}
+	fd = open_by_handle_at(dcfs.handle_fd, fh, O_PATH | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == EMFILE || errno == ENFILE)
+			CTR_ADD(emfile, 1);
+		else if (errno == ESTALE)
+			errno = ENOENT;	/* removed behind our back */
+		return -1;
+	}
+	*tmp = fd;
+	return fd;
 }
 
 static struct dnode *node_alloc(const struct stat *st)
@@ -380,7 +420,7 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 	 * no descriptor while only the cache knows it: its handle is its
 	 * identity from birth (same_inode). */
 	fresh = node_alloc(st);
-	if (!keeps_fd(type) && dcfs.handle_fd >= 0 && *fdp >= 0) {
+	if ((!keeps_fd(type) || dirs_over()) && dcfs.handle_fd >= 0 && *fdp >= 0) {
 		mine = handle_of(*fdp);
 		tried = true;
 	}
@@ -391,7 +431,9 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 		fresh = NULL;
 		n->fh = mine;		/* not yet seen by anyone */
 		mine = NULL;
-		if (keeps_fd(type)) {
+		/* a directory keeps fd unless it was made past the budget
+		 * with a handle to stand for it */
+		if (keeps_fd(type) && !(n->fh && dirs_over())) {
 			n->fd = *fdp;
 			*fdp = -1;
 			CTR_ADD(node_fds, 1);
@@ -629,9 +671,13 @@ void node_pin_victim(struct dnode *dir, const char *name)
 	uint64_t b;
 	int fd;
 
+	int dfd, tmp;
+
 	if (CTR_GET(fdless) == 0)
 		return;
-	fd = openat(node_fd(dir), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	dfd = node_dir_fd(dir, &tmp);
+	fd = dfd < 0 ? -1 : openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	node_dir_fd_put(tmp);
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) < 0 || keeps_fd(st.st_mode & S_IFMT)) {
@@ -665,7 +711,7 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 	uint64_t v = __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED);
 	struct dc_dentry *old = NULL;
 	struct stat st;
-	int fd, err = 0;
+	int fd, tmp, err = 0;
 
 	/* the common case: the kernel already knows n; stay above zero */
 	while (v > 0)
@@ -680,7 +726,7 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 
 	pthread_mutex_lock(&n->lock);
 	if (__atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) == 0) {
-		if (S_ISDIR(n->type) && n->fd < 0) {
+		if (S_ISDIR(n->type) && n->gone) {
 			err = -ESTALE;	/* a removed directory (removed_dir) */
 			goto out;
 		}
@@ -689,8 +735,11 @@ int node_activate(struct dnode *n, struct dnode *dir, const char *name,
 				fd = *fdp;	/* opened on this very inode */
 				*fdp = -1;
 			} else {
-				fd = openat(node_fd(dir), name,
-					    O_PATH | O_NOFOLLOW | O_CLOEXEC);
+				int dfd = node_dir_fd(dir, &tmp);
+
+				fd = dfd < 0 ? -1 :
+				     openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+				node_dir_fd_put(tmp);
 				if (fd < 0) {
 					err = errno == ENOENT ? -ESTALE : -errno;
 					goto out;
@@ -759,9 +808,14 @@ void node_refresh(struct dnode *n, struct dc_dentry *d)
 static bool removed_dir(struct dnode *n)
 {
 	struct stat st;
+	int tmp, fd = n == dcfs.root ? -1 : node_dir_fd(n, &tmp);
+	bool gone;
 
-	return n != dcfs.root && n->fd >= 0 && fstat(n->fd, &st) == 0 &&
-	       st.st_nlink == 0;
+	if (fd < 0)
+		return n != dcfs.root && errno == ENOENT;
+	gone = fstat(fd, &st) == 0 && st.st_nlink == 0;
+	node_dir_fd_put(tmp);
+	return gone;
 }
 
 void node_forget(struct dnode *n, uint64_t count)
@@ -804,6 +858,8 @@ void node_forget(struct dnode *n, uint64_t count)
 					      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
 	if (v - count == 0) {
 		if (S_ISDIR(n->type) && removed_dir(n)) {
+			/* release: be_lookup and same_inode read it lock-free */
+			__atomic_store_n(&n->gone, true, __ATOMIC_RELEASE);
 			fd = n->fd;
 			__atomic_store_n(&n->fd, -1, __ATOMIC_RELEASE);
 		}
@@ -963,22 +1019,25 @@ static int be_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 	struct dnode *dn = (struct dnode *)(uintptr_t)dir->cookie, *n;
 	char buf[DC_NAME_MAX + 1];
 	struct stat st;
-	int fd, err;
+	int fd, dfd, tmp, err;
 
 	(void)ctx;
 	if (len > DC_NAME_MAX)
 		return -ENAMETOOLONG;
 	if (!S_ISDIR(dir->mode) || !dn)
 		return -ENOTDIR;
-	if (__atomic_load_n(&dn->fd, __ATOMIC_ACQUIRE) < 0)
-		return -ENOENT;		/* removed (removed_dir): empty for good */
+	dfd = node_dir_fd(dn, &tmp);	/* ENOENT: removed, empty for good */
+	if (dfd < 0)
+		return -errno;
 	memcpy(buf, name, len);
 	buf[len] = '\0';
-	fd = openat(dn->fd, buf, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, buf, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	err = -errno;
+	node_dir_fd_put(tmp);
 	if (fd < 0) {
-		if (errno == EMFILE || errno == ENFILE)
+		if (err == -EMFILE || err == -ENFILE)
 			CTR_ADD(emfile, 1);
-		return -errno;
+		return err;
 	}
 	if (fstat(fd, &st) < 0) {
 		err = -errno;
@@ -1006,36 +1065,43 @@ static int be_revalidate(void *ctx, const struct dc_inode *dir, const char *name
 	struct dnode *dn = (struct dnode *)(uintptr_t)dir->cookie;
 	char buf[DC_NAME_MAX + 1];
 	struct stat st;
-	int fd;
+	int fd, tmp, res;
 
 	(void)ctx;
 	if (len > DC_NAME_MAX || !dn || !S_ISDIR(dir->mode))
 		return -EINVAL;
-	fd = __atomic_load_n(&dn->fd, __ATOMIC_ACQUIRE);
-	if (fd < 0)
-		return cached->mode == 0;	/* removed: empty for good */
+	fd = node_dir_fd(dn, &tmp);
+	if (fd < 0)	/* ENOENT: removed, empty for good */
+		return errno == ENOENT ? cached->mode == 0 : -errno;
 	memcpy(buf, name, len);
 	buf[len] = '\0';
-	if (fstatat(fd, buf, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? cached->mode == 0 : -errno;
-	return cached->mode == st.st_mode && cached->ino == (uint64_t)st.st_ino &&
-	       cached->gen == dc_hostfs_gen(st.st_dev);
+	res = fstatat(fd, buf, &st, AT_SYMLINK_NOFOLLOW);
+	if (res < 0)
+		res = errno == ENOENT ? cached->mode == 0 : -errno;
+	else
+		res = cached->mode == st.st_mode && cached->ino == (uint64_t)st.st_ino &&
+		      cached->gen == dc_hostfs_gen(st.st_dev);
+	node_dir_fd_put(tmp);
+	return res;
 }
 
 static int be_getattr(void *ctx, struct dc_inode *inode)
 {
 	struct dnode *n = (struct dnode *)(uintptr_t)inode->cookie;
 	struct stat st;
-	int fd;
+	int fd, tmp = -1, res;
 
 	(void)ctx;
-	fd = n ? node_fd(n) : -1;
+	/* a directory's own or by handle; another file's, only while the
+	 * kernel holds it (then it has one) */
+	fd = !n ? -1 : S_ISDIR(n->type) ? node_dir_fd(n, &tmp) : node_fd(n);
 	if (fd < 0)
 		return -ESTALE;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	fill_inode(inode, &st, n);
-	return 0;
+	res = fstat(fd, &st) < 0 ? -errno : 0;
+	node_dir_fd_put(tmp);
+	if (res == 0)
+		fill_inode(inode, &st, n);
+	return res;
 }
 
 static int be_readlink(void *ctx, const struct dc_inode *link, char *buf,

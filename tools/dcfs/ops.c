@@ -311,13 +311,25 @@ static void left_source(struct dnode *n)
 		dc_invalidate_inode(dcfs.cache, n->ino, dc_hostfs_gen(n->dev));
 }
 
-/* May names in directory node dir be used?  0, or ESTALE (see above). */
-static int check_dir(struct dnode *dir)
+/* May names in directory node dir, whose descriptor is fd, be used?  0,
+ * or ESTALE (see above). */
+static int check_dir_fd(struct dnode *dir, int fd)
 {
-	if (dir == dcfs.root || inside_source(node_fd(dir), true))
+	if (dir == dcfs.root || inside_source(fd, true))
 		return 0;
 	left_source(dir);
 	return ESTALE;
+}
+
+static int check_dir(struct dnode *dir)
+{
+	int tmp, fd = node_dir_fd(dir, &tmp), err;
+
+	if (fd < 0)
+		return errno;
+	err = check_dir_fd(dir, fd);
+	node_dir_fd_put(tmp);
+	return err;
 }
 
 /* The same for a node's own object, where it holds a descriptor opened
@@ -775,21 +787,30 @@ static void told(int err, struct dnode *n, struct dc_dentry *dd, const char *nam
 }
 
 /*
- * name was just created in dir (by us; dd is dir's entry, held): tell the
- * cache what it is now.  The node's reference goes to the cache; the
+ * A directory a request changes names in: its node, its cache entry and a
+ * descriptor, each held for the request (names_begin .. names_end).
+ */
+struct dref {
+	struct dnode *n;
+	struct dc_dentry *dd;
+	int fd, tmp;
+};
+
+/*
+ * name was just created in r (by us): tell the cache what it is now.  The node's reference goes to the cache; the
  * descriptor opened to learn the inode is stashed for the lookup that
  * follows.  If anything fails, the cache forgets the name instead (it may
  * forget, it must not lie).
  */
-static void announce(struct dnode *dir, struct dc_dentry *dd, const char *name,
-		     const char *link)
+static void announce(struct dref *r, const char *name, const char *link)
 {
+	struct dc_dentry *dd = r->dd;
 	struct dc_inode in;
 	struct dnode *n;
 	struct stat st;
 	int fd;
 
-	fd = openat(node_fd(dir), name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(r->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || node_get(&st, &fd, &n) != 0) {
 		if (fd >= 0)
 			close(fd);
@@ -810,47 +831,58 @@ static void announce(struct dnode *dir, struct dc_dentry *dd, const char *name,
 }
 
 /* The creation worked but no node could be made: take it back. */
-static void rollback(struct dnode *dir, struct dc_dentry *dd, const char *name,
-		     bool isdir, int err)
+static void rollback(struct dref *r, const char *name, bool isdir, int err)
 {
 	if (!out_of_fds(err) && err != ENOMEM)
 		return;
-	if (unlinkat(node_fd(dir), name, isdir ? AT_REMOVEDIR : 0) == 0) {
+	if (unlinkat(r->fd, name, isdir ? AT_REMOVEDIR : 0) == 0) {
 		if (isdir)
-			dc_rmdir(dcfs.cache, dd, name);
+			dc_rmdir(dcfs.cache, r->dd, name);
 		else
-			dc_unlink(dcfs.cache, dd, name);
+			dc_unlink(dcfs.cache, r->dd, name);
 	}
 }
 
 /*
- * The start of every request that changes names in dir: dir is still in
- * the source (check_dir), and its entry is held for the request.  0 or an
- * errno.
+ * The start of every request that changes names in dir: its descriptor
+ * and entry held for the request, and dir still in the source
+ * (check_dir).  0 or an errno; names_end either way.
  */
-static int names_begin(struct dnode *dir, struct dc_dentry **dd)
+static int names_begin(struct dnode *dir, struct dref *r)
 {
-	int err = check_dir(dir);
+	int err;
 
-	*dd = NULL;
+	r->n = dir;
+	r->dd = NULL;
+	r->fd = node_dir_fd(dir, &r->tmp);
+	if (r->fd < 0)
+		return errno;
+	err = check_dir_fd(dir, r->fd);
 	if (err)
 		return err;
-	*dd = node_dentry_get(dir);
-	return *dd ? 0 : ENOTDIR;
+	r->dd = node_dentry_get(dir);
+	return r->dd ? 0 : ENOTDIR;
+}
+
+static void names_end(struct dref *r)
+{
+	if (r->dd)
+		dc_put(dcfs.cache, r->dd);
+	node_dir_fd_put(r->tmp);
 }
 
 /* Reply with the new name's entry (looked up through the cache). */
-static void reply_made(fuse_req_t req, struct dnode *dir, struct dc_dentry *dd,
-		       const char *name, bool isdir)
+static void reply_made(fuse_req_t req, struct dref *r, const char *name,
+		       bool isdir)
 {
 	struct fuse_entry_param e;
 	struct dnode *n;
 	int err;
 
 	entry_init(&e);
-	err = lookup_in(dir, dd, name, &e, &n);
+	err = lookup_in(r->n, r->dd, name, &e, &n);
 	if (err) {
-		rollback(dir, dd, name, isdir, err);
+		rollback(r, name, isdir, err);
 		return reply_errno(req, err);
 	}
 	if (fuse_reply_entry(req, &e) != 0)
@@ -860,31 +892,29 @@ static void reply_made(fuse_req_t req, struct dnode *dir, struct dc_dentry *dd,
 static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, dev_t rdev, const char *link)
 {
-	struct dnode *dir = ino_node(parent);
-	struct dc_dentry *dd;
-	int dfd = node_fd(dir), res, err = names_begin(dir, &dd);
+	struct dref r;
+	int res, err = names_begin(ino_node(parent), &r);
 	struct caller cr;
 
-	if (err)
-		return reply_errno(req, err);
-	err = caller_begin(req, &cr, CR_GROUPS | CR_UMASK);
+	if (!err)
+		err = caller_begin(req, &cr, CR_GROUPS | CR_UMASK);
 	if (!err) {
 		if (link)
-			res = symlinkat(link, dfd, name);
+			res = symlinkat(link, r.fd, name);
 		else if (S_ISDIR(mode))
-			res = mkdirat(dfd, name, mode & 07777);
+			res = mkdirat(r.fd, name, mode & 07777);
 		else
-			res = mknodat(dfd, name, mode, rdev);
+			res = mknodat(r.fd, name, mode, rdev);
 		err = res < 0 ? errno : 0;
 		caller_end(&cr);
 	}
 	if (err) {
 		reply_errno(req, err);
 	} else {
-		announce(dir, dd, name, link);
-		reply_made(req, dir, dd, name, S_ISDIR(mode));
+		announce(&r, name, link);
+		reply_made(req, &r, name, S_ISDIR(mode));
 	}
-	dc_put(dcfs.cache, dd);
+	names_end(&r);
 }
 
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -930,25 +960,24 @@ static int link_as(fuse_req_t req, int fd, int ndfd, const char *newname)
 static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		    const char *newname)
 {
-	struct dnode *n = ino_node(ino), *ndir = ino_node(newparent);
-	struct dc_dentry *nd;
+	struct dnode *n = ino_node(ino);
+	struct dref r;
 	struct dc_inode in;
 	struct stat st;
-	int fd, res, err = names_begin(ndir, &nd);
+	int fd, res, err = names_begin(ino_node(newparent), &r);
 
 	if (!err)
 		err = check_node(n);
 	if (err) {
-		if (nd)
-			dc_put(dcfs.cache, nd);
+		names_end(&r);
 		return reply_errno(req, err);
 	}
 	fd = node_fd_use(n);
-	res = fd < 0 ? -1 : link_as(req, fd, node_fd(ndir), newname);
+	res = fd < 0 ? -1 : link_as(req, fd, r.fd, newname);
 	if (res < 0) {
 		reply_errno(req, errno);
 		node_fd_done();
-		dc_put(dcfs.cache, nd);
+		names_end(&r);
 		return;
 	}
 	res = fstat(fd, &st);
@@ -959,40 +988,38 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		in.mode = st.st_mode;
 		in.gen = dc_hostfs_gen(st.st_dev);
 		node_ref(n);		/* the new entry's */
-		told(dc_link(dcfs.cache, nd, newname, &in), n, nd, newname);
+		told(dc_link(dcfs.cache, r.dd, newname, &in), n, r.dd, newname);
 	} else {
-		dc_invalidate_name(dcfs.cache, nd, newname);
+		dc_invalidate_name(dcfs.cache, r.dd, newname);
 	}
-	reply_made(req, ndir, nd, newname, false);
-	dc_put(dcfs.cache, nd);
+	reply_made(req, &r, newname, false);
+	names_end(&r);
 }
 
 /* unlinkat as the caller (the host checks the sticky bit, ACLs...) */
 static void remove_name(fuse_req_t req, fuse_ino_t parent, const char *name,
 			int flags)
 {
-	struct dnode *dir = ino_node(parent);
-	struct dc_dentry *dd;
 	struct caller cr;
-	int err = names_begin(dir, &dd), res;
+	struct dref r;
+	int err = names_begin(ino_node(parent), &r), res;
 
-	if (err)
-		return reply_errno(req, err);
-	if (!(flags & AT_REMOVEDIR))
-		node_pin_victim(dir, name);
-	err = caller_begin(req, &cr, CR_GROUPS);
+	if (!err && !(flags & AT_REMOVEDIR))
+		node_pin_victim(r.n, name);
+	if (!err)
+		err = caller_begin(req, &cr, CR_GROUPS);
 	if (!err) {
-		res = unlinkat(node_fd(dir), name, flags);
+		res = unlinkat(r.fd, name, flags);
 		err = res < 0 ? errno : 0;
 		caller_end(&cr);
 	}
 	if (!err) {
 		if (flags & AT_REMOVEDIR)
-			dc_rmdir(dcfs.cache, dd, name);
+			dc_rmdir(dcfs.cache, r.dd, name);
 		else
-			dc_unlink(dcfs.cache, dd, name);
+			dc_unlink(dcfs.cache, r.dd, name);
 	}
-	dc_put(dcfs.cache, dd);
+	names_end(&r);
 	fuse_reply_err(req, err);
 }
 
@@ -1020,15 +1047,15 @@ static void refresh(struct dc_dentry *dd, const char *name)
 	stash_clear();
 }
 
-static int rename_as(fuse_req_t req, struct dnode *dir, const char *name,
-		     struct dnode *ndir, const char *newname, unsigned flags)
+static int rename_as(fuse_req_t req, int dfd, const char *name, int ndfd,
+		     const char *newname, unsigned flags)
 {
 	struct caller cr;
 	int err = caller_begin(req, &cr, CR_GROUPS);
 
 	if (err)
 		return err;
-	if (renameat2(node_fd(dir), name, node_fd(ndir), newname, flags) < 0)
+	if (renameat2(dfd, name, ndfd, newname, flags) < 0)
 		err = errno;
 	caller_end(&cr);
 	return err;
@@ -1038,22 +1065,24 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
 {
-	struct dnode *dir = ino_node(parent), *ndir = ino_node(newparent);
-	struct dc_dentry *dd = NULL, *nd = NULL;
+	struct dref r = { .tmp = -1 }, nr = { .tmp = -1 };
+	struct dc_dentry *dd, *nd;
 	unsigned dcflags = 0;
 	int err;
 
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT))
 		return reply_errno(req, EINVAL);
-	err = names_begin(dir, &dd);
+	err = names_begin(ino_node(parent), &r);
 	if (!err)
-		err = names_begin(ndir, &nd);
+		err = names_begin(ino_node(newparent), &nr);
 	if (!err && !(flags & (RENAME_NOREPLACE | RENAME_EXCHANGE)))
-		node_pin_victim(ndir, newname);
+		node_pin_victim(nr.n, newname);
 	if (!err)
-		err = rename_as(req, dir, name, ndir, newname, flags);
+		err = rename_as(req, r.fd, name, nr.fd, newname, flags);
 	if (err)
 		goto out;
+	dd = r.dd;
+	nd = nr.dd;
 	if (flags & RENAME_NOREPLACE)
 		dcflags |= DC_RENAME_NOREPLACE;
 	if (flags & RENAME_EXCHANGE)
@@ -1069,10 +1098,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		refresh(nd, newname);
 	}
 out:
-	if (dd)
-		dc_put(dcfs.cache, dd);
-	if (nd)
-		dc_put(dcfs.cache, nd);
+	names_end(&r);
+	names_end(&nr);
 	fuse_reply_err(req, err);
 }
 
@@ -1109,8 +1136,8 @@ static void file_closed(int fd)
  * the kernel look the name up again (LOOKUP_REVAL) and open what it finds
  * through the mount, with every check a native open makes.
  */
-static int create_as(fuse_req_t req, struct dnode *dir, struct dc_dentry *dd,
-		     const char *name, mode_t mode, int flags)
+static int create_as(fuse_req_t req, struct dref *r, const char *name,
+		     mode_t mode, int flags)
 {
 	struct caller cr;
 	int fd, err = caller_begin(req, &cr, CR_GROUPS | CR_UMASK);
@@ -1119,12 +1146,12 @@ static int create_as(fuse_req_t req, struct dnode *dir, struct dc_dentry *dd,
 		errno = err;
 		return -1;
 	}
-	fd = openat(node_fd(dir), name, (flags & ~O_NOFOLLOW) | O_CREAT | O_EXCL |
+	fd = openat(r->fd, name, (flags & ~O_NOFOLLOW) | O_CREAT | O_EXCL |
 		    O_NOFOLLOW | O_CLOEXEC, mode);
 	caller_end(&cr);
 	if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) {
 		CTR_ADD(stale, 1);
-		dc_invalidate_name(dcfs.cache, dd, name);
+		dc_invalidate_name(dcfs.cache, r->dd, name);
 		errno = ESTALE;
 	}
 	return fd;
@@ -1133,24 +1160,26 @@ static int create_as(fuse_req_t req, struct dnode *dir, struct dc_dentry *dd,
 static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, struct fuse_file_info *fi)
 {
-	struct dnode *dir = ino_node(parent), *n;
 	struct fuse_entry_param e;
-	struct dc_dentry *dd;
-	int fd, err = names_begin(dir, &dd);
+	struct dnode *n;
+	struct dref r;
+	int fd, err = names_begin(ino_node(parent), &r);
 
-	if (err)
-		return reply_errno(req, err);
-	fd = create_as(req, dir, dd, name, mode, fi->flags);
+	if (err) {
+		reply_errno(req, err);
+		goto out;
+	}
+	fd = create_as(req, &r, name, mode, fi->flags);
 	if (fd < 0) {
 		reply_errno(req, errno);
 		goto out;
 	}
-	announce(dir, dd, name, NULL);
+	announce(&r, name, NULL);
 	entry_init(&e);
-	err = lookup_in(dir, dd, name, &e, &n);
+	err = lookup_in(r.n, r.dd, name, &e, &n);
 	if (err) {
 		close(fd);
-		rollback(dir, dd, name, false, err);
+		rollback(&r, name, false, err);
 		reply_errno(req, err);
 		goto out;
 	}
@@ -1172,7 +1201,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		file_closed(fd);
 	}
 out:
-	dc_put(dcfs.cache, dd);
+	names_end(&r);
 }
 
 /* A handle per open (--open-requests): opened as the caller, so the host
@@ -1514,19 +1543,25 @@ static struct dirent *dirh_next(struct dirh *h)
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	int fd, err = check_dir(ino_node(ino));
+	struct dnode *dir = ino_node(ino);
+	int tmp, dfd = node_dir_fd(dir, &tmp), fd, err;
 	struct dirh *h;
 
+	err = dfd < 0 ? errno : check_dir_fd(dir, dfd);
+	fd = err ? -1 : openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!err && fd < 0)
+		err = errno;
+	node_dir_fd_put(tmp);
 	if (err)
 		return reply_errno(req, err);
 	h = calloc(1, sizeof(*h));
-	if (!h)
+	if (!h) {
+		close(fd);
 		return reply_errno(req, ENOMEM);
-	fd = openat(node_fd(ino_node(ino)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || !(h->dp = fdopendir(fd))) {
+	}
+	if (!(h->dp = fdopendir(fd))) {
 		err = errno;
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		free(h);
 		return reply_errno(req, err);
 	}
@@ -1665,13 +1700,21 @@ static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 			struct fuse_file_info *fi)
 {
 	struct dirh *h = (struct dirh *)(uintptr_t)fi->fh;
-	int fd = h->dp ? dirfd(h->dp) :
-		 openat(node_fd(ino_node(ino)), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int res = fd < 0 ? -1 : datasync ? fdatasync(fd) : fsync(fd);
+	int tmp = -1, fd, res;
 
+	if (h->dp) {
+		fd = dirfd(h->dp);
+	} else {	/* a snapshot: the directory, opened for this call */
+		int dfd = node_dir_fd(ino_node(ino), &tmp);
+
+		fd = dfd < 0 ? -1 : openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		node_dir_fd_put(tmp);
+		tmp = fd;
+	}
+	res = fd < 0 ? -1 : datasync ? fdatasync(fd) : fsync(fd);
 	fuse_reply_err(req, res < 0 ? errno : 0);
-	if (!h->dp && fd >= 0)
-		close(fd);
+	if (tmp >= 0)
+		close(tmp);
 }
 
 /* ---- the rest ---------------------------------------------------------------- */
