@@ -281,9 +281,10 @@ void dcfs_loop_stop(void);
  * of uid's requests block already (8), or too many in all (64); the
  * caller must not block (it answers EAGAIN/EWOULDBLOCK).  true: the
  * worker no longer counts against --threads until loop_block_end(), so
- * the pool may start another.  On a ring thread (uring.c) only the limits
- * apply.  Not nested; end on the same thread, in the same request (an
- * end after a refused begin does nothing).
+ * the pool may start another.  On a ring thread (uring.c), always false:
+ * a ring's queue has no other reader.  Not nested; end on the same
+ * thread, in the same request (an end after a refused begin does
+ * nothing).
  */
 bool loop_block_begin(uid_t uid);
 void loop_block_end(void);

@@ -38,9 +38,9 @@
  * must not block (the caller answers EAGAIN), so one user's stuck opens
  * cannot take the threads of others.  A worker whose block ended parks
  * after its request while the pool has more than `threads` unblocked
- * workers, even if the others are busy.  A ring thread (uring.c) may
- * block too: it counts against the same limits, but it is no pool worker
- * and the ring's threads are fixed, so its queue waits for it.
+ * workers, even if the others are busy.  A ring thread (uring.c) is its
+ * queue's only reader and the ring's threads are fixed: begin says no to
+ * it, and the request is answered EWOULDBLOCK rather than made to wait.
  *
  * Locking: pool.lock guards the worker slots, parking, the monitor's sleep
  * and the blocked counts (a worker's `blocked`, the per-uid table).  The
@@ -443,6 +443,10 @@ bool loop_block_begin(uid_t uid)
 	struct worker *w = self;
 	unsigned i;
 
+	/* a ring thread (uring.c) is its queue's only reader: it must not
+	 * wait, or every request of that queue waits with it */
+	if (!w)
+		return false;
 	pthread_mutex_lock(&pool.lock);
 	i = pool.blocked < BLOCK_MAX ? blocked_uid_slot_locked(uid) : BLOCK_MAX;
 	if (i == BLOCK_MAX || pool.blocked_uid[i].n >= BLOCK_PER_UID) {
@@ -460,18 +464,16 @@ bool loop_block_begin(uid_t uid)
 	pool.blocked_uid[i].uid = uid;
 	pool.blocked_uid[i].n++;
 	pool.blocked++;
-	if (w) {
-		w->blocked = true;
-		pool.blocked_workers++;
-		/*
-		 * It no longer reads for the others.  If nobody else is free
-		 * to, replace it now rather than a tick or two later: it is
-		 * gone for long, and this is not the common path.
-		 */
-		if (!pool.exiting && !fuse_session_exited(pool.se) &&
-		    active_locked() < pool.threads && stuck_locked(NULL, UINT64_MAX))
-			add_reader_locked();
-	}
+	w->blocked = true;
+	pool.blocked_workers++;
+	/*
+	 * It no longer reads for the others.  If nobody else is free to,
+	 * replace it now rather than a tick or two later: it is gone for
+	 * long, and this is not the common path.
+	 */
+	if (!pool.exiting && !fuse_session_exited(pool.se) &&
+	    active_locked() < pool.threads && stuck_locked(NULL, UINT64_MAX))
+		add_reader_locked();
 	pthread_mutex_unlock(&pool.lock);
 	self_blocked = true;
 	self_blocked_uid = uid;
@@ -496,10 +498,8 @@ void loop_block_end(void)
 		}
 	}
 	pool.blocked--;
-	if (w) {
-		w->blocked = false;
-		pool.blocked_workers--;
-	}
+	w->blocked = false;
+	pool.blocked_workers--;
 	pthread_mutex_unlock(&pool.lock);
 }
 
