@@ -1201,6 +1201,87 @@ else
 	skip "dcbench coherence (no $DCBENCH)"
 fi
 
+# ---- privileges: capabilities, seccomp, a mount namespace ----------------------------------
+# As root dcfs keeps only the capabilities it uses (sandbox.c's kept[]:
+# CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID, SETGID, SETUID,
+# SYS_ADMIN, SYS_NICE, SYS_RESOURCE, MKNOD, SETFCAP: mask 0x89a000df) and
+# refuses to start without CAP_SETUID (it would create files as root);
+# its seccomp filter kills the daemon on a call outside the list, and in
+# log mode lets it through; --sandbox=namespace serves the conformance
+# script from a root that holds only the source and /proc.
+refused "bad --seccomp" "not kill, log or none" "$T/s.src" "$T/r.mnt" --seccomp=bogus
+out=$("$DCFS" "$T/s.src" "$T/r.mnt" -o seccomp=bogus 2>&1); rc=$?
+check "refused: -o seccomp=bogus, exit 2 ($rc)" [ $rc = 2 ]
+out=$("$DCFS" "$T/s.src" "$T/r.mnt" --sandbox=bogus 2>&1); rc=$?
+check "refused: --sandbox=bogus, exit 2 ($rc: $out)" eval '[ $rc = 2 ] && grep -q "not none or namespace" <<<"$out"'
+if command -v setpriv >/dev/null; then
+	out=$(setpriv --inh-caps=-setuid --bounding-set=-setuid -- "$DCFS" "$T/s.src" "$T/r.mnt" 2>&1); rc=$?
+	check "refused: root without CAP_SETUID, exit $rc, nothing mounted ($out)" \
+		eval '[ $rc = 1 ] && grep -q CAP_SETUID <<<"$out" && not_mounted "$T/r.mnt"'
+else
+	skip "refused: root without CAP_SETUID (no setpriv)"
+fi
+check "refused starts mounted nothing (privileges)" not_mounted "$T/r.mnt"
+mkdir -p "$T/pv.src"
+echo hi > "$T/pv.src/file"
+if start pv "$T/pv.src"; then
+	pid=$(stat_val "$T/pv.stats" pid)
+	caps() { sed -n "s/^$1:[[:space:]]*//p" "/proc/$pid/status"; }
+	prm=$(caps CapPrm) bnd=$(caps CapBnd) inh=$(caps CapInh)
+	check "the daemon's capabilities: permitted $prm, bounding $bnd, inheritable $inh: within the kept set, with SETUID and SETGID" \
+		eval '[ $((0x$prm & ~0x89a000df)) = 0 ] && [ $((0x$bnd & ~0x89a000df)) = 0 ] &&
+		      [ $((0x$inh)) = 0 ] && [ $((0x$prm & 0xc0)) = $((0xc0)) ]'
+	check "the daemon runs under its seccomp filter, every thread ($(grep -h '^Seccomp:' /proc/$pid/task/*/status | sort | uniq -c | tr -s ' \n' ' '))" \
+		eval '[ -z "$(grep -h "^Seccomp:" /proc/$pid/task/*/status | grep -v "2$")" ] &&
+		      [ "$(caps NoNewPrivs)" = 1 ]'
+	stop pv
+else
+	notok "privileges: mount"
+fi
+out=$(DCFS_TEST_SECCOMP_PROBE=1 "$DCFS" "$T/pv.src" "$T/pv.mnt" 2>&1); rc=$?
+check "--seccomp=kill (the default): a call outside the list kills the daemon, nothing left mounted (exit $rc: $out)" \
+	eval '[ $rc = 1 ] && grep -q "signal 31" <<<"$out" && not_mounted "$T/pv.mnt"'
+not_mounted "$T/pv.mnt" || fusermount3 -u "$T/pv.mnt" 2>/dev/null || umount -l "$T/pv.mnt" 2>/dev/null
+if DCFS_TEST_SECCOMP_PROBE=1 start pv "$T/pv.src" --seccomp=log 2>/dev/null; then
+	pid=$(stat_val "$T/pv.stats" pid)
+	# the kernel's audit record, where dmesg shows it (no auditd)
+	logged=$(dmesg 2>/dev/null | grep -c "type=1326.* pid=$pid .*syscall=")
+	check "--seccomp=log: the call is let through (the mount answers: $(cat "$T/pv.mnt/file")), ${logged:-no} kernel record(s) of it" \
+		test "$(cat "$T/pv.mnt/file")" = hi
+	stop pv
+else
+	notok "--seccomp=log: mount"
+fi
+if unshare -m true 2>/dev/null; then
+	CONFORM_OPTS=--sandbox=namespace conform c_sbx rcu "as root (--sandbox=namespace)"
+	pid=$(stat_val "$T/c_sbx.stats" pid)
+	root=$(ls /proc/$pid/root 2>&1 | tr '\n' ' ')
+	check "--sandbox=namespace: the daemon's root holds only the source's path and /proc ($root)" \
+		eval '[ "$(ls /proc/$pid/root | tr "\n" " ")" = "proc tmp " ] &&
+		      [ -d "/proc/$pid/root$T/c_sbx.src" ] && [ ! -e "/proc/$pid/root/etc" ] &&
+		      [ "$(ls -A "/proc/$pid/root$T" | tr "\n" " ")" = "c_sbx.mnt c_sbx.src " ]'
+	u0=$(stat_val "$T/c_sbx.stats" updated)
+	echo behind > "$T/c_sbx.src/behind"
+	sleep 1.5
+	check "--sandbox=namespace: the statistics are rewritten (updated $u0 -> $(stat_val "$T/c_sbx.stats" updated)), a change made in the source shows ($(cat "$T/c_sbx.mnt/behind" 2>&1))" \
+		eval '[ "$(stat_val "$T/c_sbx.stats" updated)" -gt "$u0" ] && [ "$(cat "$T/c_sbx.mnt/behind")" = behind ]'
+	kill -TERM "$pid"
+	wait_for 10 gone "$pid"
+	check "--sandbox=namespace: SIGTERM: the daemon exits clean ($(stat_val "$T/c_sbx.stats" state), $(stat_val "$T/c_sbx.stats" nodes_total) nodes) and the mount is gone" \
+		eval 'gone "$pid" && wait_for 5 not_mounted "$T/c_sbx.mnt" &&
+		      [ "$(stat_val "$T/c_sbx.stats" state)" = exited ]'
+	if start sbk "$T/pv.src" --sandbox=namespace; then
+		pid=$(stat_val "$T/sbk.stats" pid)
+		kill -KILL "$pid"
+		check "--sandbox=namespace: SIGKILL: the child left outside unmounts" \
+			eval 'wait_for 5 gone "$pid" && wait_for 5 not_mounted "$T/sbk.mnt"'
+	else
+		notok "--sandbox=namespace, SIGKILL: mount"
+	fi
+else
+	skip "--sandbox=namespace (no unshare -m here)"
+fi
+
 reports=$(ls "$T"/sanitizer.* 2>/dev/null)
 if [ -z "$reports" ]; then
 	ok "no sanitizer report from any daemon"
