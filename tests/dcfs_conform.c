@@ -224,6 +224,8 @@ static int setup(void)
 	ok &= mkdir("sticky", 0777) == 0 && chmod("sticky", 01777) == 0;
 	ok &= put("sticky/rootfile", O_CREAT | O_WRONLY, 0644, "root's\n") == 0;
 	ok &= put("other_rw", O_CREAT | O_WRONLY, 0666, "anyone\n") == 0;
+	ok &= put("setid", O_CREAT | O_WRONLY, 0644, "set-id\n") == 0 &&
+	      chmod("setid", 06777) == 0;
 	ok &= mkdir("noexec", 0700) == 0;
 	ok &= put("noexec/f", O_CREAT | O_WRONLY, 0644, "x") == 0;
 	ok &= mkdir("sg", 0777) == 0 && chown("sg", 0, 4242) == 0 &&
@@ -370,6 +372,9 @@ static void dirs(void)
 	say("creat ../sticky/mine: %s", res(put("../sticky/mine", O_CREAT | O_WRONLY, 0640, "m")));
 	show("../sticky/mine", "../sticky/mine");
 	say("unlink ../sticky/mine: %s", res(unlink("../sticky/mine")));
+	/* a write by one without CAP_FSETID drops another's set-id bits */
+	say("append to ../setid: %s", res(put("../setid", O_WRONLY | O_APPEND, 0, "w")));
+	show("../setid (set-id bits after the write)", "../setid");
 	say("creat ../sg/file: %s", res(put("../sg/file", O_CREAT | O_WRONLY, 0644, "g")));
 	show("../sg/file (group of the directory)", "../sg/file");
 	say("mkdir ../sg/dir: %s", res(mkdir("../sg/dir", 0755)));
