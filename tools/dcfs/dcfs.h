@@ -269,6 +269,11 @@ static inline double dcfs_attr_timeout(void)
 
 /* ---- ops.c ----------------------------------------------------------- */
 extern const struct fuse_lowlevel_ops dcfs_ops;
+/* A request thread's first call: root's file-system ids and capabilities,
+ * no groups, a umask of 0 in an fs_struct of its own.  A thread starts
+ * with its creator's, and a worker may be started by one acting as a
+ * caller (loop_block_begin). */
+void caller_reset(void);
 
 /* loop.c: serve the session on at most `threads` workers, `readers` (0:
  * one per CPU) of them kept reading; returns 0 or a negative errno. */
@@ -314,8 +319,9 @@ void dcfs_log_to_syslog(void);
  */
 int caps_restrict(bool as_caller);
 /* CAP_SYS_RESOURCE in the calling thread's effective set: off around host
- * calls made for a caller other than root, on again after. */
-void caps_resource(bool on);
+ * calls made for a caller other than root, on again after.  0, or -1
+ * (logged once) when the set could not be changed. */
+int caps_resource(bool on);
 
 /* --seccomp: what a system call outside the allow-list does */
 enum dcfs_seccomp { FILTER_NONE, FILTER_LOG, FILTER_KILL };

@@ -297,6 +297,7 @@ static void serve(struct worker *w)
 
 static void *work(void *arg)
 {
+	caller_reset();
 	self = arg;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pthread_cleanup_push(worker_exit, arg);

@@ -1109,17 +1109,19 @@ static int be_readlink(void *ctx, const struct dc_inode *link, char *buf,
 {
 	struct dnode *n = (struct dnode *)(uintptr_t)link->cookie;
 	struct file_handle *fh;
-	int fd, tmp = -1;
+	int fd, tmp = -1, *sp;
 	ssize_t len;
 
 	(void)ctx;
 	if (!n || !S_ISLNK(n->type) || size == 0)
 		return -EINVAL;
-	fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
+	/* the descriptor this thread's lookup of the link just opened
+	 * (libdcache reads a link right after looking it up), else the
+	 * node's own, else one of this call's by handle (never
+	 * node_fd_use's: a request on this thread may be using that slot) */
+	sp = stash_fd_for(n);
+	fd = sp && *sp >= 0 ? *sp : __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
 	if (fd < 0) {
-		/* a link the kernel does not hold, or holds by handle: this
-		 * call's own descriptor (never node_fd_use's: a request on
-		 * this thread may be using that slot) */
 		fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
 		if (!fh || dcfs.handle_fd < 0)
 			return -ESTALE;

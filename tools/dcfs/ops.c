@@ -166,6 +166,14 @@ static void caller_end(struct caller *cr)
 	errno = e;
 }
 
+void caller_reset(void)
+{
+	struct caller cr = { .fs = true, .caps = true, .groups = true,
+			     .umask = own_umask() };
+
+	caller_end(&cr);
+}
+
 /* Act as the caller of req until caller_end: 0, or EPERM (logged once). */
 static int caller_begin(fuse_req_t req, struct caller *cr, int what)
 {
@@ -195,8 +203,9 @@ static int caller_begin(fuse_req_t req, struct caller *cr, int what)
 	if ((uid_t)setfsuid((uid_t)-1) != ctx->uid)
 		goto fail;
 	if (ctx->uid != 0) {
-		caps_resource(false);
 		cr->caps = true;
+		if (caps_resource(false) < 0)
+			goto fail;
 	}
 	return 0;
 fail:
@@ -276,6 +285,10 @@ static bool inside_by_walk(int fd)
 	return in;
 }
 
+/* SOURCE_DIR's path at start (op_init); -1: read it each time */
+static char src_path[PATH_MAX];
+static ssize_t src_len = -1;
+
 static bool inside_source(int fd, bool dir)
 {
 	char p[PATH_MAX], r[PATH_MAX];
@@ -294,6 +307,8 @@ static bool inside_source(int fd, bool dir)
 	if ((size_t)len > dl && !memcmp(p + len - dl, del, dl) &&
 	    (fstat(fd, &st) < 0 || st.st_nlink == 0))
 		return !dir;
+	if (src_len > 0 && under(p, (size_t)len, src_path, (size_t)src_len))
+		return true;
 	/* SOURCE_DIR's own path now (it may itself have been renamed) */
 	rlen = fd_path(dcfs.root_fd, r, sizeof(r));
 	if (rlen < 0)
@@ -548,6 +563,8 @@ static void io_done(void)
 static int open_waiting(fuse_req_t req, const char *path, int flags,
 			bool nonblock)
 {
+	/* flags with O_NONBLOCK: the descriptor keeps it (a per-open handle
+	 * whose caller asked); without, it is taken off again */
 	int fd = open(path, flags | O_NONBLOCK);
 
 	if (fd >= 0) {
@@ -748,8 +765,21 @@ static int set_attrs(fuse_req_t req, struct dnode *n, int fd, int ffd,
 	if (res == 0 && (valid & FUSE_SET_ATTR_SIZE)) {
 		int tfd = ffd >= 0 ? ffd : wfd;
 
-		res = tfd >= 0 ? ftruncate(tfd, attr->st_size) :
-				 truncate(proc_path(&pp, fd), attr->st_size);
+		if (tfd < 0) {
+			/* truncate(2) by path would wait on a lease break
+			 * unseen; an open for writing checks the same */
+			tfd = open_waiting(req, proc_path(&pp, fd),
+					   O_WRONLY | O_CLOEXEC | O_NOCTTY, false);
+			res = tfd < 0 ? -1 : ftruncate(tfd, attr->st_size);
+			if (tfd >= 0) {
+				int e = errno;
+
+				close(tfd);
+				errno = e;
+			}
+		} else {
+			res = ftruncate(tfd, attr->st_size);
+		}
 	}
 	if (res == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)))
 		res = set_times(n, fd, ffd, attr, valid);
@@ -1240,20 +1270,21 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!dcfs.open_requests)	/* handle-less I/O, see node_io_fd */
 		return (void)fuse_reply_err(req, ENOSYS);
 	err = check_node(n);
-	if (!err)
-		err = caller_begin(req, &cr, CR_GROUPS);
 	if (err)
 		return reply_errno(req, err);
+	/* before the switch: a caller's fsuid has no CAP_DAC_READ_SEARCH
+	 * for open_by_handle_at */
 	fd = node_fd_use(n);
-	if (fd >= 0)
+	err = fd < 0 ? errno : caller_begin(req, &cr, CR_GROUPS);
+	if (!err) {
 		fd = open_waiting(req, proc_path(&pp, fd),
-				  (fi->flags | O_CLOEXEC) &
-				  ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_NONBLOCK),
+				  (fi->flags | O_CLOEXEC) & ~(O_NOFOLLOW | O_CREAT | O_EXCL),
 				  fi->flags & O_NONBLOCK);
-	caller_end(&cr);
-	err = errno;
+		err = fd < 0 ? errno : 0;
+		caller_end(&cr);
+	}
 	node_fd_done();
-	if (fd < 0)
+	if (err)
 		return reply_errno(req, err);
 	file_opened(fi, fd);
 	if (fuse_reply_open(req, fi) != 0)
@@ -1496,45 +1527,100 @@ static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 /*
  * A directory handle: a stream on a descriptor of its own while open
  * handles stay within the descriptor budget; past it, the whole listing
- * read at open (a snapshot, as an NFS client's cookie verifier would
- * give) and no descriptor kept, so that handles held open by one user
- * cannot take every descriptor from the others.
+ * read at open (a snapshot) and no descriptor kept, so that handles held
+ * open by one user cannot take every descriptor from the others.  A
+ * snapshot keeps each entry in a compact record, all of them together
+ * within SNAP_BYTES (past it: EMFILE, as when descriptors run out), and is
+ * read again on a rewind (an offset of 0), as a stream would be.
  */
+#define SNAP_BYTES	(64u << 20)
+
+struct snaprec {
+	uint64_t ino;
+	int64_t off;			/* d_off: where the next one starts */
+	unsigned char type;
+	char name[];			/* NUL-terminated */
+};
+
 struct dirh {
 	DIR *dp;		/* a stream, or NULL: a snapshot */
-	struct dirent *snap;	/* the snapshot's entries, nsnap of them */
-	size_t nsnap, pos;
+	char *snap;		/* the snapshot's records, end bytes of them */
+	size_t end, cap, pos;
+	struct dirent one;	/* the record pos last gave, as a dirent */
 	struct dirent *entry;	/* read but not yet returned */
 	off_t offset;
 };
+
+static uint64_t snap_bytes;	/* every snapshot's cap, added up (atomic) */
+
+static void snap_drop(struct dirh *h)
+{
+	__atomic_sub_fetch(&snap_bytes, h->cap, __ATOMIC_RELAXED);
+	free(h->snap);
+	h->snap = NULL;
+	h->end = h->cap = h->pos = 0;
+}
 
 static void dirh_free(struct dirh *h)
 {
 	if (h->dp)
 		closedir(h->dp);
-	free(h->snap);
+	snap_drop(h);
 	free(h);
 }
 
-/* Read the stream to its end into h->snap, then close it: 0 or errno. */
+static size_t rec_size(size_t namelen)
+{
+	return (sizeof(struct snaprec) + namelen + 1 + 7) & ~(size_t)7;
+}
+
+/* Room for need more bytes, within SNAP_BYTES: 0 or an errno. */
+static int snap_grow(struct dirh *h, size_t need)
+{
+	size_t cap = h->cap ? h->cap : 4096;
+	char *bigger;
+
+	while (cap - h->end < need)
+		cap *= 2;
+	if (cap == h->cap)
+		return 0;
+	if (__atomic_add_fetch(&snap_bytes, cap - h->cap, __ATOMIC_RELAXED) > SNAP_BYTES) {
+		__atomic_sub_fetch(&snap_bytes, cap - h->cap, __ATOMIC_RELAXED);
+		return EMFILE;
+	}
+	bigger = realloc(h->snap, cap);
+	if (!bigger) {
+		__atomic_sub_fetch(&snap_bytes, cap - h->cap, __ATOMIC_RELAXED);
+		return ENOMEM;
+	}
+	h->snap = bigger;
+	h->cap = cap;
+	return 0;
+}
+
+/* Read the stream to its end into records, then close it: 0 or errno. */
 static int dirh_snapshot(struct dirh *h)
 {
-	size_t cap = 0;
-	struct dirent *d, *bigger;
+	struct snaprec *r;
+	struct dirent *d;
+	size_t len;
+	int err;
 
 	for (;;) {
 		errno = 0;
 		d = readdir(h->dp);
 		if (!d)
 			break;
-		if (h->nsnap == cap) {
-			cap = cap ? cap * 2 : 64;
-			bigger = realloc(h->snap, cap * sizeof(*bigger));
-			if (!bigger)
-				return ENOMEM;
-			h->snap = bigger;
-		}
-		h->snap[h->nsnap++] = *d;
+		len = strlen(d->d_name);
+		err = snap_grow(h, rec_size(len));
+		if (err)
+			return err;
+		r = (struct snaprec *)(h->snap + h->end);
+		r->ino = d->d_ino;
+		r->off = d->d_off;
+		r->type = d->d_type;
+		memcpy(r->name, d->d_name, len + 1);
+		h->end += rec_size(len);
 	}
 	if (errno)
 		return errno;
@@ -1543,26 +1629,71 @@ static int dirh_snapshot(struct dirh *h)
 	return 0;
 }
 
+/* A snapshot read again (a rewind): 0 or errno, the old one kept then. */
+static int dirh_reread(struct dirh *h, struct dnode *dir)
+{
+	struct dirh fresh = { 0 };
+	int tmp, dfd = node_dir_fd(dir, &tmp), fd, err;
+
+	fd = dfd < 0 ? -1 : openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = errno;
+	node_dir_fd_put(tmp);
+	if (fd < 0)
+		return err;
+	fresh.dp = fdopendir(fd);
+	if (!fresh.dp) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	err = dirh_snapshot(&fresh);
+	if (err) {
+		closedir(fresh.dp);
+		snap_drop(&fresh);
+		return err;
+	}
+	snap_drop(h);
+	h->snap = fresh.snap;
+	h->end = fresh.end;
+	h->cap = fresh.cap;
+	h->pos = 0;
+	return 0;
+}
+
 static void dirh_seek(struct dirh *h, off_t off)
 {
-	size_t i;
+	size_t at = 0;
+	struct snaprec *r;
 
 	if (h->dp) {
 		seekdir(h->dp, off);
 		return;
 	}
-	/* a snapshot: off is the d_off of the entry before (0: the start) */
-	for (i = 0; off != 0 && i < h->nsnap; i++)
-		if (h->snap[i].d_off == off)
+	/* a snapshot: off is the d_off of the record before (0: the start) */
+	while (off != 0 && at < h->end) {
+		r = (struct snaprec *)(h->snap + at);
+		at += rec_size(strlen(r->name));
+		if (r->off == off)
 			break;
-	h->pos = off == 0 ? 0 : i + 1;
+	}
+	h->pos = at;
 }
 
 static struct dirent *dirh_next(struct dirh *h)
 {
+	struct snaprec *r;
+
 	if (h->dp)
 		return readdir(h->dp);
-	return h->pos < h->nsnap ? &h->snap[h->pos++] : NULL;
+	if (h->pos >= h->end)
+		return NULL;
+	r = (struct snaprec *)(h->snap + h->pos);
+	h->pos += rec_size(strlen(r->name));
+	h->one.d_ino = r->ino;
+	h->one.d_off = r->off;
+	h->one.d_type = r->type;
+	snprintf(h->one.d_name, sizeof(h->one.d_name), "%s", r->name);
+	return &h->one;
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -1628,6 +1759,11 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		}
 	}
 	if (off != h->offset) {
+		if (off == 0 && !h->dp && (err = dirh_reread(h, dir))) {
+			free(looked);
+			free(buf);
+			return reply_errno(req, err);
+		}
 		dirh_seek(h, off);
 		h->entry = NULL;
 		h->offset = off;
@@ -1946,10 +2082,12 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * applied the umask: ours must add nothing.  Either way dcfs's own
 	 * umask is 0.
 	 */
-	if ((conn->capable & FUSE_CAP_POSIX_ACL) && source_has_acls()) {
-		conn->want |= FUSE_CAP_POSIX_ACL;
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK) &&
+	    source_has_acls()) {
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 		dcfs.posix_acl = true;
 	}
+	src_len = fd_path(dcfs.root_fd, src_path, sizeof(src_path));
 	umask(0);
 	/* glibc's setgroups changes every thread: none has root's groups to
 	 * lend a caller (caller_begin installs the caller's own) */

@@ -202,26 +202,27 @@ int caps_restrict(bool as_caller)
  * capabilities from it (and brings them back), so a copy taken at start
  * would hand a thread acting as a user CAP_DAC_OVERRIDE again.
  */
-void caps_resource(bool on)
+int caps_resource(bool on)
 {
 	static bool said;
 	struct capsets c;
 	uint64_t want;
 
 	if (!resource_kept)
-		return;
+		return 0;
 	if (caps_get(&c) == 0) {
 		want = on ? c.eff | CAP_BIT(CAP_SYS_RESOURCE) :
 			    c.eff & ~CAP_BIT(CAP_SYS_RESOURCE);
 		if (want == c.eff)
-			return;
+			return 0;
 		c.eff = want;
 		if (caps_set(&c) == 0)
-			return;
+			return 0;
 	}
 	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 		dcfs_log(LOG_ERR, "cannot turn CAP_SYS_RESOURCE %s: %s",
 			 on ? "on" : "off", strerror(errno));
+	return -1;
 }
 
 /* A forked child's: what it needs alone. */
