@@ -370,18 +370,26 @@ static int allow_narrow(scmp_filter_ctx ctx)
 
 int seccomp_install(enum dcfs_seccomp mode, bool uring)
 {
+	uint32_t deny = mode == FILTER_LOG ? SCMP_ACT_LOG : SCMP_ACT_KILL_PROCESS;
 	scmp_filter_ctx ctx;
 	int err;
 
 	if (mode == FILTER_NONE)
 		return 0;
-	ctx = seccomp_init(mode == FILTER_LOG ? SCMP_ACT_LOG : SCMP_ACT_KILL_PROCESS);
+	ctx = seccomp_init(deny);
 	if (!ctx) {
 		dcfs_log(LOG_ERR, "seccomp: cannot make a filter");
 		return -1;
 	}
-	/* every thread, those of liburcu and the watcher included */
+	/* every thread, those of liburcu and the watcher included; a call
+	 * of another architecture (int 0x80) as any other outside the list,
+	 * not libseccomp's default, which kills one thread */
 	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	if (!err)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, deny);
+	if (err)
+		dcfs_log(LOG_ERR, "seccomp: the filter's attributes: %s",
+			 strerror(-err));
 	/* a binary tree: a request's calls pass a few tests, not a hundred */
 	if (!err)
 		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2);
