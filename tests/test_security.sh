@@ -56,7 +56,9 @@
 #     symlink to a root 0600 file: that file unchanged, FILE a regular
 #     file of mode 0644 even under umask 0;
 # 13. dcfs without CAP_SETUID: refuses to serve (non-zero exit, nothing
-#     mounted, the capability named).
+#     mounted, the capability named);
+# 14. a rename that leaves a whiteout (the caller holding CAP_MKNOD, as in
+#     a user namespace): the whiteout is the caller's, not root's.
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -164,7 +166,7 @@ as() { local u=$1; shift; (cd / && setpriv --reuid="$u" --regid=users --init-gro
 # op.py OP ARGS: one system call (or a loop of them), printing OK[ detail]
 # or the errno's name (EACCES...), so results compare word for word
 cat > "$T/op.py" <<'EOF'
-import ctypes, errno, fcntl, os, resource, signal, sys, time
+import ctypes, errno, fcntl, os, resource, signal, stat, sys, time
 
 def name(e):
     return errno.errorcode.get(e.errno, str(e.errno))
@@ -270,6 +272,15 @@ def main(op, a):
                 print("%d %s" % (len(fds), err), flush=True)
                 said = True
             time.sleep(0.02 if todo else 60)
+    if op == "whiteout":	# A B: rename A to B leaving a whiteout; its owner
+        libc = ctypes.CDLL(None, use_errno=True)
+        ren = libc.renameat2
+        ren.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+        if ren(-100, a[0].encode(), -100, a[1].encode(), 4) != 0:	# RENAME_WHITEOUT
+            e = ctypes.get_errno()
+            return errno.errorcode.get(e, str(e))
+        st = os.lstat(a[0])
+        return "OK owner %d, %s" % (st.st_uid, "whiteout" if stat.S_ISCHR(st.st_mode) else "not a whiteout")
     if op == "exchange":	# A B N: N RENAME_EXCHANGEs of A and B
         libc = ctypes.CDLL(None, use_errno=True)
         ren = libc.renameat2
@@ -720,6 +731,29 @@ mounted=$(is_mounted "$M" && echo mounted || echo "not mounted")
 nocap() { [ $rc != 0 ] && not_mounted "$M" && grep -qi 'setuid' <<<"$out"; }
 check "13. dcfs without CAP_SETUID: exit $rc, $mounted, said: $(tr '\n' ' ' <<<"${out:-nothing}")" nocap
 is_mounted "$M" && stop nc
+
+# ---- 14: a whiteout is the caller's -----------------------------------------------------
+# RENAME_WHITEOUT asks CAP_MKNOD of the caller (overlayfs in a user's
+# namespace has it); the whiteout left behind belongs to the caller
+# natively, and must not be root's through the mount.
+S=$T/wo.src N=$T/wo.nat M=$T/wo.mnt
+mkdir -p "$S" "$N"
+chmod 1777 "$S" "$N"
+if start wo "$S"; then
+	wo() {
+		(cd / && setpriv --reuid=$A --regid=users --init-groups --inh-caps=+mknod \
+			--ambient-caps=+mknod -- "$PY" "$T/op.py" write "$1/a" a >/dev/null &&
+		 setpriv --reuid=$A --regid=users --init-groups --inh-caps=+mknod \
+			--ambient-caps=+mknod -- "$PY" "$T/op.py" whiteout "$1/a" "$1/b")
+	}
+	nat=$(wo "$N") mnt=$(wo "$M")
+	want="OK owner $(id -u $A), whiteout"
+	check "14. $A's rename leaving a whiteout: native '$nat', mount '$mnt'" \
+		test "$nat|$mnt" = "$want|$want"
+	stop wo
+else
+	notok "14. whiteout: mount"
+fi
 
 # an instrumented daemon's reports (its stderr is /dev/null)
 if ls "$T"/sanitizer* >/dev/null 2>&1; then
