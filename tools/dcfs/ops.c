@@ -1915,25 +1915,33 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
  * other than POSIX ACLs (an NFSv4 or CIFS ACL, say) to the file system,
  * and the host's checks of them must see the caller, not root.
  */
-static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-			const char *value, size_t size, int flags)
+static void change_xattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			 const char *value, size_t size, int flags, bool remove)
 {
 	struct dnode *n = ino_node(ino);
 	struct procpath pp;
 	struct caller cr;
 	const char *path;
-	int err = check_node(n);
+	int err = check_node(n), res;
 
 	if (err)
 		return reply_errno(req, err);
 	path = node_path(&pp, n);
 	err = path ? caller_begin(req, &cr, CR_GROUPS) : errno;
 	if (!err) {
-		err = setxattr(path, name, value, size, flags) < 0 ? errno : 0;
+		res = remove ? removexattr(path, name) :
+			       setxattr(path, name, value, size, flags);
+		err = res < 0 ? errno : 0;
 		caller_end(&cr);
 	}
 	fuse_reply_err(req, err);
 	node_fd_done();
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	change_xattr(req, ino, name, value, size, flags, false);
 }
 
 /* getxattr and listxattr: size 0 asks for the length only */
@@ -2045,22 +2053,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	struct dnode *n = ino_node(ino);
-	struct procpath pp;
-	struct caller cr;
-	const char *path;
-	int err = check_node(n);
-
-	if (err)
-		return reply_errno(req, err);
-	path = node_path(&pp, n);
-	err = path ? caller_begin(req, &cr, CR_GROUPS) : errno;
-	if (!err) {
-		err = removexattr(path, name) < 0 ? errno : 0;
-		caller_end(&cr);
-	}
-	fuse_reply_err(req, err);
-	node_fd_done();
+	change_xattr(req, ino, name, NULL, 0, 0, true);
 }
 
 /* Does SOURCE_DIR keep POSIX ACLs?  (ENODATA: it could, none is set.) */
