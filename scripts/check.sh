@@ -2,7 +2,9 @@
 # make check: build and run every test, three times over --
 #   plain (-O2), ASan+UBSan, TSan -- plus a warning-free build with clang.
 # Stress tests run DC_TEST_SECONDS seconds per mode (default 2).
-# Ends with "N passed, N failed"; exits 1 if anything failed.
+# Ends with "N passed, N failed, N skipped", counting each test's own
+# checks where it prints them (a build, or a test that prints no count,
+# is one); exits 1 if anything failed.
 set -u
 cd "$(dirname "$0")/.."
 export DC_TEST_SECONDS="${DC_TEST_SECONDS:-2}"
@@ -17,22 +19,41 @@ passed=0 failed=0 skipped=0
 # what git sees before: the tests must leave the tree as they found it
 tree_before=$(git status --porcelain 2>/dev/null)
 
-# run NAME CMD...: one test; its output is shown only when it fails.
+# counts LOG: "P F S" from a test's closing line ("NAME: N passed, M
+# failed[, K skipped]" or "NAME: N checks, M failed[, K skipped]"), or
+# nothing when it printed neither.
+counts() {
+	sed -nE 's/^[A-Za-z0-9_.]+: ([0-9]+) passed, ([0-9]+) failed(, ([0-9]+) skipped)?$/\1 \2 \4/p
+		  s/^[A-Za-z0-9_.]+: ([0-9]+) checks, ([0-9]+) failed(, ([0-9]+) skipped)?$/= \1 \2 \4/p' "$1" |
+		tail -1 | awk '$1 == "=" { print $2 - $3, $3, $4 + 0; next } { print $1, $2, $3 + 0 }'
+}
+
+# run NAME CMD...: one test; its output is shown only when it fails.  Its
+# own counts go into the totals; a failure counts at least one failed
+# check, whatever it printed.  Returns 1 when it failed.
 run() {
-	local name=$1 log
+	local name=$1 log rc p=1 f=0 s=0 c
 	shift
 	log="$logs/$(echo "$name" | tr -c 'A-Za-z0-9_-' _).log"
 	local t0=$SECONDS
-	if "$@" >"$log" 2>&1; then
-		passed=$((passed + 1))
+	"$@" >"$log" 2>&1
+	rc=$?
+	c=$(counts "$log")
+	[ -n "$c" ] && read -r p f s <<<"$c"
+	if [ $rc -eq 0 ] && [ "$f" -eq 0 ]; then
+		passed=$((passed + p)) skipped=$((skipped + s))
 		echo "ok - $name ($((SECONDS - t0))s): $(grep -E 'checks|passed|violations' "$log" | tail -1)"
-	elif [ $? -eq 77 ]; then
+	elif [ $rc -eq 77 ]; then
 		skipped=$((skipped + 1))
 		echo "skip - $name: $(tail -1 "$log")"
 	else
-		failed=$((failed + 1))
-		echo "not ok - $name"
+		# a crash, or a failure its own count missed: one at least
+		[ "$f" -gt 0 ] || f=1
+		[ -n "$c" ] && passed=$((passed + p))
+		failed=$((failed + f)) skipped=$((skipped + s))
+		echo "not ok - $name (exit $rc)"
 		show_failure "$log" | sed 's/^/    /'
+		return 1
 	fi
 }
 
@@ -48,13 +69,25 @@ show_failure() {
 	fi
 }
 
+# every test program a build must make: one per tests/test_*.c, and the
+# fuzz corpora replayed
+expected=$(cd tests && ls test_*.c | sed 's/\.c$//'; echo test_corpus_walk; echo test_corpus_import)
 for san in "" asan tsan; do
 	label=${san:-plain}
 	build=build${san:+-$san}
-	run "build $label" make -s -j"$jobs" SAN="$san" WERROR=-Werror all || continue
-	for t in "$build"/tests/test_*; do
-		[ -x "$t" ] || continue
-		run "$label $(basename "$t")" "$t"
+	# a failed build leaves the last one's programs: none of them runs
+	if ! run "build $label" make -s -j"$jobs" SAN="$san" WERROR=-Werror all; then
+		failed=$((failed + $(wc -w <<<"$expected")))
+		echo "not ok - $label: $(wc -w <<<"$expected") test programs not run (the build failed)"
+		continue
+	fi
+	for t in $expected; do
+		if [ -x "$build/tests/$t" ]; then
+			run "$label $t" "$build/tests/$t"
+		else
+			failed=$((failed + 1))
+			echo "not ok - $label $t: not built"
+		fi
 	done
 done
 # the resolver against the kernel's own path resolution (openat2)

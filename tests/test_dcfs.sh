@@ -50,6 +50,9 @@ ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 skip()  { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n - # SKIP $*"; }
 check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+# check_all DESC 'COND': COND whole, && and || included (check DESC [ A ] && [ B ]
+# would check [ A ] alone: the shell ends check's arguments at &&)
+check_all() { local d=$1; if eval "$2"; then ok "$d"; else notok "$d"; fi; }
 cant()  { echo "test_dcfs: cannot run here: $*"; exit 77; }
 
 [ "$(id -u)" = 0 ] || cant "needs root"
@@ -936,8 +939,8 @@ if start k "$T/k.src"; then
 	wait $writer 2>/dev/null
 	durable=$(tail -1 "$T/k.count")
 	have=$(grep -c '^record [0-9]\{8\}$' "$T/k.src/log")
-	check "SIGKILL mid-run: all $durable fsync'ed records are in the source ($have there)" \
-		[ -n "$durable" ] && [ "$durable" -gt 0 ] && [ "$have" -ge "$durable" ]
+	check_all "SIGKILL mid-run: all $durable fsync'ed records are in the source ($have there)" \
+		'[ -n "$durable" ] && [ "$durable" -gt 0 ] && [ "$have" -ge "$durable" ]'
 	check "the records are intact and in order" \
 		test "$(head -n "$durable" "$T/k.src/log" | awk '{ if ($2 + 0 != NR - 1) bad++ } END { print bad + 0 }')" = 0
 	fusermount3 -u "$T/k.mnt" 2>/dev/null || umount -l "$T/k.mnt"
@@ -1019,8 +1022,8 @@ if command -v prlimit >/dev/null && MOUNTS+=("$T/fd.mnt") && mkdir -p "$T/fd.mnt
 	wait_for 5 test "$(stat_val "$T/fd.stats" nodes)" = 1
 	(cd "$T/fd.src" && ls | LC_ALL=C sort) > "$T/fd.ls.src"
 	(cd "$T/fd.mnt" && ls | LC_ALL=C sort) > "$T/fd.ls.mnt"
-	check "removed through the mount ($bad failed): mount and source agree" \
-		[ $bad = 0 ] && cmp -s "$T/fd.ls.src" "$T/fd.ls.mnt"
+	check_all "removed through the mount ($bad failed): mount and source agree" \
+		'[ $bad = 0 ] && cmp -s "$T/fd.ls.src" "$T/fd.ls.mnt"'
 	echo again > "$T/fd.mnt/after"
 	check "descriptors come back once the kernel forgets" test "$(cat "$T/fd.src/after")" = again
 	check "out-of-descriptor mount unmounts cleanly" stop fd
@@ -1091,9 +1094,9 @@ assert all("not measured" in g["goal"] for g in d["goals"][3:])' "$T/fm.json"
 		TMPDIR=$T/fm.tmp "$DCBENCH" fsmeta --dir "$T/fm.src" --configs rcu,rcu-uring \
 			--repeat 1 --passes 1 --mix 20 > /dev/null 2> "$T/fmu.err"
 		rc=$?
-		check "dcbench fsmeta --configs rcu,rcu-uring: exit 0 (exit $rc), the ring compared with /dev/fuse" \
-			[ $rc = 0 ] && grep -q "^dcfs-rcu-uring .* 0 " "$T/fmu.err" &&
-			grep -q "^info: dcfs rcu-uring / rcu " "$T/fmu.err"
+		check_all "dcbench fsmeta --configs rcu,rcu-uring: exit 0 (exit $rc), the ring compared with /dev/fuse" \
+			'[ $rc = 0 ] && grep -q "^dcfs-rcu-uring .* 0 " "$T/fmu.err" &&
+			 grep -q "^info: dcfs rcu-uring / rcu " "$T/fmu.err"'
 		[ $rc = 0 ] || sed 's/^/#   /' "$T/fmu.err"
 	fi
 	fm_refused() {	# DESC EXIT ARGS...: dcbench fsmeta ARGS exits with EXIT, a message

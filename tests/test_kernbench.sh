@@ -21,6 +21,9 @@ n=0 passed=0 failed=0
 ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+# check_all DESC 'COND': COND whole, && and || included (check DESC [ A ] && [ B ]
+# would check [ A ] alone: the shell ends check's arguments at &&)
+check_all() { local d=$1; if eval "$2"; then ok "$d"; else notok "$d"; fi; }
 cant()  { echo "test_kernbench: cannot run here: $*"; exit 77; }
 
 [ "$(id -u)" = 0 ] || cant "needs root"
@@ -72,13 +75,13 @@ check "the daemon's CPU on a line of its own, for rcu and global" \
 	[ "$(grep -cE '^ +dcfs daemon: User: [0-9.]+s System: [0-9.]+s' "$err")" = 2 ]
 check "comparison lines (rcu vs native, global vs native, global vs rcu)" \
 	[ "$(grep -cE '^(rcu vs native|global vs native|global vs rcu): Elapsed ' "$err")" = 3 ]
-check "the goal lines (rcu/native Elapsed a goal at timeouts 1 s, daemon CPU info)" \
-	[ "$(grep -c '^goal: rcu Elapsed / native' "$err")" = 1 ] && \
-	[ "$(grep -c '^info: rcu daemon CPU' "$err")" = 1 ]
-check "one JSON document with schema_version and 3 series of 2 runs" \
-	[ "$(grep -c '"schema_version": 1' "$out")" = 1 ] && \
-	[ "$(grep -cE '"mode": "(native|rcu|global)"' "$out")" = 3 ] && \
-	[ "$(grep -c '"elapsed": [0-9]' "$out")" = 6 ]
+check_all "the goal lines (rcu/native Elapsed a goal at timeouts 1 s, daemon CPU info)" \
+	'[ "$(grep -c "^goal: rcu Elapsed / native" "$err")" = 1 ] &&
+	 [ "$(grep -c "^info: rcu daemon CPU" "$err")" = 1 ]'
+check_all "one JSON document with schema_version and 3 series of 2 runs" \
+	'[ "$(grep -c "\"schema_version\": 1" "$out")" = 1 ] &&
+	 [ "$(grep -cE "\"mode\": \"(native|rcu|global)\"" "$out")" = 3 ] &&
+	 [ "$(grep -c "\"elapsed\": [0-9]" "$out")" = 6 ]'
 if command -v python3 >/dev/null; then
 	check "the JSON parses" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$out"
 fi
@@ -88,13 +91,16 @@ check "make clean ran before each run: run 2 compiled every file again" \
 
 # refusals: clear message, documented exit status
 "$DCBENCH" kernbench --tree "$T/none" --modes native > /dev/null 2> "$err"
-check "no such tree: exit 1 with a message" [ $? = 1 ] && grep -q 'not a directory' "$err"
+rc=$?
+check_all "no such tree: exit 1 with a message" '[ $rc = 1 ] && grep -q "not a directory" "$err"'
 mkdir -p "$T/unconf" && cp "$tree/Makefile" "$T/unconf/"
 "$DCBENCH" kernbench --tree "$T/unconf" --modes native > /dev/null 2> "$err"
-check "tree without .config: exit 1, says how to configure" [ $? = 1 ] && grep -q 'kernbench-setup' "$err"
+rc=$?
+check_all "tree without .config: exit 1, says how to configure" '[ $rc = 1 ] && grep -q kernbench-setup "$err"'
 echo 'int broken(' > "$tree/lib/f8.c"
 "$DCBENCH" kernbench --tree "$tree" --runs 1 --modes rcu --work "$T/work2" > /dev/null 2> "$err"
-check "a failing build through dcfs: exit 1, names the log" [ $? = 1 ] && grep -q 'failed with status' "$err"
+rc=$?
+check_all "a failing build through dcfs: exit 1, names the log" '[ $rc = 1 ] && grep -q "failed with status" "$err"'
 check "and the failed run left nothing mounted" sh -c "! grep -q ' $T/' /proc/mounts"
 rm -f "$tree/lib/f8.c"
 "$DCBENCH" kernbench --tree "$tree" --bogus > /dev/null 2>&1
@@ -106,7 +112,8 @@ check "unknown mode: exit 2" [ $? = 2 ]
 if command -v setpriv >/dev/null; then
 	setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		"$DCBENCH" kernbench --tree "$tree" --modes rcu > /dev/null 2> "$err"
-	check "not root: exit 1, says why" [ $? = 1 ] && grep -q 'needs root' "$err"
+	rc=$?
+	check_all "not root: exit 1, says why" '[ $rc = 1 ] && grep -q "needs root" "$err"'
 fi
 
 echo "test_kernbench: $passed passed, $failed failed, 0 skipped"

@@ -23,6 +23,9 @@ n=0 passed=0 failed=0
 ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+# check_all DESC 'COND': COND whole, && and || included (check DESC [ A ] && [ B ]
+# would check [ A ] alone: the shell ends check's arguments at &&)
+check_all() { local d=$1; if eval "$2"; then ok "$d"; else notok "$d"; fi; }
 
 [ -x "$DCBENCH" ] || { echo "test_micro: build $BUILD first"; exit 1; }
 [ -r "$TREE" ] || { echo "test_micro: $TREE is missing: it ships with the source"; exit 1; }
@@ -92,7 +95,8 @@ for bad in "--ref-node-bytes 5000" "--ref-node-bytes x" "--runs 0" "--threads 0"
 	check "refused: $bad (exit 2)" [ $? = 2 ]
 done
 "$DCBENCH" micro --tree "$T/none.tsv.xz" --scenarios small > /dev/null 2> "$T/err.txt"
-check "a missing listing: exit 1, names it" [ $? = 1 ] && grep -q 'none.tsv.xz' "$T/err.txt"
+rc=$?
+check_all "a missing listing: exit 1, names it" '[ $rc = 1 ] && grep -q none.tsv.xz "$T/err.txt"'
 
 echo "test_micro: $passed passed, $failed failed, 0 skipped"
 [ $failed = 0 ]

@@ -337,4 +337,39 @@ for m in "${MANS[@]}"; do
     fi
 done
 
+# ---- the shell tests' own check helpers ---------------------------------------
+# check DESC CMD... runs CMD alone: in "check DESC [ A ] && [ B ]" the shell
+# hands check [ A ], and [ B ]'s answer is lost.  Compound conditions go to
+# check_all DESC 'A && B', which evaluates the whole string.  First each
+# script's check_all is fed a false second conjunct and must say "not ok";
+# then no script may join a condition to a check call outside it.
+for t in "$TOP"/tests/*.sh; do
+    def=$(grep -E '^(ok|notok|check_all)\(\) *\{' "$t")
+    grep -q '^check_all() {' <<<"$def" || continue
+    out=$(bash -c "n=0 passed=0 failed=0; $def
+        check_all 'x' 'true && false'; check_all 'y' 'true && true'" 2>&1)
+    if grep -q '^not ok [0-9]* - x$' <<<"$out" && grep -q '^ok [0-9]* - y$' <<<"$out"; then
+        ok "$(basename "$t"): check_all fails a false second conjunct, passes a true one"
+    else
+        not_ok "$(basename "$t"): check_all on 'true && false', 'true && true': $(tr '\n' ' ' <<<"$out")"
+    fi
+done
+# a check call whose condition starts with [ or test, on its line or on
+# the continuation line after it, quoted strings taken out: an && or ||
+# left over joins a condition outside the call
+joined=$(awk '
+    cont && /^[ \t]*(\[|test[ \t])/ { print FILENAME ":" FNR ": " $0 }
+    { cont = 0 }
+    /^[ \t]*check[ \t]/ {
+        if ($0 ~ /\\$/) cont = 1
+        else if ($0 ~ /^[ \t]*check[ \t]+"[^"]*"[ \t]+(\[|test[ \t])/) print FILENAME ":" FNR ": " $0
+    }' "$TOP"/tests/*.sh |
+    sed -E "s/'[^']*'//g; s/\"([^\"\\]|\\.)*\"//g" | grep -E '&&|\|\|')
+if [ -z "$joined" ]; then
+    ok "no shell test joins a condition to check outside its arguments (use check_all)"
+else
+    not_ok "conditions joined outside check (only the first is checked):"
+    diag <<<"$joined"
+fi
+
 finish
