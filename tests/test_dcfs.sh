@@ -1092,12 +1092,13 @@ assert all("not measured" in g["goal"] for g in d["goals"][3:])' "$T/fm.json"
 		test -z "$(grep " $T/fm" /proc/mounts; ls -A "$T/fm.src" | grep fsmeta; ls -A "$T/fm.tmp")"
 	if [ $URING = 1 ]; then
 		TMPDIR=$T/fm.tmp "$DCBENCH" fsmeta --dir "$T/fm.src" --configs rcu,rcu-uring \
-			--repeat 1 --passes 1 --mix 20 > /dev/null 2> "$T/fmu.err"
+			--repeat 1 --passes 1 --mix 20 > "$T/fmu.out" 2> "$T/fmu.err"
 		rc=$?
+		# without --json the report is on standard output
 		check_all "dcbench fsmeta --configs rcu,rcu-uring: exit 0 (exit $rc), the ring compared with /dev/fuse" \
-			'[ $rc = 0 ] && grep -q "^dcfs-rcu-uring .* 0 " "$T/fmu.err" &&
-			 grep -q "^info: dcfs rcu-uring / rcu " "$T/fmu.err"'
-		[ $rc = 0 ] || sed 's/^/#   /' "$T/fmu.err"
+			'[ $rc = 0 ] && grep -q "^dcfs-rcu-uring .* 0 " "$T/fmu.out" &&
+			 grep -q "^info: dcfs rcu-uring / rcu " "$T/fmu.out"'
+		[ $rc = 0 ] || sed 's/^/#   /' "$T/fmu.err" "$T/fmu.out"
 	fi
 	fm_refused() {	# DESC EXIT ARGS...: dcbench fsmeta ARGS exits with EXIT, a message
 		local desc=$1 want=$2 out rc
