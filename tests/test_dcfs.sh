@@ -954,8 +954,12 @@ fi
 # handle (fd-less) and everything still works on them.  Then 80 directories
 # (one descriptor each, always) run the daemon out: EMFILE, nothing corrupted.
 mkdir -p "$T/fd.src"
-if command -v prlimit >/dev/null && MOUNTS+=("$T/fd.mnt") && mkdir -p "$T/fd.mnt" &&
-   prlimit --nofile=64:64 "$DCFS" "$T/fd.src" "$T/fd.mnt" --stats "$T/fd.stats"; then
+if ! command -v prlimit >/dev/null; then
+	skip "descriptor exhaustion (no prlimit)"
+elif ! { MOUNTS+=("$T/fd.mnt") && mkdir -p "$T/fd.mnt" &&
+	 prlimit --nofile=64:64 "$DCFS" "$T/fd.src" "$T/fd.mnt" --stats "$T/fd.stats"; }; then
+	notok "descriptor exhaustion: dcfs did not start under prlimit --nofile=64:64"
+else
 	if [ "$(stat_val "$T/fd.stats" file_handles)" = 1 ]; then
 		other=0
 		for i in $(seq 80); do
@@ -1027,8 +1031,6 @@ if command -v prlimit >/dev/null && MOUNTS+=("$T/fd.mnt") && mkdir -p "$T/fd.mnt
 	echo again > "$T/fd.mnt/after"
 	check "descriptors come back once the kernel forgets" test "$(cat "$T/fd.src/after")" = again
 	check "out-of-descriptor mount unmounts cleanly" stop fd
-else
-	skip "descriptor exhaustion (no prlimit)"
 fi
 
 # ---- SIGTERM and SIGINT unmount ---------------------------------------------------------

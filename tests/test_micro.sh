@@ -18,10 +18,11 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 DCBENCH=$PWD/$BUILD/dcbench
 TREE=$PWD/data/linux-6.1-tree.tsv.xz
-n=0 passed=0 failed=0
+n=0 passed=0 failed=0 skipped=0
 
 ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
 notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+skip()  { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n - # SKIP $*"; }
 check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
 # check_all DESC 'COND': COND whole, && and || included (check DESC [ A ] && [ B ]
 # would check [ A ] alone: the shell ends check's arguments at &&)
@@ -55,6 +56,8 @@ check "report: the goals, with hot's marked not measured" \
 check "report: one run is flagged as indicative" grep -q 'indicative only' "$T/out.txt"
 if command -v python3 >/dev/null; then
 	check "the JSON parses" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/out.json"
+else
+	skip "the JSON parses (no python3: scripts/deps.sh installs it)"
 fi
 
 "$DCBENCH" micro "${brief[@]}" --scenarios negative --impls rcu,lfht,mutex \
@@ -80,12 +83,18 @@ if command -v valgrind >/dev/null && ! ldd "$DCBENCH" 2>/dev/null | grep -q 'lib
 	check "profile.sh: refused: --bogus (exit 2)" [ $? = 2 ]
 	bash bench/profile.sh --ms x > /dev/null 2>&1
 	check "profile.sh: refused: --ms x (exit 2)" [ $? = 2 ]
+elif command -v valgrind >/dev/null; then
+	skip "bench/profile.sh (valgrind cannot run a sanitizer build)"
+else
+	skip "bench/profile.sh (no valgrind: scripts/deps.sh installs it)"
 fi
 
 if command -v gnuplot >/dev/null; then
 	"$DCBENCH" micro "${brief[@]}" --scenarios small --impls rcu,mutex --no-bytes \
 		--no-updates --plot "$T/p.svg" > /dev/null 2>&1
 	check "--plot: an SVG" grep -q '<svg' "$T/p.svg"
+else
+	skip "--plot (no gnuplot: scripts/deps.sh installs it)"
 fi
 
 for bad in "--ref-node-bytes 5000" "--ref-node-bytes x" "--runs 0" "--threads 0" \
@@ -98,5 +107,5 @@ done
 rc=$?
 check_all "a missing listing: exit 1, names it" '[ $rc = 1 ] && grep -q none.tsv.xz "$T/err.txt"'
 
-echo "test_micro: $passed passed, $failed failed, 0 skipped"
+echo "test_micro: $passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]
