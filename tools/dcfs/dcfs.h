@@ -79,6 +79,9 @@ struct dnode {
 	pthread_mutex_t lock;
 };
 
+/* --readdirplus: unset (off when both kernel timeouts are 0), auto, off */
+enum dcfs_readdirplus { DCFS_RDPLUS_DEFAULT, DCFS_RDPLUS_AUTO, DCFS_RDPLUS_OFF };
+
 struct dcfs {
 	struct dc_cache *cache;
 	enum dc_mode mode;
@@ -94,6 +97,7 @@ struct dcfs {
 	bool as_caller;			/* root: host calls as the calling user */
 	bool posix_acl;			/* the kernel checks POSIX ACLs (op_init) */
 	bool open_requests;		/* --open-requests: a handle per open */
+	enum dcfs_readdirplus readdirplus;	/* --readdirplus */
 	bool debug;
 	struct fuse_session *se;
 };

@@ -221,7 +221,7 @@ static void notify_systemd(const char *state)
 
 enum opt_key {
 	K_MODE, K_THREADS, K_READERS, K_COHERENCE, K_TTL, K_ENTRY_TIMEOUT,
-	K_ATTR_TIMEOUT, K_CACHE_ENTRIES, K_OPEN_REQUESTS, K_URING, K_STATS,
+	K_ATTR_TIMEOUT, K_CACHE_ENTRIES, K_OPEN_REQUESTS, K_READDIRPLUS, K_URING, K_STATS,
 	K_ALLOW_OTHER, K_NO_ALLOW_OTHER, K_ALLOW_ROOT, K_SECCOMP, K_SANDBOX,
 	K_FOREGROUND, K_DEBUG,
 	K_HELP, K_VERSION,
@@ -249,6 +249,7 @@ static const struct dcfs_option {
 	{ "attr-timeout",	ARG_NEEDED,	K_ATTR_TIMEOUT },
 	{ "cache-entries",	ARG_NEEDED,	K_CACHE_ENTRIES },
 	{ "open-requests",	ARG_NONE,	K_OPEN_REQUESTS },
+	{ "readdirplus",	ARG_NEEDED,	K_READDIRPLUS },
 	{ "uring",		ARG_OPTIONAL,	K_URING },
 	{ "stats",		ARG_NEEDED,	K_STATS },
 	{ "allow-other",	ARG_NONE,	K_ALLOW_OTHER },
@@ -316,6 +317,10 @@ static void usage(FILE *f)
 "  --open-requests           a file handle per open (OPEN and RELEASE sent\n"
 "                            for every open); default: handle-less I/O,\n"
 "                            no request per open\n"
+"  --readdirplus auto|off    auto: listings may carry each entry's attributes\n"
+"                            (READDIRPLUS, the kernel's choice); off: plain\n"
+"                            READDIR (default: off when both timeouts are 0,\n"
+"                            since the attributes would expire at once)\n"
 "  --uring[=N]               FUSE over io_uring (Linux 6.14+, the fuse module's\n"
 "                            enable_uring set to Y): requests served on the CPU\n"
 "                            that made them, by N threads per CPU, 1 to 64\n"
@@ -423,6 +428,14 @@ static void apply_option(const struct dcfs_option *o, const char *v,
 		break;
 	case K_OPEN_REQUESTS:
 		dcfs.open_requests = true;
+		break;
+	case K_READDIRPLUS:
+		if (!strcmp(v, "auto"))
+			dcfs.readdirplus = DCFS_RDPLUS_AUTO;
+		else if (!strcmp(v, "off"))
+			dcfs.readdirplus = DCFS_RDPLUS_OFF;
+		else
+			usage_error("%s: '%s' is not auto or off", as, v);
 		break;
 	case K_URING:
 		opt.uring_depth = v ? (int)parse_count(as, v, 1, 64) : 2;

@@ -2095,9 +2095,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * metadata operations dcfs is about matter more than big writes */
 	conn->want &= ~FUSE_CAP_SPLICE_READ;
 	/* with both timeouts 0 the attributes READDIRPLUS returns expire at
-	 * once: it would only make every listed entry a node (and, for a
-	 * file, a descriptor) for nothing */
-	if (dcfs_entry_timeout() == 0 && dcfs_attr_timeout() == 0)
+	 * once: by default it would only make every listed entry a node (and,
+	 * for a file, a descriptor) for nothing */
+	if (dcfs.readdirplus == DCFS_RDPLUS_OFF ||
+	    (dcfs.readdirplus == DCFS_RDPLUS_DEFAULT &&
+	     dcfs_entry_timeout() == 0 && dcfs_attr_timeout() == 0))
 		conn->want &= ~(FUSE_CAP_READDIRPLUS | FUSE_CAP_READDIRPLUS_AUTO);
 	/* handle-less I/O (node_io_fd): O_TRUNC must reach us as a SETATTR,
 	 * since no OPEN will */
