@@ -316,6 +316,37 @@ if start o "$T/o.src" -o mode=global,coherence=off,ttl=500,entry_timeout=0,attr_
 else
 	notok "-o with dcfs options: mount"
 fi
+# --readdirplus: with both timeouts 0 a listing is plain READDIR (no node
+# per entry) unless asked; auto lets the kernel's first listing carry the
+# attributes, as a peer at libfuse's defaults does
+for i in 1 2 3 4 5; do echo "$i" > "$T/o.src/rp$i"; done
+for rp in default auto off; do
+	# shellcheck disable=SC2046 # the option: two words or none
+	if start o "$T/o.src" --entry-timeout 0 --attr-timeout 0 \
+		$([ $rp = default ] || echo "--readdirplus $rp"); then
+		ls "$T/o.mnt" > /dev/null
+		if [ $rp = auto ]; then
+			wait_for 5 test "$(stat_val "$T/o.stats" nodes_total)" -ge 6
+		else
+			# the counters are rewritten every second: two rewrites
+			sleep 2.1
+		fi
+		made=$(stat_val "$T/o.stats" nodes_total)
+		if [ $rp = auto ]; then
+			check "--readdirplus auto, timeouts 0: the listing made a node per entry ($made)" \
+				test "$made" -ge 6
+		else
+			check "--readdirplus $rp, timeouts 0: the listing made no node ($made)" \
+				test "$made" = 1
+		fi
+		stop o
+	else
+		notok "--readdirplus $rp: mount"
+	fi
+done
+rm -f "$T"/o.src/rp?
+out=$("$DCFS" "$T/o.src" "$T/o.mnt" --readdirplus bogus 2>&1); rc=$?
+check_all "refused: --readdirplus bogus, exit 2 ($rc)" '[ $rc = 2 ] && grep -q "not auto or off" <<<"$out"'
 NB="setpriv --reuid=nobody --regid=nogroup --clear-groups"
 if $NB true 2>/dev/null; then
 	for way in --no-allow-other "-o noallow_other" "-o no_allow_other"; do
@@ -1118,6 +1149,12 @@ assert all("not measured" in g["goal"] for g in d["goals"][3:])' "$T/fm.json"
 	fm_refused "bad --configs" 2 "$DCBENCH" fsmeta --dir "$T/fm.src" --configs native,fast
 	fm_refused "bad --entry-timeout" 2 "$DCBENCH" fsmeta --dir "$T/fm.src" --entry-timeout -1
 	fm_refused "missing --dir" 1 "$DCBENCH" fsmeta --dir "$T/nonexistent"
+	fm_refused "passthrough_hp@5 (its timeouts are 0 or its own)" 2 \
+		"$DCBENCH" fsmeta --dir "$T/fm.src" --configs passthrough_hp@5
+	fm_refused "--passthrough-hp not a program" 1 \
+		"$DCBENCH" fsmeta --dir "$T/fm.src" --passthrough-hp "$T/nonexistent"
+	fm_refused "passthrough_hp without --passthrough-hp" 1 \
+		"$DCBENCH" fsmeta --dir "$T/fm.src" --configs passthrough_hp --repeat 1 --passes 0 --mix 0
 	fm_refused "--dir not a directory" 1 "$DCBENCH" fsmeta --dir "$T/s.src/file"
 	fm_refused "--work inside --dir" 1 "$DCBENCH" fsmeta --dir "$T/fm.src" --work "$T/fm.src/w"
 	if command -v setpriv >/dev/null; then

@@ -34,7 +34,7 @@
 const char dcb_fsmeta_help[] =
 "usage: dcbench fsmeta --dir D [--threads N] [--entry-timeout S] [--attr-timeout S]\n"
 "                      [--configs LIST] [--repeat R] [--passes P] [--mix K]\n"
-"                      [--work DIR] [--dcfs-opts \"OPTS\"] [--json]\n"
+"                      [--work DIR] [--dcfs-opts \"OPTS\"] [--passthrough-hp BIN] [--json]\n"
 "\n"
 "Walks the tree D and lstat()s every entry by its full path on N threads,\n"
 "stats every path again P times, then runs a create/rename/stat/unlink mix in\n"
@@ -58,9 +58,10 @@ const char dcb_fsmeta_help[] =
 "                     also accepted), rcu-uring, global-uring, rwlock-uring\n"
 "                     (the mode with dcfs --uring: FUSE over io_uring, needs\n"
 "                     the fuse module's enable_uring set to Y), passthrough_ll\n"
-"                     (as shipped) and\n"
-"                     passthrough_ll-dp (with dcfs's mount options\n"
-"                     default_permissions,allow_other); default all:\n"
+"                     (as shipped), passthrough_ll-dp (with dcfs's mount\n"
+"                     options default_permissions,allow_other) and\n"
+"                     passthrough_hp (with --passthrough-hp; timeouts\n"
+"                     @default, a day, or @0, --nocache); default:\n"
 "                     " DEFAULT_CONFIGS "\n"
 "                     Each may add @T, its own timeouts (T seconds, or\n"
 "                     @default: the daemon's; dcfs picks by its coherence\n"
@@ -74,7 +75,11 @@ const char dcb_fsmeta_help[] =
 "  --work DIR         scratch: mount point, passthrough_ll build, daemon logs;\n"
 "                     kept (and the build reused).  Default: a new directory\n"
 "                     under $TMPDIR or /tmp, removed afterwards\n"
-"  --dcfs-opts \"OPTS\" more dcfs options, split at spaces (e.g. \"--threads 2\")\n"
+"  --dcfs-opts \"OPTS\" more dcfs options, split at spaces (e.g. \"--threads 2\");\n"
+"                     dcfs gets --readdirplus auto first, as the peers have it\n"
+"  --passthrough-hp BIN\n"
+"                     libfuse's example/passthrough_hp, built from a libfuse\n"
+"                     tree by hand (meson): the strongest C peer\n"
 "  --json             one JSON document on stdout; the report goes to stderr\n"
 "  -h, --help         this help\n"
 "\n"
@@ -142,6 +147,8 @@ static int parse_config(const char *name, struct config *c)
 	k = fsm_kind(kind);
 	if (!k || (prefixed && !fsm_kind_dcfs(k)) || (at && !strcmp(k, "native")))
 		return -1;
+	if (!strcmp(k, "passthrough_hp") && at && strcmp(at, "@0") && strcmp(at, "@default"))
+		return -1;
 	c->kind = k;
 	if (at) {
 		char t[24], *end;
@@ -191,8 +198,9 @@ static int parse_configs(const char *list, struct config *cfg, unsigned *n)
 		name[len] = '\0';
 		if (parse_config(name, &c))
 			return cli_usage(CMD, "--configs: '%s' is not native, rcu, global, rwlock, "
-					 "rcu-uring, global-uring, rwlock-uring, passthrough_ll "
-					 "or passthrough_ll-dp, with @SECONDS or @default and "
+					 "rcu-uring, global-uring, rwlock-uring, passthrough_ll, "
+					 "passthrough_ll-dp or passthrough_hp (@0 or @default), "
+					 "with @SECONDS or @default and "
 					 "(dcfs) /auto|fanotify|inotify|ttl|off after it", name);
 		for (unsigned k = 0; k < *n; k++)
 			dup |= !strcmp(cfg[k].label, c.label);
@@ -427,10 +435,16 @@ static unsigned goals(struct config *cfg, unsigned n, struct goal *g)
 {
 	struct config *rcu = find(cfg, n, "rcu"), *glo = find(cfg, n, "global");
 	struct config *ptl = find(cfg, n, "passthrough_ll");
+	const char *why;
 
 	memset(g, 0, 3 * sizeof(*g));
 	g[0].target = 3;
-	if (rcu && ptl && ptl->med > 0) {
+	if (rcu && ptl && (why = unlike(rcu, ptl))) {
+		g[0].value = NAN;
+		g[0].met = -1;
+		snprintf(g[0].text, sizeof(g[0].text),
+			 "dcfs rcu / passthrough_ll (>= 3): not measured (%s)", why);
+	} else if (rcu && ptl && ptl->med > 0) {
 		g[0].value = rcu->med / ptl->med;
 		g[0].met = g[0].value >= 3;
 		snprintf(g[0].text, sizeof(g[0].text), "dcfs rcu / passthrough_ll = %.2f (>= 3)",
@@ -477,9 +491,9 @@ static unsigned goals(struct config *cfg, unsigned n, struct goal *g)
 static void print_table(FILE *f, struct config *cfg, unsigned n, unsigned repeat,
 			const struct config *nat)
 {
-	fprintf(f, "%-17s %9s %9s %9s %9s %9s %8s %15s %6s %11s %8s\n", "config", "walk/s",
-		"stat/s", "mix/s", "total/s", "mean", "sd", "total-range", "failed",
-		"usr/sys_s", "x_native");
+	fprintf(f, "%-22s %7s %9s %9s %9s %9s %9s %8s %15s %6s %11s %8s\n", "config",
+		"entries", "walk/s", "stat/s", "mix/s", "total/s", "mean", "sd", "total-range",
+		"failed", "usr/sys_s", "x_native");
 	for (unsigned i = 0; i < n; i++) {
 		const struct config *c = &cfg[i];
 		const struct run *m = &c->runs[c->median];
@@ -494,8 +508,8 @@ static void print_table(FILE *f, struct config *cfg, unsigned n, unsigned repeat
 			snprintf(x, sizeof(x), "%.3f", c->med / nat->med);
 		else
 			snprintf(x, sizeof(x), "-");
-		fprintf(f, "%-17s %9.0f %9.0f %9.0f %9.0f %9.0f %8.0f %15s %6llu %11s %8s\n",
-			c->label, fsl_rate(&m->res.phase[FSL_WALK]),
+		fprintf(f, "%-22s %7zu %9.0f %9.0f %9.0f %9.0f %9.0f %8.0f %15s %6llu %11s %8s\n",
+			c->label, m->res.entries, fsl_rate(&m->res.phase[FSL_WALK]),
 			fsl_rate(&m->res.phase[FSL_STAT]), fsl_rate(&m->res.phase[FSL_MIX]),
 			c->med, c->mean, c->sd, range, (unsigned long long)c->failed, cpu, x);
 	}
@@ -680,6 +694,15 @@ int dcb_fsmeta_main(int argc, char **argv)
 			if (bad)
 				return bad;
 			work_arg = v;
+		} else if (cli_opt(CMD, argc, argv, &i, "passthrough-hp", true, &v, &bad)) {
+			if (bad)
+				return bad;
+			if (access(v, X_OK) < 0) {
+				fprintf(stderr, "dcbench fsmeta: --passthrough-hp %s: %s\n", v,
+					strerror(errno));
+				return EXIT_FAIL;
+			}
+			fsm_set_passthrough_hp(v);
 		} else if (cli_opt(CMD, argc, argv, &i, "dcfs-opts", true, &v, &bad)) {
 			if (bad)
 				return bad;
@@ -822,7 +845,10 @@ int dcb_fsmeta_main(int argc, char **argv)
 					"/proc/sys/vm/drop_caches: %s\n", strerror(errno));
 			char opts[512];
 
-			snprintf(opts, sizeof(opts), "%s%s%s", s.dcfs_opts ? s.dcfs_opts : "",
+			/* READDIRPLUS as the peers have it (libfuse's default),
+			 * whatever the timeouts; the user's options after, to win */
+			snprintf(opts, sizeof(opts), "--readdirplus auto %s%s%s",
+				 s.dcfs_opts ? s.dcfs_opts : "",
 				 c->coherence[0] ? " --coherence=" : "", c->coherence);
 			if (fsm_start(&m, c->kind, dir, mnt, c->own_to ? c->to : s.entry_to,
 				      c->own_to ? c->to : s.attr_to, NULL, work,

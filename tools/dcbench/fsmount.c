@@ -23,8 +23,16 @@
 
 static const char *const kinds[] = {
 	"native", "rcu", "global", "rwlock", "passthrough_ll", "passthrough_ll-dp",
-	"rcu-uring", "global-uring", "rwlock-uring",
+	"rcu-uring", "global-uring", "rwlock-uring", "passthrough_hp",
 };
+
+/* libfuse's passthrough_hp, built by hand (fsm_set_passthrough_hp) */
+static const char *passthrough_hp;
+
+void fsm_set_passthrough_hp(const char *bin)
+{
+	passthrough_hp = bin;
+}
 
 const char *fsm_kind(const char *kind)
 {
@@ -36,7 +44,7 @@ const char *fsm_kind(const char *kind)
 
 bool fsm_kind_dcfs(const char *kind)
 {
-	return strcmp(kind, "native") && strncmp(kind, "passthrough_ll", 14);
+	return strcmp(kind, "native") && strncmp(kind, "passthrough_", 12);
 }
 
 static double mono_now(void)
@@ -322,6 +330,24 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		argv[n++] = "-f";
 		argv[n++] = "-o";
 		argv[n++] = opts;
+		argv[n++] = (char *)mnt;
+	} else if (!strcmp(kind, "passthrough_hp")) {
+		/* its timeouts are a day, or 0 with --nocache */
+		if (!passthrough_hp) {
+			fprintf(stderr, "dcbench: passthrough_hp: where is it? (--passthrough-hp BIN)\n");
+			return -1;
+		}
+		if ((entry_to >= 0 || attr_to >= 0) && (entry_to != 0 || attr_to != 0)) {
+			fprintf(stderr, "dcbench: passthrough_hp: timeouts are 0 (--nocache) "
+				"or its own (a day), not entry %g s attr %g s\n", entry_to, attr_to);
+			return -1;
+		}
+		snprintf(bin, sizeof(bin), "%s", passthrough_hp);
+		argv[n++] = bin;
+		argv[n++] = "--foreground";
+		if (entry_to == 0)
+			argv[n++] = "--nocache";
+		argv[n++] = (char *)src;
 		argv[n++] = (char *)mnt;
 	} else {
 		if (sibling("dcfs", bin, sizeof(bin)) < 0) {

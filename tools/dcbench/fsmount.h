@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 struct fsmount {
-	char kind[32];		/* "native", "rcu", ..., "rcu-uring", ..., "passthrough_ll" */
+	char kind[32];		/* "native", "rcu", ..., "rcu-uring", ..., "passthrough_ll", "passthrough_hp" */
 	pid_t pid;		/* the daemon; 0 for native */
 	char dir[4096];		/* where to work: the mount point, or the source */
 };
@@ -25,6 +25,10 @@ struct fsmount {
 const char *fsm_kind(const char *kind);
 /* Is a known kind dcfs in one of its modes ("rcu", ..., "rcu-uring", ...)? */
 bool fsm_kind_dcfs(const char *kind);
+
+/* The binary kind "passthrough_hp" runs: libfuse's example, built by hand
+ * from a libfuse tree (its C++ needs meson); the string is kept. */
+void fsm_set_passthrough_hp(const char *bin);
 
 /*
  * Mounts kind's file system mirroring src on mnt (an empty directory) and
