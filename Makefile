@@ -160,15 +160,15 @@ $(BUILD)/tests/test_node: tests/test_node.c tools/dcfs/node.c tools/dcfs/dcfs.h 
 $(BUILD)/tests/test_replay: tools/dcbench/replay.c tools/dcbench/replay.h tools/dcbench/trace.c tools/dcbench/trace.h
 
 # Fuzz corpora replayed as plain regression tests (no libFuzzer needed).
-$(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c $(BUILD)/libdcache.a
+$(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c tests/fuzz/fuzz.h $(BUILD)/libdcache.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -DCORPUS_DIR='"tests/fuzz/corpus_walk"' $(CFLAGS) $(filter %.c,$^) \
 	    -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
-$(BUILD)/tests/test_corpus_import: tests/fuzz/fuzz_import.c tests/fuzz/run_corpus.c tools/dcbench/import.c tools/dcbench/trace.c
+$(BUILD)/tests/test_corpus_import: tests/fuzz/fuzz_import.c tests/fuzz/run_corpus.c tools/dcbench/import.c tools/dcbench/trace.c tests/fuzz/fuzz.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -Itools/dcbench -DCORPUS_DIR='"tests/fuzz/corpus_import"' $(CFLAGS) \
-	    $^ -o $@ $(LDFLAGS) $(LZMA_LIBS)
+	    $(filter %.c,$^) -o $@ $(LDFLAGS) $(LZMA_LIBS)
 
 # The examples, as a user builds them (tests/test_install.sh builds them
 # again against the installed library).

@@ -399,7 +399,9 @@ struct dc_stats {
 	uint64_t entries;	/* entries now allocated */
 	uint64_t negative;	/* of which negative */
 	uint64_t bytes;		/* bytes now allocated by the cache */
-	uint64_t reserved[6];	/* zero in this version */
+	uint64_t miss_waits;	/* lookups that waited for another thread's
+				   backend call on the same name */
+	uint64_t reserved[5];	/* zero in this version */
 };
 void dc_get_stats(struct dc_cache *c, struct dc_stats *st);
 

@@ -277,6 +277,7 @@ DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 	st->restarts = v[ST_RESTARTS];
 	st->evictions = v[ST_EVICTIONS];
 	st->lock_waits = v[ST_LOCK_WAITS];
+	st->miss_waits = v[ST_MISS_WAITS];
 	st->entries = LOAD(c->nr_entries);
 	st->negative = LOAD(c->nr_negative);
 	st->bytes = LOAD(c->bytes);

@@ -174,7 +174,7 @@ struct dc_lru {
 /* Per-thread statistics: written by their thread only, summed on read. */
 enum {
 	ST_LOOKUPS, ST_HITS, ST_NEG_HITS, ST_MISSES, ST_RESTARTS,
-	ST_EVICTIONS, ST_LOCK_WAITS, ST_NR
+	ST_EVICTIONS, ST_LOCK_WAITS, ST_MISS_WAITS, ST_NR
 };
 struct dc_tstat {
 	char pad0[64];			/* no other thread's data on v's lines */

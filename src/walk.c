@@ -570,6 +570,7 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
 	if (dflags(d) & DC_F_REVAL) {
 		dc__write_unlock(c);
+		dc__stat_inc(c, ST_MISS_WAITS);
 		wait_clear(c, d, DC_F_REVAL);
 		dc_put(c, d);
 		return 0;
@@ -668,6 +669,8 @@ again:
 			*out = d;
 			return 0;
 		}
+		/* counted before the wait: single flight can be watched */
+		dc__stat_inc(c, ST_MISS_WAITS);
 		wait_clear(c, d, DC_F_PENDING);
 		fl = dflags(d);
 		if ((fl & (DC_F_FAILED | DC_F_STALE)) == DC_F_FAILED) {

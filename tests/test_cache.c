@@ -4,6 +4,7 @@
  * mode, on a memfs backend wrapped to count backend calls.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -508,12 +509,70 @@ static void test_lru(enum dc_mode mode)
 }
 
 /*
- * Allocation failures: each call either works or says -ENOMEM, and once
- * injection stops every answer is right again (the cache never lied).
+ * Allocation failures, counted: what dc_debug_failed_allocs() says failed
+ * since the last call, and what the calls under injection answered.
+ */
+struct injected {
+	struct fx *x;
+	uint64_t seen;		/* dc_debug_failed_allocs() after the last call */
+	unsigned hit_calls;	/* calls that had an allocation fail */
+	unsigned nomem;		/* calls that returned -ENOMEM */
+};
+
+/*
+ * After one call under injection that returned r: did an allocation fail
+ * in it?  -ENOMEM without one would be the cache inventing the error; with
+ * one, the cache must still pass its own check (it may forget, not lie).
+ */
+static bool injected_call(struct injected *s, int64_t r)
+{
+	uint64_t now = dc_debug_failed_allocs();
+	bool failed = now > s->seen;
+
+	s->seen = now;
+	CHECK(r != -ENOMEM || failed);
+	if (failed) {
+		s->hit_calls++;
+		CHECK_EQ(dc_debug_check(s->x->c), 0);
+	}
+	s->nomem += r == -ENOMEM;
+	return failed;
+}
+
+/* A resolve under injection: the right answer, or -ENOMEM if it failed. */
+static void injected_res(struct injected *s, const char *path, int64_t want)
+{
+	int64_t r = res(s->x, path, 0);
+
+	if (injected_call(s, r))
+		CHECK(r == want || r == -ENOMEM);
+	else
+		CHECK_EQ(r, want);
+}
+
+/*
+ * An update under injection: 0, or -ENOMEM.  An allocation can fail and
+ * the call still return 0: one it did not need (the new name of a rename
+ * whose source is not cached), or a hint (a negative entry).
+ */
+static void injected_update(struct injected *s, int err)
+{
+	injected_call(s, err);
+	CHECK(err == 0 || err == -ENOMEM);
+}
+
+/*
+ * Allocation failures: every every-th allocation fails.  Each scenario
+ * must really fail some (an allocation that bypassed the injection, or an
+ * injection that stopped, would make these tests vacuous); each call
+ * answers right or says -ENOMEM, and only when one of its allocations
+ * failed; and once injection stops every answer is right again (the cache
+ * never lied).
  */
 static void test_enomem(enum dc_mode mode)
 {
 	static const char *paths[] = { "a/b/g", "l/g", "abs", "a/zz", "up/b", "dang" };
+	static const char *long_name = "renamed-to-a-name-longer-than-32-bytes";
 	int64_t want[6];
 	struct dc_dentry *a;
 	struct dc_inode in;
@@ -523,31 +582,39 @@ static void test_enomem(enum dc_mode mode)
 
 	for (every = 1; every <= 12; every++) {
 		struct fx x;
+		struct injected s = { &x, 0, 0, 0 };
 
 		fx_open(&x, mode, 0, 0);
 		want[0] = I.g; want[1] = I.g; want[2] = I.f;
 		want[3] = -ENOENT; want[4] = I.b; want[5] = -ENOENT;
 		CHECK_EQ(dc_walk(x.c, NULL, "a", 0, &a), 0);
 		dc_debug_fail_alloc(every, 0);
-		for (p = 0; p < 6; p++) {
-			int64_t r = res(&x, paths[p], 0);
-
-			CHECK(r == want[p] || r == -ENOMEM);
-		}
-		err = dc_memfs_add(x.fs, I.a, "zz", S_IFREG | 0644, NULL, &in);
-		CHECK_EQ(err, 0);
+		/* with every allocation failing, every miss must fail (each
+		 * path here needs one): none may allocate past the injection */
+		for (p = 0; p < 6; p++)
+			injected_res(&s, paths[p], every == 1 ? -ENOMEM : want[p]);
+		CHECK_EQ(dc_memfs_add(x.fs, I.a, "zz", S_IFREG | 0644, NULL, &in), 0);
 		err = dc_create(x.c, a, "zz", &in);
-		CHECK(err == 0 || err == -ENOMEM);
+		injected_update(&s, err);
+		if (every == 1)		/* nor may its new entry */
+			CHECK_EQ(err, -ENOMEM);
 		want[3] = in.ino;
-		CHECK_EQ(dc_memfs_rename(x.fs, I.a, "f", I.a, "renamed-to-a-name-longer-than-32-bytes", 0), 0);
-		err = dc_rename(x.c, a, "f", a, "renamed-to-a-name-longer-than-32-bytes", 0);
-		CHECK(err == 0 || err == -ENOMEM);
+		CHECK_EQ(dc_memfs_rename(x.fs, I.a, "f", I.a, long_name, 0), 0);
+		injected_update(&s, dc_rename(x.c, a, "f", a, long_name, 0));
 		want[2] = -ENOENT;
-		err = dc_memfs_remove(x.fs, I.b, "g", 0);
+		CHECK_EQ(dc_memfs_remove(x.fs, I.b, "g", 0), 0);
+		/* a name never seen; dc_unlink is documented to return 0
+		 * whatever memory there is */
+		err = dc_unlink(x.c, a, "x");
+		injected_call(&s, err);
 		CHECK_EQ(err, 0);
-		err = dc_unlink(x.c, a, "x");	/* name never seen: fine either way */
-		CHECK(err == 0 || err == -ENOMEM);
 		dc_debug_fail_alloc(0, 0);
+		if (s.hit_calls == 0 || s.nomem == 0)
+			fprintf(stderr, "test_enomem: mode %s, every %ld: %u calls had an "
+				"allocation fail, %u returned -ENOMEM\n", dc_mode_name(mode),
+				every, s.hit_calls, s.nomem);
+		CHECK(s.hit_calls > 0);
+		CHECK(s.nomem > 0);
 		/* g went away behind the cache: tell it, as a file system would */
 		{
 			struct dc_dentry *b;

@@ -171,24 +171,52 @@ static void test_errors(enum dc_mode mode)
 	dc_cache_destroy(cache);
 }
 
-/* Four threads miss on one name: one backend call, one answer for all. */
+/*
+ * Wait (bounded) until the cache counts n lookups waiting for a backend
+ * call in flight; false, saying so, if they never come.
+ */
+static bool wait_miss_waits(uint64_t n)
+{
+	struct dc_stats st;
+	int ms;
+
+	for (ms = 0; ms < 20 * 1000; ms++) {
+		dc_get_stats(cache, &st);
+		if (st.miss_waits >= n)
+			return true;
+		usleep(1000);
+	}
+	fprintf(stderr, "test_single_flight: after 20 s, %llu of %llu lookups wait "
+		"on the miss in flight\n", (unsigned long long)st.miss_waits,
+		(unsigned long long)n);
+	return false;
+}
+
+/*
+ * Threads miss on one name at once: one backend call, one answer (or one
+ * error) for all.  The backend holds the first call until the cache counts
+ * every other thread waiting on it, so no thread can pass by arriving
+ * after the answer was cached: all of them are concurrent with the miss.
+ */
+#define FLIGHT	4
+
 static void test_single_flight(enum dc_mode mode, int err)
 {
-	struct job jobs[4];
-	pthread_t t[4];
+	struct job jobs[FLIGHT];
+	pthread_t t[FLIGHT];
+	struct dc_stats st;
 	int i;
 
 	open_cache(mode);
 	fake_set(3, 33, err, true);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < FLIGHT; i++) {
 		jobs[i] = (struct job){ "n3", 0, false };
 		pthread_create(&t[i], NULL, resolver, &jobs[i]);
 	}
 	CHECK(wait_inflight(3, 1));
-	/* give the others every chance to (wrongly) call the backend too */
-	usleep(100 * 1000);
+	CHECK(wait_miss_waits(FLIGHT - 1));
 	fake_set(3, 33, err, false);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < FLIGHT; i++) {
 		pthread_join(t[i], NULL);
 		CHECK_EQ(jobs[i].result, err ? err : 33);
 	}
@@ -196,6 +224,9 @@ static void test_single_flight(enum dc_mode mode, int err)
 	 * as an inode (they once each asked the backend again after a
 	 * failed miss, because settling it marked it overtaken) */
 	CHECK_EQ(fk.calls[3], 1);
+	dc_get_stats(cache, &st);
+	CHECK_EQ(st.misses, 1);
+	CHECK_EQ(st.miss_waits, FLIGHT - 1);
 	if (!err)
 		CHECK_EQ(res("n3"), 33);
 	dc_cache_destroy(cache);
