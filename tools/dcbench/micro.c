@@ -50,6 +50,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* first (it maps liburcu's names): libdcache's component hash, the same
+ * code (static inline) for every table */
+#include "../../src/internal.h"
 #include <urcu/urcu-memb.h>
 #include <urcu/rculfhash.h>
 
@@ -879,22 +882,33 @@ static void fs_free(struct fsinst *f)
 	free(f);
 }
 
+/* -- the references' hash: libdcache's -- */
+
+static struct dc_hkey g_hkey;	/* the references' key, from --seed */
+
+/*
+ * The length of the component at s (up to a '/' or end) and its hash
+ * salted with dir: libdcache's dc__hash_component and dc__hash_salt, so
+ * that every implementation hashes a name with the same code, a word at
+ * a time.
+ */
+static inline uint32_t comp_hash(const char *s, const char *end, const void *dir,
+				 uint32_t *len)
+{
+	uint64_t key;
+
+	*len = (uint32_t)dc__hash_component(s, end, &g_hkey, &key);
+	return dc__hash_salt(key, dir);
+}
+
+static inline uint32_t name_hash(const char *name, size_t len, const void *dir)
+{
+	uint32_t l;
+
+	return comp_hash(name, name + len, dir, &l);
+}
+
 /* -- lfht -- */
-
-static inline uint64_t fmix64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return k;
-}
-
-static inline unsigned long lhash(uint64_t namehash, const struct lnode *dir)
-{
-	return (unsigned long)fmix64(namehash ^ ((uintptr_t)dir * GOLDEN));
-}
 
 struct lkey {
 	const struct lnode *parent;
@@ -915,14 +929,15 @@ static int lmatch(struct cds_lfht_node *node, const void *key)
 static int lfht_resolve(struct impl *im, const char *p, struct res *r)
 {
 	const struct lnode *cur = im->lroot;
+	const char *end = p + strlen(p);
 	struct cds_lfht_iter it;
 	int err = 0;
 
 	urcu_memb_read_lock();
 	for (;;) {
-		uint64_t h = FNV_OFFSET;
 		struct lkey k;
 		struct cds_lfht_node *nd;
+		uint32_t h;
 
 		while (*p == '/')
 			p++;
@@ -933,13 +948,10 @@ static int lfht_resolve(struct impl *im, const char *p, struct res *r)
 			break;
 		}
 		k.s = p;
-		while (*p && *p != '/') {
-			h = (h ^ (unsigned char)*p) * FNV_PRIME;
-			p++;
-		}
-		k.len = (uint32_t)(p - k.s);
+		h = comp_hash(p, end, cur, &k.len);
+		p += k.len;
 		k.parent = cur;
-		cds_lfht_lookup(im->ht, lhash(h, cur), lmatch, &k, &it);
+		cds_lfht_lookup(im->ht, h, lmatch, &k, &it);
 		nd = cds_lfht_iter_get_node(&it);
 		if (!nd) {
 			err = -ENOENT;
@@ -968,7 +980,7 @@ static struct lnode *lfht_node(struct impl *im, const char *p)
 
 		while (p[k.len] && p[k.len] != '/')
 			k.len++;
-		cds_lfht_lookup(im->ht, lhash(fnv64(p, k.len), cur), lmatch, &k, &it);
+		cds_lfht_lookup(im->ht, name_hash(p, k.len, cur), lmatch, &k, &it);
 		nd = cds_lfht_iter_get_node(&it);
 		cur = nd ? caa_container_of(nd, struct lnode, hn) : NULL;
 		p += k.len;
@@ -1007,7 +1019,7 @@ static int lfht_build(struct impl *im, const struct tree *t, uint64_t nbuckets,
 		tmp[i] = n;
 		if (i) {
 			urcu_memb_read_lock();
-			cds_lfht_add(im->ht, lhash(fnv64(n->name, n->len), n->parent), &n->hn);
+			cds_lfht_add(im->ht, name_hash(n->name, n->len, n->parent), &n->hn);
 			urcu_memb_read_unlock();
 		}
 	}
@@ -1052,7 +1064,7 @@ static struct lnode *lfht_find(struct impl *im, struct lnode *dir,
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *nd;
 
-	cds_lfht_lookup(im->ht, lhash(fnv64(name, len), dir), lmatch, &k, &it);
+	cds_lfht_lookup(im->ht, name_hash(name, len, dir), lmatch, &k, &it);
 	nd = cds_lfht_iter_get_node(&it);
 	return nd ? caa_container_of(nd, struct lnode, hn) : NULL;
 }
@@ -1064,7 +1076,7 @@ static int lfht_create(struct impl *im, struct lnode *dir, const char *name)
 	struct cds_lfht_node *got;
 
 	urcu_memb_read_lock();
-	got = cds_lfht_add_unique(im->ht, lhash(fnv64(name, len), dir), lmatch,
+	got = cds_lfht_add_unique(im->ht, name_hash(name, len, dir), lmatch,
 				  &(struct lkey){ dir, name, (uint32_t)len }, &n->hn);
 	urcu_memb_read_unlock();
 	if (got != &n->hn) {
@@ -1103,7 +1115,7 @@ static int lfht_rename(struct impl *im, struct lnode *odir, const char *oname,
 		n = lnode_scratch(ndir, nname, nlen);
 		n->id = o->id;
 		n->mode = o->mode;
-		cds_lfht_add(im->ht, lhash(fnv64(nname, nlen), ndir), &n->hn);
+		cds_lfht_add(im->ht, name_hash(nname, nlen, ndir), &n->hn);
 		if (cds_lfht_del(im->ht, &o->hn) == 0)
 			err = 0;
 	}
@@ -1132,17 +1144,10 @@ static void lfht_destroy(struct impl *im)
 
 /* -- one mutex around a chained hash table -- */
 
-static inline struct mnode **mt_bucket(struct mtab *m, const struct mnode *dir,
-				       uint32_t h)
+/* h is salted with the directory: libdcache's bucket of it */
+static inline struct mnode **mt_bucket(struct mtab *m, uint32_t h)
 {
-	uint64_t k = ((uint64_t)h << 32 | h) ^ ((uintptr_t)dir >> 3);
-
-	return &m->b[(k * GOLDEN) >> m->shift];
-}
-
-static inline uint32_t fold32(uint64_t h)
-{
-	return (uint32_t)(h ^ (h >> 32));
+	return &m->b[dc__bucket_index(h, m->shift)];
 }
 
 static struct mnode *mt_find(struct mtab *m, const struct mnode *dir,
@@ -1150,7 +1155,7 @@ static struct mnode *mt_find(struct mtab *m, const struct mnode *dir,
 {
 	struct mnode *n;
 
-	for (n = *mt_bucket(m, dir, h); n; n = n->next)
+	for (n = *mt_bucket(m, h); n; n = n->next)
 		if (n->hash == h && n->parent == dir && n->len == len &&
 		    !memcmp(n->name, s, len))
 			return n;
@@ -1162,12 +1167,13 @@ static int mtab_resolve(struct impl *im, const char *p, struct res *r)
 {
 	struct mtab *m = &im->mt;
 	const struct mnode *cur = im->mroot;
+	const char *end = p + strlen(p);
 	uint32_t mode = cur->mode, id = cur->id;
 
 	for (;;) {
-		uint64_t h = FNV_OFFSET;
 		const char *s;
 		struct mnode *n;
+		uint32_t h, len;
 
 		while (*p == '/')
 			p++;
@@ -1176,12 +1182,10 @@ static int mtab_resolve(struct impl *im, const char *p, struct res *r)
 		if (!S_ISDIR(mode))
 			return -ENOTDIR;
 		s = p;
-		while (*p && *p != '/') {
-			h = (h ^ (unsigned char)*p) * FNV_PRIME;
-			p++;
-		}
+		h = comp_hash(p, end, cur, &len);
+		p += len;
 		pthread_mutex_lock(&m->lock);
-		n = mt_find(m, cur, s, (uint32_t)(p - s), fold32(h));
+		n = mt_find(m, cur, s, len, h);
 		if (n) {
 			mode = n->mode;
 			id = n->id;
@@ -1206,7 +1210,7 @@ static struct mnode *mtab_node(struct impl *im, const char *p)
 
 		while (p[len] && p[len] != '/')
 			len++;
-		cur = mt_find(&im->mt, cur, p, len, fold32(fnv64(p, len)));
+		cur = mt_find(&im->mt, cur, p, len, name_hash(p, len, cur));
 		p += len;
 		while (*p == '/')
 			p++;
@@ -1237,11 +1241,13 @@ static int mtab_build(struct impl *im, const struct tree *t, uint64_t nbuckets,
 		n->mode = x->type == 'd' ? S_IFDIR | 0755 :
 			  x->type == 'l' ? S_IFLNK | 0777 : S_IFREG | 0644;
 		n->len = x->len;
-		n->hash = fold32(fnv64(tname(t, i), x->len));
 		memcpy(n->name, tname(t, i), x->len + 1);
 		tmp[i] = n;
 		if (i) {
-			struct mnode **b = mt_bucket(m, n->parent, n->hash);
+			struct mnode **b;
+
+			n->hash = name_hash(n->name, n->len, n->parent);
+			b = mt_bucket(m, n->hash);
 
 			n->next = *b;
 			*b = n;
@@ -1263,13 +1269,13 @@ static int mtab_create(struct impl *im, struct mnode *dir, const char *name)
 	n->id = UINT32_MAX;
 	n->mode = S_IFREG | 0644;
 	n->len = (uint32_t)len;
-	n->hash = fold32(fnv64(name, len));
+	n->hash = name_hash(name, len, dir);
 	memcpy(n->name, name, len + 1);
 	pthread_mutex_lock(&im->mt.lock);
 	if (mt_find(&im->mt, dir, name, n->len, n->hash)) {
 		err = -EEXIST;
 	} else {
-		b = mt_bucket(&im->mt, dir, n->hash);
+		b = mt_bucket(&im->mt, n->hash);
 		n->next = *b;
 		*b = n;
 	}
@@ -1283,10 +1289,10 @@ static int mtab_create(struct impl *im, struct mnode *dir, const char *name)
 static struct mnode *mt_remove(struct mtab *m, struct mnode *dir, const char *name)
 {
 	size_t len = strlen(name);
-	uint32_t h = fold32(fnv64(name, len));
+	uint32_t h = name_hash(name, len, dir);
 	struct mnode **pp;
 
-	for (pp = mt_bucket(m, dir, h); *pp; pp = &(*pp)->next) {
+	for (pp = mt_bucket(m, h); *pp; pp = &(*pp)->next) {
 		struct mnode *n = *pp;
 
 		if (n->hash == h && n->parent == dir && n->len == len &&
@@ -1317,14 +1323,14 @@ static int mtab_rename(struct impl *im, struct mnode *odir, const char *oname,
 
 	n->parent = ndir;
 	n->len = (uint32_t)len;
-	n->hash = fold32(fnv64(nname, len));
+	n->hash = name_hash(nname, len, ndir);
 	memcpy(n->name, nname, len + 1);
 	pthread_mutex_lock(&im->mt.lock);
 	o = mt_remove(&im->mt, odir, oname);
 	if (o) {
 		n->id = o->id;
 		n->mode = o->mode;
-		b = mt_bucket(&im->mt, ndir, n->hash);
+		b = mt_bucket(&im->mt, n->hash);
 		n->next = *b;
 		*b = n;
 	}
@@ -3517,6 +3523,14 @@ int dcb_micro_main(int argc, char **argv)
 			b->tl[k] = b->tl[k - 1];
 			b->tl[k - 1] = t;
 		}
+	{
+		/* the references' hash key: drawn per run, as libdcache draws
+		 * one per cache, but from --seed */
+		uint64_t ks = b->seed ^ 0x4a5b;
+
+		g_hkey.k0 = rng_next(&ks);
+		g_hkey.k1 = rng_next(&ks);
+	}
 	rep = b->json ? stderr : stdout;
 	show_progress = isatty(STDERR_FILENO) == 1;
 	debug_runs = getenv("DCBENCH_MICRO_DEBUG") != NULL;
