@@ -39,7 +39,9 @@ brief=(--tree "$TREE" --threads 1,2 --runs 1 --ms 20)
 check "three scenarios, every implementation: exit 0" [ $? = 0 ]
 check "no wrong answer" grep -q '"wrong_answers": 0' "$T/out.json"
 check "no failed update" grep -q '"failed_updates": 0' "$T/out.json"
-check "JSON: schema_version" grep -q '"schema_version": 1' "$T/out.json"
+check "JSON: schema_version" grep -q '"schema_version": 2' "$T/out.json"
+check "JSON: no timed lookup answered wrong (negative's misses expected)" \
+	sh -c "! grep -Eq '\"wrong_lookups\": [1-9]' '$T/out.json' && grep -q '\"wrong_lookups\": 0' '$T/out.json'"
 for impl in rcu rwlock global kernel lfht mutex; do
 	c=$(grep -A1 '"scenario": ' "$T/out.json" | grep -c "\"impl\": \"$impl\"")
 	check "JSON: $impl has 6 results (3 scenarios x 2 thread counts), has $c" [ "$c" = 6 ]
@@ -97,6 +99,39 @@ done
 "$DCBENCH" micro --tree "$T/none.tsv.xz" --scenarios small > /dev/null 2> "$T/err.txt"
 rc=$?
 check_all "a missing listing: exit 1, names it" '[ $rc = 1 ] && grep -q none.tsv.xz "$T/err.txt"'
+
+# A listing with an entry twice: the kernel cannot create its tree.  A
+# cell asked for and not measured fails the run, by name, and has no row.
+printf 'd\ta\nf\ta/x.c\nf\ta/y.c\nf\ta/x.c\n' > "$T/twice.tsv"
+"$DCBENCH" micro --tree "$T/twice.tsv" --scenarios hot --impls kernel --threads 1 \
+	--runs 1 --ms 20 --no-bytes --no-updates --json > "$T/twice.json" 2> "$T/twice.txt"
+rc=$?
+check_all "no kernel tree: exit 1, the cell named" \
+	'[ $rc = 1 ] && grep -q "^dcbench micro: hot kernel, 1 thread: not measured" "$T/twice.txt"'
+if command -v python3 >/dev/null; then
+	check "no kernel tree: no row in results, one in not_measured" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+nm = [(c["scenario"], c["impl"], c["by_design"]) for c in d["not_measured"]]
+sys.exit(not (d["results"] == [] and nm == [("hot", "kernel", False)]))' "$T/twice.json"
+fi
+
+# The kernel's tree emptied under the timed run (through the magic link of
+# dcbench's working directory, its root then): every lookup fails, cheaply,
+# and the run must fail rather than report the speed.
+"$DCBENCH" micro "${brief[@]}" --threads 1 --ms 1500 --scenarios small --impls kernel \
+	--no-bytes --no-updates > /dev/null 2> "$T/gone.txt" &
+pid=$!
+for _ in $(seq 1000); do
+	case $(readlink "/proc/$pid/cwd" 2>/dev/null) in */small) break ;; esac
+	sleep 0.01
+done
+sleep 0.3	# past the check of every answer, into the timed run
+find "/proc/$pid/cwd/" -mindepth 1 -delete 2>/dev/null
+wait $pid
+rc=$?
+check_all "tree gone mid-run: exit 1, the wrong lookups named" \
+	'[ $rc = 1 ] && grep -Eq "^dcbench micro: small kernel, 1 thread: [1-9][0-9]* timed lookups answered otherwise" "$T/gone.txt"'
 
 echo "test_micro: $passed passed, $failed failed, 0 skipped"
 [ $failed = 0 ]

@@ -74,6 +74,9 @@ extern char **environ;
 #define FNV_OFFSET	0xcbf29ce484222325ull
 #define FNV_PRIME	0x100000001b3ull
 #define GOLDEN		0x9e3779b97f4a7c15ull
+/* micro's JSON: 2 since "scaling" is of wall-clock throughput and the
+ * lookups counted wrong replaced the failed ones */
+#define MICRO_SCHEMA_VERSION	2
 
 enum { SC_HOT, SC_SMALL, SC_NEGATIVE, SC_DEEP, SC_LONGNAMES, SC_COLD,
        SC_MIXED1, SC_MIXED10, SC_SAMEFILE, SC_NR };
@@ -822,6 +825,7 @@ struct mtab {
 struct impl {
 	int kind;
 	bool ok;
+	bool skipped;		/* not offered in this scenario (kernel, cold) */
 	char why[400];		/* why not measured */
 	/* dc */
 	struct fsinst *fs;
@@ -1573,6 +1577,7 @@ static int im_build(struct impl *im, int kind, struct scen *s, struct fsinst *sh
 	}
 	case IM_KERNEL:
 		if (s->id == SC_COLD) {
+			im->skipped = true;
 			snprintf(im->why, sizeof(im->why), "skipped for cold: a tree of %u "
 				 "entries on tmpfs takes too long to create", s->t->nn - 1);
 			return -1;
@@ -1809,6 +1814,7 @@ struct worker {
 	unsigned idx;
 	const char **paths;
 	uint32_t *tix;		/* target index of each path */
+	uint8_t *miss;		/* 1: the path must answer ENOENT */
 	uint64_t *cpre;		/* components looked up in [0, i) */
 	uint32_t *lpre;		/* lookups in [0, i) (mixed) */
 	uint8_t *kind;		/* mixed: an update step at i */
@@ -1819,7 +1825,7 @@ struct worker {
 	unsigned step, j;	/* where the worker is in its triples */
 	int schedfd;		/* /proc/thread-self/schedstat, or -1 */
 	/* the last run */
-	uint64_t t0, t1, wait0, wait1, run0, run1, wraps, fails, uerr;
+	uint64_t t0, t1, wait0, wait1, run0, run1, wraps, wrong, uerr;
 	uint32_t pos;
 };
 
@@ -1887,11 +1893,13 @@ static int upd_step(struct impl *im, struct worker *w)
 /*
  * The timed loop, one copy per implementation so the call is direct.
  * Stops at the first batch boundary after the main thread sets stop.
+ * Counts the lookups whose outcome (found, or not) is not the tree's:
+ * a failing lookup is cheaper, so they must not pass unnoticed.
  */
 #define TIMED_LOOP(w, im, CALL)						\
 	do {								\
 		const char *const *P_ = (const char *const *)(w)->paths;	\
-		const uint8_t *K_ = (w)->kind;				\
+		const uint8_t *K_ = (w)->kind, *M_ = (w)->miss;		\
 		uint32_t N_ = (w)->n, I_ = 0;				\
 		uint64_t wr_ = 0, f_ = 0, u_ = 0;			\
 		int *stop_ = &(w)->p->stop;				\
@@ -1900,7 +1908,7 @@ static int upd_step(struct impl *im, struct worker *w)
 			do {						\
 				for (int k_ = 0; k_ < BATCH; k_++) {	\
 					const char *path = P_[I_];	\
-					f_ += (CALL) != 0;		\
+					f_ += ((CALL) != 0) != M_[I_];	\
 					if (++I_ == N_) {		\
 						I_ = 0;			\
 						wr_++;			\
@@ -1914,7 +1922,7 @@ static int upd_step(struct impl *im, struct worker *w)
 						u_ += upd_step((im), (w)) != 0; \
 					} else {			\
 						const char *path = P_[I_]; \
-						f_ += (CALL) != 0;	\
+						f_ += ((CALL) != 0) != M_[I_]; \
 					}				\
 					if (++I_ == N_) {		\
 						I_ = 0;			\
@@ -1927,7 +1935,7 @@ static int upd_step(struct impl *im, struct worker *w)
 		(w)->wait1 = cpu_wait_ns2((w)->schedfd, &(w)->run1);	\
 		(w)->pos = I_;						\
 		(w)->wraps = wr_;					\
-		(w)->fails = f_;					\
+		(w)->wrong = f_;					\
 		(w)->uerr = u_;						\
 	} while (0)
 
@@ -2055,6 +2063,7 @@ static void pool_free(struct pool *p)
 
 		free(w->paths);
 		free(w->tix);
+		free(w->miss);
 		free(w->cpre);
 		free(w->lpre);
 		free(w->kind);
@@ -2092,8 +2101,11 @@ static void make_arrays(struct pool *p, const struct scen *s, uint64_t seed)
 			for (uint32_t i = 0; i < n; i++)
 				w->tix[i] = rng_below(&rs, g->n);
 		}
-		for (uint32_t i = 0; i < n; i++)
+		w->miss = xmalloc(n);
+		for (uint32_t i = 0; i < n; i++) {
 			w->paths[i] = g->path[w->tix[i]];
+			w->miss[i] = g->expect[w->tix[i]] < 0;
+		}
 		if (s->mixed_pct) {
 			w->kind = xmalloc(n);
 			w->lpre = xmalloc((n + 1) * sizeof(*w->lpre));
@@ -2125,12 +2137,13 @@ static void make_arrays(struct pool *p, const struct scen *s, uint64_t seed)
 
 struct cell {			/* one (scenario, threads, implementation) */
 	bool measured;
+	bool skipped;		/* not offered (kernel, cold): no error */
 	char why[400];
 	unsigned nr;
 	double ns[MAX_RUNS], nsc[MAX_RUNS], mops[MAX_RUNS];
 	double mopsw[MAX_RUNS];	/* plain ops / wall time */
 	double share[MAX_RUNS];	/* of the wall time, not waiting for a CPU */
-	uint64_t ops, lookups, comps, fails, upd, uerr;
+	uint64_t ops, lookups, comps, wrong, upd, uerr;
 	uint64_t dc_lookups, dc_misses, dc_restarts;
 	double ns_med, ns_mean, ns_sd, nsc_med, mops_med, mops_mean, mops_sd;
 	double mopsw_med, share_med;
@@ -2153,6 +2166,8 @@ struct bench {
 	struct cell *cells;	/* [SC_NR][ntl][IM_NR] */
 	bool ran[SC_NR];
 	uint64_t mismatches, update_errors;
+	uint64_t wrong_lookups;	/* in the timed runs */
+	unsigned unmeasured;	/* asked for, not (fully) measured */
 	char scen_note[SC_NR][200];
 	/* bytes per entry */
 	struct bytes_res {
@@ -2261,7 +2276,7 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 		ops += o;
 		comps += cm;
 		lookups += mixed ? w->wraps * w->lpre[w->n] + w->lpre[w->pos] : o;
-		cl->fails += w->fails;
+		cl->wrong += w->wrong;
 		cl->uerr += w->uerr;
 	}
 	if (cl->nr < MAX_RUNS && ops) {
@@ -2457,6 +2472,7 @@ static int run_scenario(struct bench *b, int id)
 			struct cell *cl = cell_at(b, id, ti, k);
 
 			memset(cl, 0, sizeof(*cl));
+			cl->skipped = ims[k].skipped;
 			if (!ims[k].ok)
 				snprintf(cl->why, sizeof(cl->why), "%s", ims[k].why);
 		}
@@ -2629,6 +2645,9 @@ static void run_updates(struct bench *b)
 		if (im_build(&ims[k], k, &s, NULL) || im_check(&ims[k], &s) ||
 		    dirh_open(&ims[k], &h[k], s.t, dirs, 2) ||
 		    im_create(&ims[k], &h[k], 0, "zzu-x")) {
+			fprintf(stderr, "dcbench micro: update costs: %s not measured%s%s\n",
+				im_names[k], ims[k].why[0] ? ": " : "", ims[k].why);
+			b->unmeasured++;
 			dirh_close(&ims[k], &h[k]);
 			im_destroy(&ims[k]);
 			continue;
@@ -2760,6 +2779,47 @@ static void summarize(struct bench *b)
 				if (c && one)
 					c->scaling = c->mops_med / one->mops_med;
 			}
+}
+
+static const char *plural(unsigned n)
+{
+	return n == 1 ? "" : "s";
+}
+
+/*
+ * Every cell asked for must be measured in every run, and every timed
+ * lookup must have answered as the tree says (a failing lookup is
+ * cheaper: a broken implementation would look fast); otherwise the
+ * figures do not mean what they say.  Names each such cell on stderr;
+ * returns how many were not measured.
+ */
+static unsigned check_cells(struct bench *b)
+{
+	unsigned unmeasured = 0;
+
+	for (int sc = 0; sc < SC_NR; sc++)
+		for (unsigned ti = 0; ti < b->ntl && b->ran[sc]; ti++)
+			for (int k = 0; k < IM_NR; k++) {
+				struct cell *c = cell_at(b, sc, ti, k);
+				unsigned T = b->tl[ti];
+
+				if (!b->impl[k] || c->skipped)
+					continue;
+				if (!c->measured || c->nr < b->runs) {
+					fprintf(stderr, "dcbench micro: %s %s, %u thread%s: not "
+						"measured (%u of %u runs): %s\n", sc_names[sc],
+						im_names[k], T, plural(T), c->nr, b->runs,
+						c->why[0] ? c->why : "?");
+					unmeasured++;
+				}
+				if (c->wrong)
+					fprintf(stderr, "dcbench micro: %s %s, %u thread%s: %"
+						PRIu64 " timed lookups answered otherwise than "
+						"the tree says\n", sc_names[sc], im_names[k], T,
+						plural(T), c->wrong);
+				b->wrong_lookups += c->wrong;
+			}
+	return unmeasured;
 }
 
 /* a's ns/lookup over b's (same scenario and threads); NaN if either is missing */
@@ -2975,9 +3035,11 @@ static void print_report(struct bench *b, const char *date, const char *host)
 	}
 	if (b->runs < 5)
 		fprintf(f, "  (fewer than 5 runs: these figures are indicative only)\n");
-	if (b->mismatches || b->update_errors)
-		fprintf(f, "\nERRORS: %" PRIu64 " wrong answers, %" PRIu64 " failed updates\n",
-			b->mismatches, b->update_errors);
+	if (b->mismatches || b->update_errors || b->wrong_lookups || b->unmeasured)
+		fprintf(f, "\nERRORS: %" PRIu64 " wrong answers, %" PRIu64 " timed lookups "
+			"answered wrong, %" PRIu64 " failed updates, %u asked for but "
+			"not measured\n", b->mismatches, b->wrong_lookups,
+			b->update_errors, b->unmeasured);
 }
 
 static void write_json(struct bench *b, const char *date, const char *host)
@@ -2988,7 +3050,7 @@ static void write_json(struct bench *b, const char *date, const char *host)
 
 	json_init(&j, stdout);
 	json_obj_begin(&j);
-	json_kint(&j, "schema_version", JSON_SCHEMA_VERSION);
+	json_kint(&j, "schema_version", MICRO_SCHEMA_VERSION);
 	json_kstr(&j, "command", "micro");
 	json_kstr(&j, "host", host);
 	json_kstr(&j, "date", date);
@@ -3048,25 +3110,24 @@ static void write_json(struct bench *b, const char *date, const char *host)
 		for (unsigned ti = 0; ti < b->ntl; ti++)
 			for (int k = 0; k < IM_NR; k++) {
 				struct cell *c = cell_at(b, sc, ti, k);
-				bool m = c->measured && c->nr;
 
-				if (!b->impl[k])
+				if (!b->impl[k] || !c->measured || !c->nr)
 					continue;
 				json_obj_begin(&j);
 				json_kstr(&j, "scenario", sc_names[sc]);
 				json_kstr(&j, "impl", im_names[k]);
 				json_kuint(&j, "threads", b->tl[ti]);
 				json_kbool(&j, "oversubscribed", b->tl[ti] > b->cores);
-				json_knum(&j, "ns_per_lookup", m ? c->ns_med : NAN);
-				json_knum(&j, "ns_per_component", m ? c->nsc_med : NAN);
-				json_knum(&j, "mops", m ? c->mops_med : NAN);
-				json_knum(&j, "ns_per_lookup_mean", m ? c->ns_mean : NAN);
-				json_knum(&j, "ns_per_lookup_sd", m ? c->ns_sd : NAN);
-				json_knum(&j, "mops_mean", m ? c->mops_mean : NAN);
-				json_knum(&j, "mops_sd", m ? c->mops_sd : NAN);
-				json_knum(&j, "scaling", m ? c->scaling : NAN);
-				json_knum(&j, "mops_wall", m ? c->mopsw_med : NAN);
-				json_knum(&j, "cpu_share", m ? c->share_med : NAN);
+				json_knum(&j, "ns_per_lookup", c->ns_med);
+				json_knum(&j, "ns_per_component", c->nsc_med);
+				json_knum(&j, "mops", c->mops_med);
+				json_knum(&j, "ns_per_lookup_mean", c->ns_mean);
+				json_knum(&j, "ns_per_lookup_sd", c->ns_sd);
+				json_knum(&j, "mops_mean", c->mops_mean);
+				json_knum(&j, "mops_sd", c->mops_sd);
+				json_knum(&j, "scaling", c->scaling);
+				json_knum(&j, "mops_wall", c->mopsw_med);
+				json_knum(&j, "cpu_share", c->share_med);
 				json_kuint(&j, "runs", c->nr);
 				json_key(&j, "ratio");
 				json_obj_begin(&j);
@@ -3075,23 +3136,38 @@ static void write_json(struct bench *b, const char *date, const char *host)
 						json_knum(&j, im_names[r],
 							  ratio(b, sc, b->tl[ti], k, r));
 				json_obj_end(&j);
-				if (m) {
-					json_kuint(&j, "operations", c->ops);
-					json_kuint(&j, "lookups", c->lookups);
-					json_kuint(&j, "components", c->comps);
-					json_kuint(&j, "updates", c->upd);
-					json_kuint(&j, "failed_lookups", c->fails);
-					json_kuint(&j, "failed_updates", c->uerr);
-					if (im_is_dc(k)) {
-						json_kuint(&j, "dc_misses", c->dc_misses);
-						json_kuint(&j, "dc_restarts", c->dc_restarts);
-					}
-				} else {
-					json_kstr(&j, "not_measured", c->why[0] ? c->why : "?");
+				json_kuint(&j, "operations", c->ops);
+				json_kuint(&j, "lookups", c->lookups);
+				json_kuint(&j, "components", c->comps);
+				json_kuint(&j, "updates", c->upd);
+				json_kuint(&j, "wrong_lookups", c->wrong);
+				json_kuint(&j, "failed_updates", c->uerr);
+				if (im_is_dc(k)) {
+					json_kuint(&j, "dc_misses", c->dc_misses);
+					json_kuint(&j, "dc_restarts", c->dc_restarts);
 				}
 				json_obj_end(&j);
 			}
 	}
+	json_arr_end(&j);
+	/* the cells asked for without a row in results, and why */
+	json_key(&j, "not_measured");
+	json_arr_begin(&j);
+	for (int sc = 0; sc < SC_NR; sc++)
+		for (unsigned ti = 0; ti < b->ntl && b->ran[sc]; ti++)
+			for (int k = 0; k < IM_NR; k++) {
+				struct cell *c = cell_at(b, sc, ti, k);
+
+				if (!b->impl[k] || (c->measured && c->nr))
+					continue;
+				json_obj_begin(&j);
+				json_kstr(&j, "scenario", sc_names[sc]);
+				json_kstr(&j, "impl", im_names[k]);
+				json_kuint(&j, "threads", b->tl[ti]);
+				json_kstr(&j, "why", c->why[0] ? c->why : "?");
+				json_kbool(&j, "by_design", c->skipped);
+				json_obj_end(&j);
+			}
 	json_arr_end(&j);
 	json_key(&j, "updates");
 	json_arr_begin(&j);
@@ -3128,7 +3204,9 @@ static void write_json(struct bench *b, const char *date, const char *host)
 	}
 	json_arr_end(&j);
 	json_kuint(&j, "wrong_answers", b->mismatches);
+	json_kuint(&j, "wrong_lookups", b->wrong_lookups);
 	json_kuint(&j, "failed_updates", b->update_errors);
+	json_kuint(&j, "unmeasured", b->unmeasured);
 	json_obj_end(&j);
 	json_finish(&j);
 }
@@ -3580,12 +3658,13 @@ int dcb_micro_main(int argc, char **argv)
 	if (!b->no_updates)
 		run_updates(b);
 	summarize(b);
+	b->unmeasured += check_cells(b);
 	print_report(b, date, host);
 	if (b->json)
 		write_json(b, date, host);
 	if (b->plot && plot(b, b->plot, host, date))
 		status = status ? status : 1;
-	if (b->mismatches || b->update_errors)
+	if (b->mismatches || b->update_errors || b->wrong_lookups || b->unmeasured)
 		status = 1;
 out:
 	fflush(NULL);
