@@ -100,6 +100,36 @@ done
 rc=$?
 check_all "a missing listing: exit 1, names it" '[ $rc = 1 ] && grep -q none.tsv.xz "$T/err.txt"'
 
+# The thread counts take turns, run by run (1 2 1 2, not 1 1 2 2), so
+# scaling can pair each 2-thread run with the 1-thread run beside it.
+DCBENCH_MICRO_DEBUG=1 "$DCBENCH" micro "${brief[@]}" --runs 2 --scenarios small \
+	--impls lfht --no-bytes --no-updates > /dev/null 2> "$T/order.txt"
+order=$(sed -n 's/^lfht T\([0-9]*\) w0:.*/\1/p' "$T/order.txt" | tr '\n' ' ')
+check "runs: the thread counts interleaved (1 2 1 2), were: $order" [ "$order" = "1 2 1 2 " ]
+
+# Two threads on one CPU do the work of one: scaling is of wall-clock
+# throughput, not each thread's rate over its own time on a CPU.
+if command -v python3 >/dev/null && taskset -c 0 true 2>/dev/null; then
+	taskset -c 0 "$DCBENCH" micro "${brief[@]}" --runs 3 --ms 30 --scenarios small \
+		--impls lfht --no-bytes --no-updates --json > "$T/one.json" 2> /dev/null
+	check "one CPU: 2 threads scale below 1.5" python3 -c '
+import json, sys
+r = [c for c in json.load(open(sys.argv[1]))["results"] if c["threads"] == 2]
+sys.exit(not (len(r) == 1 and r[0]["scaling"] < 1.5))' "$T/one.json"
+fi
+
+# The kernel's figure with its syscall floor beside it, per component beyond it
+check "report: the kernel's syscall floor" \
+	grep -Eq '^ +1 thread: floor [0-9.]+ ns, -?[0-9.]+ ns/comp beyond' "$T/out.txt"
+if command -v python3 >/dev/null; then
+	check "JSON: the kernel's floor and ns per component beyond it, outside mixed" python3 -c '
+import json, sys
+k = [c for c in json.load(open(sys.argv[1]))["results"] if c["impl"] == "kernel"]
+num = lambda c: all(isinstance(c[f], float) for f in
+                    ("syscall_floor_ns", "ns_per_component_beyond_floor"))
+sys.exit(not (len(k) == 6 and all(num(c) == (c["scenario"] != "mixed-10") for c in k)))' "$T/out.json"
+fi
+
 # A listing with an entry twice: the kernel cannot create its tree.  A
 # cell asked for and not measured fails the run, by name, and has no row.
 printf 'd\ta\nf\ta/x.c\nf\ta/y.c\nf\ta/x.c\n' > "$T/twice.tsv"
