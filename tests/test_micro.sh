@@ -40,7 +40,9 @@ brief=(--tree "$TREE" --threads 1,2 --runs 1 --ms 20)
 check "three scenarios, every implementation: exit 0" [ $? = 0 ]
 check "no wrong answer" grep -q '"wrong_answers": 0' "$T/out.json"
 check "no failed update" grep -q '"failed_updates": 0' "$T/out.json"
-check "JSON: schema_version" grep -q '"schema_version": 1' "$T/out.json"
+check "JSON: schema_version" grep -q '"schema_version": 2' "$T/out.json"
+check "JSON: no timed lookup answered wrong (negative's misses expected)" \
+	sh -c "! grep -Eq '\"wrong_lookups\": [1-9]' '$T/out.json' && grep -q '\"wrong_lookups\": 0' '$T/out.json'"
 for impl in rcu rwlock global kernel lfht mutex; do
 	c=$(grep -A1 '"scenario": ' "$T/out.json" | grep -c "\"impl\": \"$impl\"")
 	check "JSON: $impl has 6 results (3 scenarios x 2 thread counts), has $c" [ "$c" = 6 ]
@@ -106,6 +108,80 @@ done
 "$DCBENCH" micro --tree "$T/none.tsv.xz" --scenarios small > /dev/null 2> "$T/err.txt"
 rc=$?
 check_all "a missing listing: exit 1, names it" '[ $rc = 1 ] && grep -q none.tsv.xz "$T/err.txt"'
+
+# The thread counts take turns, run by run (1 2 1 2, not 1 1 2 2), so
+# scaling can pair each 2-thread run with the 1-thread run beside it.
+DCBENCH_MICRO_DEBUG=1 "$DCBENCH" micro "${brief[@]}" --runs 2 --scenarios small \
+	--impls lfht --no-bytes --no-updates > /dev/null 2> "$T/order.txt"
+order=$(sed -n 's/^lfht T\([0-9]*\) w0:.*/\1/p' "$T/order.txt" | tr '\n' ' ')
+check "runs: the thread counts interleaved (1 2 1 2), were: $order" [ "$order" = "1 2 1 2 " ]
+
+# Scaling is the wall-clock throughput at N threads over the 1-thread run
+# beside it (all threads' operations over the time from the start barrier
+# to the last thread's end), not a rate over each thread's time on a CPU:
+# with one run of each, exactly the ratio of the two rows' mops_wall.
+if command -v python3 >/dev/null; then
+	"$DCBENCH" micro "${brief[@]}" --scenarios small --impls lfht --no-bytes \
+		--no-updates --json > "$T/wall.json" 2> /dev/null
+	check "JSON: scaling is mops_wall at 2 threads over mops_wall at 1" python3 -c '
+import json, sys
+r = {c["threads"]: c for c in json.load(open(sys.argv[1]))["results"]}
+w1, w2 = r[1]["mops_wall"], r[2]["mops_wall"]
+sys.exit(not (w1 > 0 and abs(r[2]["scaling"] - w2 / w1) <= 1e-6 * (w2 / w1) + 1e-9))' "$T/wall.json"
+else
+	skip "JSON: scaling from wall-clock throughput (no python3)"
+fi
+
+# The kernel's figure with its syscall floor beside it, per component beyond it
+check "report: the kernel's syscall floor" \
+	grep -Eq '^ +1 thread: floor [0-9.]+ ns, -?[0-9.]+ ns/comp beyond' "$T/out.txt"
+if command -v python3 >/dev/null; then
+	check "JSON: the kernel's floor and ns per component beyond it, outside mixed" python3 -c '
+import json, sys
+k = [c for c in json.load(open(sys.argv[1]))["results"] if c["impl"] == "kernel"]
+num = lambda c: all(isinstance(c[f], float) for f in
+                    ("syscall_floor_ns", "ns_per_component_beyond_floor"))
+sys.exit(not (len(k) == 6 and all(num(c) == (c["scenario"] != "mixed-10") for c in k)))' "$T/out.json"
+else
+	skip "JSON: the kernel's floor (no python3)"
+fi
+
+# A listing with an entry twice: the kernel cannot create its tree.  A
+# cell asked for and not measured fails the run, by name, and has no row.
+printf 'd\ta\nf\ta/x.c\nf\ta/y.c\nf\ta/x.c\n' > "$T/twice.tsv"
+"$DCBENCH" micro --tree "$T/twice.tsv" --scenarios hot --impls kernel --threads 1 \
+	--runs 1 --ms 20 --no-bytes --no-updates --json > "$T/twice.json" 2> "$T/twice.txt"
+rc=$?
+check_all "no kernel tree: exit 1, the cell named" \
+	'[ $rc = 1 ] && grep -q "^dcbench micro: hot kernel, 1 thread: not measured" "$T/twice.txt"'
+if command -v python3 >/dev/null; then
+	check "no kernel tree: no row in results, one in not_measured" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+nm = [(c["scenario"], c["impl"], c["by_design"]) for c in d["not_measured"]]
+sys.exit(not (d["results"] == [] and nm == [("hot", "kernel", False)]))' "$T/twice.json"
+else
+	skip "no kernel tree: the JSON (no python3)"
+fi
+
+# The kernel's tree emptied under the timed run (through the magic link of
+# dcbench's working directory, its root then): every lookup fails, cheaply,
+# and the run must fail rather than report the speed.
+DCBENCH_MICRO_DEBUG=1 "$DCBENCH" micro "${brief[@]}" --threads 1 --runs 3 --ms 400 \
+	--scenarios small --impls kernel --no-bytes --no-updates > /dev/null 2> "$T/gone.txt" &
+pid=$!
+# once the first timed run has ended (its line printed; every answer was
+# checked before it), the two runs left find the tree gone
+for _ in $(seq 3000); do
+	grep -q '^kernel T1 w0:' "$T/gone.txt" && break
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.01
+done
+find "/proc/$pid/cwd/" -mindepth 1 -delete 2>/dev/null
+wait $pid
+rc=$?
+check_all "tree gone mid-run: exit 1, the wrong lookups named" \
+	'[ $rc = 1 ] && grep -Eq "^dcbench micro: small kernel, 1 thread: [1-9][0-9]* timed lookups answered otherwise" "$T/gone.txt"'
 
 echo "test_micro: $passed passed, $failed failed, $skipped skipped"
 [ $failed = 0 ]

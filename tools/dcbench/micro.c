@@ -16,9 +16,10 @@
  *                         (parent, name), taken once per component
  *
  * Scenarios (hot, small, negative, deep, longnames, cold, mixed-1,
- * mixed-10, samefile) are built once each; for each thread count every
- * implementation runs --runs times for --ms milliseconds, in turn, and the
- * median is reported.  Each thread walks its own shuffled array of path
+ * mixed-10, samefile) are built once each; in each of --runs rounds every
+ * implementation runs for --ms milliseconds at every thread count, in
+ * turn, and the median is reported; scaling pairs each run with the
+ * 1-thread run beside it (wall-clock throughput).  Each thread walks its own shuffled array of path
  * pointers, generated before timing.  Every implementation's answers are
  * checked against the tree before it is timed (that pass also warms it).
  *
@@ -50,6 +51,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* first (it maps liburcu's names): libdcache's component hash, the same
+ * code (static inline) for every table */
+#include "../../src/internal.h"
 #include <urcu/urcu-memb.h>
 #include <urcu/rculfhash.h>
 
@@ -71,6 +75,9 @@ extern char **environ;
 #define FNV_OFFSET	0xcbf29ce484222325ull
 #define FNV_PRIME	0x100000001b3ull
 #define GOLDEN		0x9e3779b97f4a7c15ull
+/* micro's JSON: 2 since "scaling" is of wall-clock throughput and the
+ * lookups counted wrong replaced the failed ones */
+#define MICRO_SCHEMA_VERSION	2
 
 enum { SC_HOT, SC_SMALL, SC_NEGATIVE, SC_DEEP, SC_LONGNAMES, SC_COLD,
        SC_MIXED1, SC_MIXED10, SC_SAMEFILE, SC_NR };
@@ -86,6 +93,11 @@ static const char *const im_names[IM_NR] = {
 static bool im_is_dc(int k) { return k <= IM_GLOBAL; }
 
 /* ---- small helpers ------------------------------------------------------- */
+
+static const char *plural(unsigned n)
+{
+	return n == 1 ? "" : "s";
+}
 
 static FILE *rep;		/* the human report: stdout, or stderr with --json */
 static bool show_progress;
@@ -819,6 +831,7 @@ struct mtab {
 struct impl {
 	int kind;
 	bool ok;
+	bool skipped;		/* not offered in this scenario (kernel, cold) */
 	char why[400];		/* why not measured */
 	/* dc */
 	struct fsinst *fs;
@@ -879,22 +892,33 @@ static void fs_free(struct fsinst *f)
 	free(f);
 }
 
+/* -- the references' hash: libdcache's -- */
+
+static struct dc_hkey g_hkey;	/* the references' key, from --seed */
+
+/*
+ * The length of the component at s (up to a '/' or end) and its hash
+ * salted with dir: libdcache's dc__hash_component and dc__hash_salt, so
+ * that every implementation hashes a name with the same code, a word at
+ * a time.
+ */
+static inline uint32_t comp_hash(const char *s, const char *end, const void *dir,
+				 uint32_t *len)
+{
+	uint64_t key;
+
+	*len = (uint32_t)dc__hash_component(s, end, &g_hkey, &key);
+	return dc__hash_salt(key, dir);
+}
+
+static inline uint32_t name_hash(const char *name, size_t len, const void *dir)
+{
+	uint32_t l;
+
+	return comp_hash(name, name + len, dir, &l);
+}
+
 /* -- lfht -- */
-
-static inline uint64_t fmix64(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ull;
-	k ^= k >> 33;
-	return k;
-}
-
-static inline unsigned long lhash(uint64_t namehash, const struct lnode *dir)
-{
-	return (unsigned long)fmix64(namehash ^ ((uintptr_t)dir * GOLDEN));
-}
 
 struct lkey {
 	const struct lnode *parent;
@@ -915,14 +939,15 @@ static int lmatch(struct cds_lfht_node *node, const void *key)
 static int lfht_resolve(struct impl *im, const char *p, struct res *r)
 {
 	const struct lnode *cur = im->lroot;
+	const char *end = p + strlen(p);
 	struct cds_lfht_iter it;
 	int err = 0;
 
 	urcu_memb_read_lock();
 	for (;;) {
-		uint64_t h = FNV_OFFSET;
 		struct lkey k;
 		struct cds_lfht_node *nd;
+		uint32_t h;
 
 		while (*p == '/')
 			p++;
@@ -933,13 +958,10 @@ static int lfht_resolve(struct impl *im, const char *p, struct res *r)
 			break;
 		}
 		k.s = p;
-		while (*p && *p != '/') {
-			h = (h ^ (unsigned char)*p) * FNV_PRIME;
-			p++;
-		}
-		k.len = (uint32_t)(p - k.s);
+		h = comp_hash(p, end, cur, &k.len);
+		p += k.len;
 		k.parent = cur;
-		cds_lfht_lookup(im->ht, lhash(h, cur), lmatch, &k, &it);
+		cds_lfht_lookup(im->ht, h, lmatch, &k, &it);
 		nd = cds_lfht_iter_get_node(&it);
 		if (!nd) {
 			err = -ENOENT;
@@ -968,7 +990,7 @@ static struct lnode *lfht_node(struct impl *im, const char *p)
 
 		while (p[k.len] && p[k.len] != '/')
 			k.len++;
-		cds_lfht_lookup(im->ht, lhash(fnv64(p, k.len), cur), lmatch, &k, &it);
+		cds_lfht_lookup(im->ht, name_hash(p, k.len, cur), lmatch, &k, &it);
 		nd = cds_lfht_iter_get_node(&it);
 		cur = nd ? caa_container_of(nd, struct lnode, hn) : NULL;
 		p += k.len;
@@ -1007,7 +1029,7 @@ static int lfht_build(struct impl *im, const struct tree *t, uint64_t nbuckets,
 		tmp[i] = n;
 		if (i) {
 			urcu_memb_read_lock();
-			cds_lfht_add(im->ht, lhash(fnv64(n->name, n->len), n->parent), &n->hn);
+			cds_lfht_add(im->ht, name_hash(n->name, n->len, n->parent), &n->hn);
 			urcu_memb_read_unlock();
 		}
 	}
@@ -1052,7 +1074,7 @@ static struct lnode *lfht_find(struct impl *im, struct lnode *dir,
 	struct cds_lfht_iter it;
 	struct cds_lfht_node *nd;
 
-	cds_lfht_lookup(im->ht, lhash(fnv64(name, len), dir), lmatch, &k, &it);
+	cds_lfht_lookup(im->ht, name_hash(name, len, dir), lmatch, &k, &it);
 	nd = cds_lfht_iter_get_node(&it);
 	return nd ? caa_container_of(nd, struct lnode, hn) : NULL;
 }
@@ -1064,7 +1086,7 @@ static int lfht_create(struct impl *im, struct lnode *dir, const char *name)
 	struct cds_lfht_node *got;
 
 	urcu_memb_read_lock();
-	got = cds_lfht_add_unique(im->ht, lhash(fnv64(name, len), dir), lmatch,
+	got = cds_lfht_add_unique(im->ht, name_hash(name, len, dir), lmatch,
 				  &(struct lkey){ dir, name, (uint32_t)len }, &n->hn);
 	urcu_memb_read_unlock();
 	if (got != &n->hn) {
@@ -1103,7 +1125,7 @@ static int lfht_rename(struct impl *im, struct lnode *odir, const char *oname,
 		n = lnode_scratch(ndir, nname, nlen);
 		n->id = o->id;
 		n->mode = o->mode;
-		cds_lfht_add(im->ht, lhash(fnv64(nname, nlen), ndir), &n->hn);
+		cds_lfht_add(im->ht, name_hash(nname, nlen, ndir), &n->hn);
 		if (cds_lfht_del(im->ht, &o->hn) == 0)
 			err = 0;
 	}
@@ -1132,17 +1154,10 @@ static void lfht_destroy(struct impl *im)
 
 /* -- one mutex around a chained hash table -- */
 
-static inline struct mnode **mt_bucket(struct mtab *m, const struct mnode *dir,
-				       uint32_t h)
+/* h is salted with the directory: libdcache's bucket of it */
+static inline struct mnode **mt_bucket(struct mtab *m, uint32_t h)
 {
-	uint64_t k = ((uint64_t)h << 32 | h) ^ ((uintptr_t)dir >> 3);
-
-	return &m->b[(k * GOLDEN) >> m->shift];
-}
-
-static inline uint32_t fold32(uint64_t h)
-{
-	return (uint32_t)(h ^ (h >> 32));
+	return &m->b[dc__bucket_index(h, m->shift)];
 }
 
 static struct mnode *mt_find(struct mtab *m, const struct mnode *dir,
@@ -1150,7 +1165,7 @@ static struct mnode *mt_find(struct mtab *m, const struct mnode *dir,
 {
 	struct mnode *n;
 
-	for (n = *mt_bucket(m, dir, h); n; n = n->next)
+	for (n = *mt_bucket(m, h); n; n = n->next)
 		if (n->hash == h && n->parent == dir && n->len == len &&
 		    !memcmp(n->name, s, len))
 			return n;
@@ -1162,12 +1177,13 @@ static int mtab_resolve(struct impl *im, const char *p, struct res *r)
 {
 	struct mtab *m = &im->mt;
 	const struct mnode *cur = im->mroot;
+	const char *end = p + strlen(p);
 	uint32_t mode = cur->mode, id = cur->id;
 
 	for (;;) {
-		uint64_t h = FNV_OFFSET;
 		const char *s;
 		struct mnode *n;
+		uint32_t h, len;
 
 		while (*p == '/')
 			p++;
@@ -1176,12 +1192,10 @@ static int mtab_resolve(struct impl *im, const char *p, struct res *r)
 		if (!S_ISDIR(mode))
 			return -ENOTDIR;
 		s = p;
-		while (*p && *p != '/') {
-			h = (h ^ (unsigned char)*p) * FNV_PRIME;
-			p++;
-		}
+		h = comp_hash(p, end, cur, &len);
+		p += len;
 		pthread_mutex_lock(&m->lock);
-		n = mt_find(m, cur, s, (uint32_t)(p - s), fold32(h));
+		n = mt_find(m, cur, s, len, h);
 		if (n) {
 			mode = n->mode;
 			id = n->id;
@@ -1206,7 +1220,7 @@ static struct mnode *mtab_node(struct impl *im, const char *p)
 
 		while (p[len] && p[len] != '/')
 			len++;
-		cur = mt_find(&im->mt, cur, p, len, fold32(fnv64(p, len)));
+		cur = mt_find(&im->mt, cur, p, len, name_hash(p, len, cur));
 		p += len;
 		while (*p == '/')
 			p++;
@@ -1237,11 +1251,13 @@ static int mtab_build(struct impl *im, const struct tree *t, uint64_t nbuckets,
 		n->mode = x->type == 'd' ? S_IFDIR | 0755 :
 			  x->type == 'l' ? S_IFLNK | 0777 : S_IFREG | 0644;
 		n->len = x->len;
-		n->hash = fold32(fnv64(tname(t, i), x->len));
 		memcpy(n->name, tname(t, i), x->len + 1);
 		tmp[i] = n;
 		if (i) {
-			struct mnode **b = mt_bucket(m, n->parent, n->hash);
+			struct mnode **b;
+
+			n->hash = name_hash(n->name, n->len, n->parent);
+			b = mt_bucket(m, n->hash);
 
 			n->next = *b;
 			*b = n;
@@ -1263,13 +1279,13 @@ static int mtab_create(struct impl *im, struct mnode *dir, const char *name)
 	n->id = UINT32_MAX;
 	n->mode = S_IFREG | 0644;
 	n->len = (uint32_t)len;
-	n->hash = fold32(fnv64(name, len));
+	n->hash = name_hash(name, len, dir);
 	memcpy(n->name, name, len + 1);
 	pthread_mutex_lock(&im->mt.lock);
 	if (mt_find(&im->mt, dir, name, n->len, n->hash)) {
 		err = -EEXIST;
 	} else {
-		b = mt_bucket(&im->mt, dir, n->hash);
+		b = mt_bucket(&im->mt, n->hash);
 		n->next = *b;
 		*b = n;
 	}
@@ -1283,10 +1299,10 @@ static int mtab_create(struct impl *im, struct mnode *dir, const char *name)
 static struct mnode *mt_remove(struct mtab *m, struct mnode *dir, const char *name)
 {
 	size_t len = strlen(name);
-	uint32_t h = fold32(fnv64(name, len));
+	uint32_t h = name_hash(name, len, dir);
 	struct mnode **pp;
 
-	for (pp = mt_bucket(m, dir, h); *pp; pp = &(*pp)->next) {
+	for (pp = mt_bucket(m, h); *pp; pp = &(*pp)->next) {
 		struct mnode *n = *pp;
 
 		if (n->hash == h && n->parent == dir && n->len == len &&
@@ -1317,14 +1333,14 @@ static int mtab_rename(struct impl *im, struct mnode *odir, const char *oname,
 
 	n->parent = ndir;
 	n->len = (uint32_t)len;
-	n->hash = fold32(fnv64(nname, len));
+	n->hash = name_hash(nname, len, ndir);
 	memcpy(n->name, nname, len + 1);
 	pthread_mutex_lock(&im->mt.lock);
 	o = mt_remove(&im->mt, odir, oname);
 	if (o) {
 		n->id = o->id;
 		n->mode = o->mode;
-		b = mt_bucket(&im->mt, ndir, n->hash);
+		b = mt_bucket(&im->mt, n->hash);
 		n->next = *b;
 		*b = n;
 	}
@@ -1567,6 +1583,7 @@ static int im_build(struct impl *im, int kind, struct scen *s, struct fsinst *sh
 	}
 	case IM_KERNEL:
 		if (s->id == SC_COLD) {
+			im->skipped = true;
 			snprintf(im->why, sizeof(im->why), "skipped for cold: a tree of %u "
 				 "entries on tmpfs takes too long to create", s->t->nn - 1);
 			return -1;
@@ -1803,6 +1820,7 @@ struct worker {
 	unsigned idx;
 	const char **paths;
 	uint32_t *tix;		/* target index of each path */
+	uint8_t *miss;		/* 1: the path must answer ENOENT */
 	uint64_t *cpre;		/* components looked up in [0, i) */
 	uint32_t *lpre;		/* lookups in [0, i) (mixed) */
 	uint8_t *kind;		/* mixed: an update step at i */
@@ -1813,7 +1831,8 @@ struct worker {
 	unsigned step, j;	/* where the worker is in its triples */
 	int schedfd;		/* /proc/thread-self/schedstat, or -1 */
 	/* the last run */
-	uint64_t t0, t1, wait0, wait1, run0, run1, wraps, fails, uerr;
+	uint64_t t0, t1, wait0, wait1, run0, run1, wraps, wrong, uerr;
+	uint64_t ops, lookups, comps;
 	uint32_t pos;
 };
 
@@ -1823,6 +1842,7 @@ struct pool {
 	pthread_barrier_t go, done;
 	int stop, quit;
 	struct impl *im;
+	bool floor;		/* the kernel's syscall floor, not the paths */
 	bool pin;
 };
 
@@ -1881,11 +1901,13 @@ static int upd_step(struct impl *im, struct worker *w)
 /*
  * The timed loop, one copy per implementation so the call is direct.
  * Stops at the first batch boundary after the main thread sets stop.
+ * Counts the lookups whose outcome (found, or not) is not the tree's:
+ * a failing lookup is cheaper, so they must not pass unnoticed.
  */
 #define TIMED_LOOP(w, im, CALL)						\
 	do {								\
 		const char *const *P_ = (const char *const *)(w)->paths;	\
-		const uint8_t *K_ = (w)->kind;				\
+		const uint8_t *K_ = (w)->kind, *M_ = (w)->miss;		\
 		uint32_t N_ = (w)->n, I_ = 0;				\
 		uint64_t wr_ = 0, f_ = 0, u_ = 0;			\
 		int *stop_ = &(w)->p->stop;				\
@@ -1894,7 +1916,7 @@ static int upd_step(struct impl *im, struct worker *w)
 			do {						\
 				for (int k_ = 0; k_ < BATCH; k_++) {	\
 					const char *path = P_[I_];	\
-					f_ += (CALL) != 0;		\
+					f_ += ((CALL) != 0) != M_[I_];	\
 					if (++I_ == N_) {		\
 						I_ = 0;			\
 						wr_++;			\
@@ -1908,7 +1930,7 @@ static int upd_step(struct impl *im, struct worker *w)
 						u_ += upd_step((im), (w)) != 0; \
 					} else {			\
 						const char *path = P_[I_]; \
-						f_ += (CALL) != 0;	\
+						f_ += ((CALL) != 0) != M_[I_]; \
 					}				\
 					if (++I_ == N_) {		\
 						I_ = 0;			\
@@ -1921,9 +1943,33 @@ static int upd_step(struct impl *im, struct worker *w)
 		(w)->wait1 = cpu_wait_ns2((w)->schedfd, &(w)->run1);	\
 		(w)->pos = I_;						\
 		(w)->wraps = wr_;					\
-		(w)->fails = f_;					\
+		(w)->wrong = f_;					\
 		(w)->uerr = u_;						\
 	} while (0)
+
+/*
+ * The kernel's floor: fstatat of "." in the tree's root, the working
+ * directory.  The system call, its path walk set up and finished, the
+ * inode copied out, but no component looked up ("." is not hashed).
+ */
+static void floor_loop(struct worker *w)
+{
+	int *stop = &w->p->stop;
+	struct stat st;
+	uint64_t n = 0, bad = 0;
+
+	do {
+		for (int k = 0; k < BATCH; k++)
+			bad += fstatat(AT_FDCWD, ".", &st, 0) != 0;
+		n += BATCH;
+	} while (!__atomic_load_n(stop, __ATOMIC_RELAXED));
+	w->t1 = now_ns();
+	w->wait1 = cpu_wait_ns2(w->schedfd, &w->run1);
+	w->ops = w->lookups = n;
+	w->comps = 0;
+	w->wrong = bad;
+	w->uerr = 0;
+}
 
 static void run_job(struct worker *w)
 {
@@ -1931,6 +1977,10 @@ static void run_job(struct worker *w)
 
 	w->wait0 = cpu_wait_ns2(w->schedfd, &w->run0);
 	w->t0 = now_ns();
+	if (w->p->floor) {
+		floor_loop(w);
+		return;
+	}
 	switch (im->kind) {
 	case IM_KERNEL: {
 		struct stat st;
@@ -1958,6 +2008,9 @@ static void run_job(struct worker *w)
 		break;
 	}
 	}
+	w->ops = w->wraps * w->n + w->pos;
+	w->comps = w->wraps * w->cpre[w->n] + w->cpre[w->pos];
+	w->lookups = w->lpre ? w->wraps * w->lpre[w->n] + w->lpre[w->pos] : w->ops;
 	/* untimed: finish the triple in progress, so the next run starts
 	 * from the same namespace */
 	while (w->step)
@@ -2049,6 +2102,7 @@ static void pool_free(struct pool *p)
 
 		free(w->paths);
 		free(w->tix);
+		free(w->miss);
 		free(w->cpre);
 		free(w->lpre);
 		free(w->kind);
@@ -2086,8 +2140,11 @@ static void make_arrays(struct pool *p, const struct scen *s, uint64_t seed)
 			for (uint32_t i = 0; i < n; i++)
 				w->tix[i] = rng_below(&rs, g->n);
 		}
-		for (uint32_t i = 0; i < n; i++)
+		w->miss = xmalloc(n);
+		for (uint32_t i = 0; i < n; i++) {
 			w->paths[i] = g->path[w->tix[i]];
+			w->miss[i] = g->expect[w->tix[i]] < 0;
+		}
 		if (s->mixed_pct) {
 			w->kind = xmalloc(n);
 			w->lpre = xmalloc((n + 1) * sizeof(*w->lpre));
@@ -2119,16 +2176,20 @@ static void make_arrays(struct pool *p, const struct scen *s, uint64_t seed)
 
 struct cell {			/* one (scenario, threads, implementation) */
 	bool measured;
+	bool skipped;		/* not offered (kernel, cold): no error */
 	char why[400];
 	unsigned nr;
 	double ns[MAX_RUNS], nsc[MAX_RUNS], mops[MAX_RUNS];
-	double mopsw[MAX_RUNS];	/* plain ops / wall time */
+	double mopsw[MAX_RUNS];	/* all threads' ops / wall time */
+	double floor[MAX_RUNS];	/* kernel: ns per fstatat(".") */
+	unsigned nfloor;
 	double share[MAX_RUNS];	/* of the wall time, not waiting for a CPU */
-	uint64_t ops, lookups, comps, fails, upd, uerr;
+	uint64_t ops, lookups, comps, wrong, upd, uerr;
 	uint64_t dc_lookups, dc_misses, dc_restarts;
 	double ns_med, ns_mean, ns_sd, nsc_med, mops_med, mops_mean, mops_sd;
 	double mopsw_med, share_med;
-	double scaling;
+	double scaling;		/* median of paired wall-clock ratios */
+	double floor_med, beyond_med;	/* kernel: floor, ns/comp beyond it */
 };
 
 struct bench {
@@ -2147,6 +2208,8 @@ struct bench {
 	struct cell *cells;	/* [SC_NR][ntl][IM_NR] */
 	bool ran[SC_NR];
 	uint64_t mismatches, update_errors;
+	uint64_t wrong_lookups;	/* in the timed runs */
+	unsigned unmeasured;	/* asked for, not (fully) measured */
 	char scen_note[SC_NR][200];
 	/* bytes per entry */
 	struct bytes_res {
@@ -2194,28 +2257,47 @@ static struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im)
 	return c->measured && c->nr ? c : NULL;
 }
 
-/* One timed run of im on every worker. */
+/*
+ * One timed run of im on every worker (floor: the kernel's syscall floor).
+ * Two figures: each thread's rate over its own time on a CPU (ns/lookup,
+ * Mops/s), and the operations of all threads over the wall time from the
+ * start barrier to the last thread's end (mops_wall, which scaling uses).
+ */
 static void timed_run(struct bench *b, struct pool *p, struct impl *im,
-		      struct cell *cl, bool mixed)
+		      struct cell *cl, bool floor)
 {
 	struct timespec ts = { (time_t)(b->ms / 1000), (long)(b->ms % 1000) * 1000000L };
-	uint64_t t0 = UINT64_MAX, t1 = 0, ops = 0, comps = 0, lookups = 0;
+	uint64_t t0, t1 = 0, ops = 0, comps = 0, lookups = 0, wrong = 0;
 	double wall, rate = 0, crate = 0, busy = 0, wallsum = 0;
 	bool correct = p->n <= b->cores;	/* oversubscribed: we wait for ourselves */
+	struct dc_stats st0;
 
 	if (im->kind == IM_KERNEL && kernel_enter(im)) {
-		snprintf(cl->why, sizeof(cl->why), "chdir %s: %s", im->kdir, strerror(errno));
+		snprintf(cl->why, sizeof(cl->why), "chdir %.300s: %s", im->kdir,
+			 strerror(errno));
 		return;
 	}
+	if (im->c)
+		dc_get_stats(im->c, &st0);
 	p->im = im;
+	p->floor = floor;
 	__atomic_store_n(&p->stop, 0, __ATOMIC_RELAXED);
 	pthread_barrier_wait(&p->go);
+	t0 = now_ns();
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
 	pthread_barrier_wait(&p->done);
 	if (im->kind == IM_KERNEL)
 		kernel_leave();
+	if (im->c) {
+		struct dc_stats st;
+
+		dc_get_stats(im->c, &st);
+		cl->dc_lookups += st.lookups - st0.lookups;
+		cl->dc_misses += st.misses - st0.misses;
+		cl->dc_restarts += st.restarts - st0.restarts;
+	}
 	for (unsigned i = 0; i < p->n; i++) {
 		struct worker *w = &p->w[i];
 
@@ -2233,8 +2315,6 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 	 */
 	for (unsigned i = 0; i < p->n; i++) {
 		struct worker *w = &p->w[i];
-		uint64_t o = w->wraps * w->n + w->pos;
-		uint64_t cm = w->wraps * w->cpre[w->n] + w->cpre[w->pos];
 		double wi = (double)(w->t1 - w->t0);
 		double wait = w->wait1 > w->wait0 ? (double)(w->wait1 - w->wait0) : 0;
 		double eff;
@@ -2244,19 +2324,26 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 		eff = correct ? wi - wait : wall;
 		if (eff < wi / 100)
 			eff = wi / 100;
-		rate += (double)o / eff;
-		crate += (double)cm / eff;
+		rate += (double)w->ops / eff;
+		crate += (double)w->comps / eff;
 		if (debug_runs)
-			fprintf(stderr, "%s T%u w%u: wall %.1f ms wait %.1f cpu %.1f: ns/op wall-wait %.1f cpu %.1f\n",
-				im_names[im->kind], p->n, i, wi / 1e6, wait / 1e6, (w->run1 - w->run0) / 1e6,
-				eff / o, (double)(w->run1 - w->run0) / o);
+			fprintf(stderr, "%s%s T%u w%u: wall %.1f ms wait %.1f cpu %.1f: ns/op wall-wait %.1f cpu %.1f\n",
+				im_names[im->kind], floor ? "-floor" : "", p->n, i, wi / 1e6,
+				wait / 1e6, (w->run1 - w->run0) / 1e6, eff / w->ops,
+				(double)(w->run1 - w->run0) / w->ops);
 		busy += wi - wait;
 		wallsum += wi;
-		ops += o;
-		comps += cm;
-		lookups += mixed ? w->wraps * w->lpre[w->n] + w->lpre[w->pos] : o;
-		cl->fails += w->fails;
+		ops += w->ops;
+		comps += w->comps;
+		lookups += w->lookups;
+		wrong += w->wrong;
 		cl->uerr += w->uerr;
+	}
+	cl->wrong += wrong;
+	if (floor) {
+		if (cl->nfloor < MAX_RUNS && ops)
+			cl->floor[cl->nfloor++] = p->n / rate;
+		return;
 	}
 	if (cl->nr < MAX_RUNS && ops) {
 		cl->ns[cl->nr] = p->n / rate;
@@ -2390,12 +2477,72 @@ static uint64_t tg_comps(const struct targets *g)
 	return n;
 }
 
+/*
+ * A pool of threads for each thread count, all kept until the scenario
+ * ends so that the thread counts can take turns; live[ti][k]: im k can
+ * run with pool ti (the mixed scenarios need its update directories).
+ */
+static void pools_start(struct bench *b, int id, struct scen *s, struct impl *ims,
+			struct pool *pools, bool live[][IM_NR])
+{
+	for (unsigned ti = 0; ti < b->ntl; ti++) {
+		unsigned T = b->tl[ti];
+		struct pool *p = &pools[ti];
+
+		for (int k = 0; k < IM_NR; k++) {
+			struct cell *cl = cell_at(b, id, ti, k);
+
+			memset(cl, 0, sizeof(*cl));
+			cl->skipped = ims[k].skipped;
+			live[ti][k] = ims[k].ok;
+			if (!ims[k].ok)
+				snprintf(cl->why, sizeof(cl->why), "%s", ims[k].why);
+		}
+		progress("scenario %s: %u thread%s", sc_names[id], T, plural(T));
+		pool_start(p, T, b->pin);
+		make_arrays(p, s, b->seed);
+		for (int k = 0; k < IM_NR && s->mixed_pct; k++)
+			for (unsigned w = 0; w < T && live[ti][k]; w++) {
+				struct cell *cl = cell_at(b, id, ti, k);
+				int err = dirh_open(&ims[k], &p->w[w].dh[k], s->t,
+						    p->w[w].sdir, NSDIR);
+
+				if (err) {
+					fprintf(stderr, "dcbench micro: %s %s: update "
+						"directories: %s\n", sc_names[id],
+						im_names[k], strerror(-err));
+					live[ti][k] = false;
+					snprintf(cl->why, sizeof(cl->why),
+						 "update directories: %s", strerror(-err));
+				}
+			}
+		pool_spawn(p);
+	}
+}
+
+static void pools_stop(struct bench *b, int id, struct impl *ims, struct pool *pools)
+{
+	for (unsigned ti = 0; ti < b->ntl; ti++) {
+		struct pool *p = &pools[ti];
+
+		pool_join(p);
+		for (int k = 0; k < IM_NR; k++) {
+			b->update_errors += cell_at(b, id, ti, k)->uerr;
+			for (unsigned w = 0; w < p->n; w++)
+				dirh_close(&ims[k], &p->w[w].dh[k]);
+		}
+		pool_free(p);
+	}
+}
+
 static int run_scenario(struct bench *b, int id)
 {
 	struct scen s;
 	struct impl ims[IM_NR];
 	struct fsinst *shared = NULL;
 	int order[IM_NR], nim = 0;
+	struct pool pools[MAX_TLIST];
+	bool live[MAX_TLIST][IM_NR];
 
 	progress("scenario %s: building", sc_names[id]);
 	if (scen_build(b, &s, id)) {
@@ -2442,77 +2589,25 @@ static int run_scenario(struct bench *b, int id)
 		ims[k].ok = true;
 		order[nim++] = k;
 	}
-	for (unsigned ti = 0; ti < b->ntl; ti++) {
-		unsigned T = b->tl[ti];
-		struct pool p;
-		struct dc_stats st0[IM_NR];
-
-		for (int k = 0; k < IM_NR; k++) {
-			struct cell *cl = cell_at(b, id, ti, k);
-
-			memset(cl, 0, sizeof(*cl));
-			if (!ims[k].ok)
-				snprintf(cl->why, sizeof(cl->why), "%s", ims[k].why);
-		}
-		progress("scenario %s: %u thread%s", sc_names[id], T, T == 1 ? "" : "s");
-		pool_start(&p, T, b->pin);
-		make_arrays(&p, &s, b->seed);
-		if (s.mixed_pct) {
-			for (int q = 0; q < nim; q++) {
-				int k = order[q];
-
-				for (unsigned w = 0; w < T; w++) {
-					int err = dirh_open(&ims[k], &p.w[w].dh[k], s.t,
-							    p.w[w].sdir, NSDIR);
-
-					if (err) {
-						fprintf(stderr, "dcbench micro: %s %s: update "
-							"directories: %s\n", sc_names[id],
-							im_names[k], strerror(-err));
-						ims[k].ok = false;
-						snprintf(cell_at(b, id, ti, k)->why, sizeof(cell_at(b, id, ti, k)->why),
-							 "update directories: %s", strerror(-err));
-					}
-				}
-			}
-		}
-		pool_spawn(&p);
+	pools_start(b, id, &s, ims, pools, live);
+	/*
+	 * Interleaved: every implementation, and within it every thread count,
+	 * in turn, once a round, so that each run at N threads has a 1-thread
+	 * run of the same implementation beside it (scaling pairs them).
+	 */
+	for (unsigned r = 0; r < b->runs; r++)
 		for (int q = 0; q < nim; q++)
-			if (ims[order[q]].c)
-				dc_get_stats(ims[order[q]].c, &st0[order[q]]);
-		for (unsigned r = 0; r < b->runs; r++)
-			for (int q = 0; q < nim; q++) {
+			for (unsigned ti = 0; ti < b->ntl; ti++) {
 				int k = order[q];
+				struct cell *cl = cell_at(b, id, ti, k);
 
-				if (ims[k].ok)
-					timed_run(b, &p, &ims[k], cell_at(b, id, ti, k),
-						  s.mixed_pct != 0);
+				if (!live[ti][k])
+					continue;
+				timed_run(b, &pools[ti], &ims[k], cl, false);
+				if (k == IM_KERNEL && !s.mixed_pct)
+					timed_run(b, &pools[ti], &ims[k], cl, true);
 			}
-		pool_join(&p);
-		for (int q = 0; q < nim; q++) {
-			int k = order[q];
-			struct cell *cl = cell_at(b, id, ti, k);
-
-			if (ims[k].c) {
-				struct dc_stats st;
-
-				dc_get_stats(ims[k].c, &st);
-				cl->dc_lookups = st.lookups - st0[k].lookups;
-				cl->dc_misses = st.misses - st0[k].misses;
-				cl->dc_restarts = st.restarts - st0[k].restarts;
-			}
-			b->update_errors += cl->uerr;
-		}
-		for (int q = 0; q < nim; q++) {
-			int k = order[q];
-
-			for (unsigned w = 0; w < T; w++)
-				dirh_close(&ims[k], &p.w[w].dh[k]);
-			if (s.mixed_pct)
-				ims[k].ok = true;
-		}
-		pool_free(&p);
-	}
+	pools_stop(b, id, ims, pools);
 	for (int k = 0; k < IM_NR; k++)
 		im_destroy(&ims[k]);
 	fs_free(shared);
@@ -2623,6 +2718,9 @@ static void run_updates(struct bench *b)
 		if (im_build(&ims[k], k, &s, NULL) || im_check(&ims[k], &s) ||
 		    dirh_open(&ims[k], &h[k], s.t, dirs, 2) ||
 		    im_create(&ims[k], &h[k], 0, "zzu-x")) {
+			fprintf(stderr, "dcbench micro: update costs: %s not measured%s%s\n",
+				im_names[k], ims[k].why[0] ? ": " : "", ims[k].why);
+			b->unmeasured++;
 			dirh_close(&ims[k], &h[k]);
 			im_destroy(&ims[k]);
 			continue;
@@ -2722,6 +2820,32 @@ static void run_bytes(struct bench *b)
 
 /* ---- summaries, goals, report ---------------------------------------------- */
 
+/*
+ * Wall-clock scaling: each run's throughput (all threads' operations over
+ * the wall time) over that of the 1-thread run beside it, in the same
+ * round; the median of those ratios.
+ */
+static double paired_scaling(const struct cell *c, const struct cell *one)
+{
+	double r[MAX_RUNS];
+
+	for (unsigned i = 0; i < c->nr; i++)
+		r[i] = c->mopsw[i] / one->mopsw[i];
+	return median(r, c->nr);
+}
+
+/* The kernel's floor, and what each component costs beyond it: each
+ * run's ns/lookup less the floor run right after it, per component. */
+static void beyond_floor(struct cell *c)
+{
+	double per = (double)c->comps / (double)c->lookups, r[MAX_RUNS];
+
+	for (unsigned i = 0; i < c->nr; i++)
+		r[i] = (c->ns[i] - c->floor[i]) / per;
+	c->floor_med = median(c->floor, c->nfloor);
+	c->beyond_med = median(r, c->nr);
+}
+
 static void summarize(struct bench *b)
 {
 	for (int sc = 0; sc < SC_NR; sc++)
@@ -2732,6 +2856,7 @@ static void summarize(struct bench *b)
 				c->ns_med = c->nsc_med = c->mops_med = NAN;
 				c->ns_mean = c->ns_sd = c->mops_mean = c->mops_sd = NAN;
 				c->scaling = c->mopsw_med = c->share_med = NAN;
+				c->floor_med = c->beyond_med = NAN;
 				if (!b->ran[sc] || !c->measured || !c->nr)
 					continue;
 				c->ns_med = median(c->ns, c->nr);
@@ -2744,6 +2869,8 @@ static void summarize(struct bench *b)
 				c->mops_sd = stddev(c->mops, c->nr);
 				c->mopsw_med = median(c->mopsw, c->nr);
 				c->share_med = median(c->share, c->nr);
+				if (c->nfloor == c->nr && c->comps)
+					beyond_floor(c);
 			}
 	for (int sc = 0; sc < SC_NR; sc++)
 		for (unsigned ti = 0; ti < b->ntl; ti++)
@@ -2751,9 +2878,45 @@ static void summarize(struct bench *b)
 				struct cell *c = cell_get(b, sc, b->tl[ti], k);
 				struct cell *one = cell_get(b, sc, 1, k);
 
-				if (c && one)
-					c->scaling = c->mops_med / one->mops_med;
+				if (c && one && c->nr == one->nr)
+					c->scaling = paired_scaling(c, one);
 			}
+}
+
+/*
+ * Every cell asked for must be measured in every run, and every timed
+ * lookup must have answered as the tree says (a failing lookup is
+ * cheaper: a broken implementation would look fast); otherwise the
+ * figures do not mean what they say.  Names each such cell on stderr;
+ * returns how many were not measured.
+ */
+static unsigned check_cells(struct bench *b)
+{
+	unsigned unmeasured = 0;
+
+	for (int sc = 0; sc < SC_NR; sc++)
+		for (unsigned ti = 0; ti < b->ntl && b->ran[sc]; ti++)
+			for (int k = 0; k < IM_NR; k++) {
+				struct cell *c = cell_at(b, sc, ti, k);
+				unsigned T = b->tl[ti];
+
+				if (!b->impl[k] || c->skipped)
+					continue;
+				if (!c->measured || c->nr < b->runs) {
+					fprintf(stderr, "dcbench micro: %s %s, %u thread%s: not "
+						"measured (%u of %u runs): %s\n", sc_names[sc],
+						im_names[k], T, plural(T), c->nr, b->runs,
+						c->why[0] ? c->why : "?");
+					unmeasured++;
+				}
+				if (c->wrong)
+					fprintf(stderr, "dcbench micro: %s %s, %u thread%s: %"
+						PRIu64 " timed lookups answered otherwise than "
+						"the tree says\n", sc_names[sc], im_names[k], T,
+						plural(T), c->wrong);
+				b->wrong_lookups += c->wrong;
+			}
+	return unmeasured;
 }
 
 /* a's ns/lookup over b's (same scenario and threads); NaN if either is missing */
@@ -2837,6 +3000,28 @@ static void fmt(char *buf, size_t size, const char *f, double v)
 		snprintf(buf, size, f, v);
 }
 
+/* The kernel's figure is mostly the system call: its floor beside it. */
+static void print_floor(struct bench *b, int sc, FILE *f)
+{
+	const char *sep = "";
+
+	for (unsigned ti = 0; ti < b->ntl; ti++) {
+		struct cell *c = cell_get(b, sc, b->tl[ti], IM_KERNEL);
+
+		if (!c || isnan(c->floor_med))
+			continue;
+		if (!*sep)
+			fprintf(f, "  kernel: mostly the system call; its floor, fstatat(\".\") "
+				"in the tree's root (no component looked up), and ns per "
+				"component beyond it:\n   ");
+		fprintf(f, "%s %u thread%s: floor %.1f ns, %.2f ns/comp beyond", sep,
+			b->tl[ti], plural(b->tl[ti]), c->floor_med, c->beyond_med);
+		sep = ";";
+	}
+	if (*sep)
+		fputc('\n', f);
+}
+
 static void print_report(struct bench *b, const char *date, const char *host)
 {
 	static const int refs[] = { IM_KERNEL, IM_LFHT, IM_MUTEX, IM_GLOBAL };
@@ -2857,23 +3042,26 @@ static void print_report(struct bench *b, const char *date, const char *host)
 	fprintf(f, "tree: %s (%u entries: %u directories, %u files, %u symlinks)\n",
 		b->treefile, b->hot->nn - 1, b->hot->ndirs, b->hot->nfiles, b->hot->nlinks);
 	fprintf(f, "columns: ns per lookup (per operation in mixed) and per component, "
-		"per thread;\n  Mops/s of all threads; sd%% of Mops/s over the runs; "
-		"scaling = Mops/s / Mops/s at 1 thread;\n  xREF = ns/lookup / REF's "
-		"ns/lookup in the same run (below 1: faster than REF)\n");
+		"per thread, over its time on a CPU;\n  Mops/s: each thread's rate over "
+		"its time on a CPU, summed; sd%% of Mops/s over the runs;\n  wall Mops: "
+		"all threads' operations / wall time, start barrier to the last thread's "
+		"end;\n  scaling = median over the rounds of wall Mops / wall Mops of the "
+		"1-thread run beside it;\n  xREF = ns/lookup / REF's ns/lookup in the "
+		"same run (below 1: faster than REF)\n");
 	for (int sc = 0; sc < SC_NR; sc++) {
 		if (!b->ran[sc])
 			continue;
 		fprintf(f, "\n%s: %s\n", sc_names[sc], b->scen_note[sc]);
-		fprintf(f, "  thr impl    %10s %8s %8s %5s %4s %7s %8s %7s %7s %7s\n",
+		fprintf(f, "  thr impl    %10s %8s %8s %5s %4s %9s %7s %8s %7s %7s %7s\n",
 			sc == SC_MIXED1 || sc == SC_MIXED10 ? "ns/op" : "ns/lookup",
-			"ns/comp", "Mops/s", "sd%", "cpu%", "scaling",
+			"ns/comp", "Mops/s", "sd%", "cpu%", "wall Mops", "scaling",
 			"xkernel", "xlfht", "xmutex", "xglobal");
 		for (unsigned ti = 0; ti < b->ntl; ti++) {
 			unsigned T = b->tl[ti];
 
 			for (int k = 0; k < IM_NR; k++) {
 				struct cell *c = cell_at(b, sc, ti, k);
-				char v[10][24];
+				char v[11][24];
 
 				if (!b->impl[k])
 					continue;
@@ -2892,11 +3080,13 @@ static void print_report(struct bench *b, const char *date, const char *host)
 					fmt(v[5 + r], 24, "%.3f",
 					    refs[r] == k ? NAN : ratio(b, sc, T, k, refs[r]));
 				fmt(v[9], 24, "%.0f", 100 * c->share_med);
-				fprintf(f, "  %3u%s %-7s %10s %8s %8s %5s %4s %7s %8s %7s %7s %7s\n",
+				fmt(v[10], 24, "%.3f", c->mopsw_med);
+				fprintf(f, "  %3u%s %-7s %10s %8s %8s %5s %4s %9s %7s %8s %7s %7s %7s\n",
 					T, T > b->cores ? "*" : " ", im_names[k], v[0], v[1],
-					v[2], v[3], v[9], v[4], v[5], v[6], v[7], v[8]);
+					v[2], v[3], v[9], v[10], v[4], v[5], v[6], v[7], v[8]);
 			}
 		}
+		print_floor(b, sc, f);
 		for (int k = 0; k < IM_NR; k++) {
 			for (unsigned ti = 0; ti < b->ntl; ti++) {
 				struct cell *c = cell_at(b, sc, ti, k);
@@ -2969,9 +3159,11 @@ static void print_report(struct bench *b, const char *date, const char *host)
 	}
 	if (b->runs < 5)
 		fprintf(f, "  (fewer than 5 runs: these figures are indicative only)\n");
-	if (b->mismatches || b->update_errors)
-		fprintf(f, "\nERRORS: %" PRIu64 " wrong answers, %" PRIu64 " failed updates\n",
-			b->mismatches, b->update_errors);
+	if (b->mismatches || b->update_errors || b->wrong_lookups || b->unmeasured)
+		fprintf(f, "\nERRORS: %" PRIu64 " wrong answers, %" PRIu64 " timed lookups "
+			"answered wrong, %" PRIu64 " failed updates, %u asked for but "
+			"not measured\n", b->mismatches, b->wrong_lookups,
+			b->update_errors, b->unmeasured);
 }
 
 static void write_json(struct bench *b, const char *date, const char *host)
@@ -2982,7 +3174,7 @@ static void write_json(struct bench *b, const char *date, const char *host)
 
 	json_init(&j, stdout);
 	json_obj_begin(&j);
-	json_kint(&j, "schema_version", JSON_SCHEMA_VERSION);
+	json_kint(&j, "schema_version", MICRO_SCHEMA_VERSION);
 	json_kstr(&j, "command", "micro");
 	json_kstr(&j, "host", host);
 	json_kstr(&j, "date", date);
@@ -3042,25 +3234,29 @@ static void write_json(struct bench *b, const char *date, const char *host)
 		for (unsigned ti = 0; ti < b->ntl; ti++)
 			for (int k = 0; k < IM_NR; k++) {
 				struct cell *c = cell_at(b, sc, ti, k);
-				bool m = c->measured && c->nr;
 
-				if (!b->impl[k])
+				if (!b->impl[k] || !c->measured || !c->nr)
 					continue;
 				json_obj_begin(&j);
 				json_kstr(&j, "scenario", sc_names[sc]);
 				json_kstr(&j, "impl", im_names[k]);
 				json_kuint(&j, "threads", b->tl[ti]);
 				json_kbool(&j, "oversubscribed", b->tl[ti] > b->cores);
-				json_knum(&j, "ns_per_lookup", m ? c->ns_med : NAN);
-				json_knum(&j, "ns_per_component", m ? c->nsc_med : NAN);
-				json_knum(&j, "mops", m ? c->mops_med : NAN);
-				json_knum(&j, "ns_per_lookup_mean", m ? c->ns_mean : NAN);
-				json_knum(&j, "ns_per_lookup_sd", m ? c->ns_sd : NAN);
-				json_knum(&j, "mops_mean", m ? c->mops_mean : NAN);
-				json_knum(&j, "mops_sd", m ? c->mops_sd : NAN);
-				json_knum(&j, "scaling", m ? c->scaling : NAN);
-				json_knum(&j, "mops_wall", m ? c->mopsw_med : NAN);
-				json_knum(&j, "cpu_share", m ? c->share_med : NAN);
+				json_knum(&j, "ns_per_lookup", c->ns_med);
+				json_knum(&j, "ns_per_component", c->nsc_med);
+				json_knum(&j, "mops", c->mops_med);
+				json_knum(&j, "ns_per_lookup_mean", c->ns_mean);
+				json_knum(&j, "ns_per_lookup_sd", c->ns_sd);
+				json_knum(&j, "mops_mean", c->mops_mean);
+				json_knum(&j, "mops_sd", c->mops_sd);
+				json_knum(&j, "scaling", c->scaling);
+				json_knum(&j, "mops_wall", c->mopsw_med);
+				if (k == IM_KERNEL) {
+					json_knum(&j, "syscall_floor_ns", c->floor_med);
+					json_knum(&j, "ns_per_component_beyond_floor",
+						  c->beyond_med);
+				}
+				json_knum(&j, "cpu_share", c->share_med);
 				json_kuint(&j, "runs", c->nr);
 				json_key(&j, "ratio");
 				json_obj_begin(&j);
@@ -3069,23 +3265,38 @@ static void write_json(struct bench *b, const char *date, const char *host)
 						json_knum(&j, im_names[r],
 							  ratio(b, sc, b->tl[ti], k, r));
 				json_obj_end(&j);
-				if (m) {
-					json_kuint(&j, "operations", c->ops);
-					json_kuint(&j, "lookups", c->lookups);
-					json_kuint(&j, "components", c->comps);
-					json_kuint(&j, "updates", c->upd);
-					json_kuint(&j, "failed_lookups", c->fails);
-					json_kuint(&j, "failed_updates", c->uerr);
-					if (im_is_dc(k)) {
-						json_kuint(&j, "dc_misses", c->dc_misses);
-						json_kuint(&j, "dc_restarts", c->dc_restarts);
-					}
-				} else {
-					json_kstr(&j, "not_measured", c->why[0] ? c->why : "?");
+				json_kuint(&j, "operations", c->ops);
+				json_kuint(&j, "lookups", c->lookups);
+				json_kuint(&j, "components", c->comps);
+				json_kuint(&j, "updates", c->upd);
+				json_kuint(&j, "wrong_lookups", c->wrong);
+				json_kuint(&j, "failed_updates", c->uerr);
+				if (im_is_dc(k)) {
+					json_kuint(&j, "dc_misses", c->dc_misses);
+					json_kuint(&j, "dc_restarts", c->dc_restarts);
 				}
 				json_obj_end(&j);
 			}
 	}
+	json_arr_end(&j);
+	/* the cells asked for without a row in results, and why */
+	json_key(&j, "not_measured");
+	json_arr_begin(&j);
+	for (int sc = 0; sc < SC_NR; sc++)
+		for (unsigned ti = 0; ti < b->ntl && b->ran[sc]; ti++)
+			for (int k = 0; k < IM_NR; k++) {
+				struct cell *c = cell_at(b, sc, ti, k);
+
+				if (!b->impl[k] || (c->measured && c->nr))
+					continue;
+				json_obj_begin(&j);
+				json_kstr(&j, "scenario", sc_names[sc]);
+				json_kstr(&j, "impl", im_names[k]);
+				json_kuint(&j, "threads", b->tl[ti]);
+				json_kstr(&j, "why", c->why[0] ? c->why : "?");
+				json_kbool(&j, "by_design", c->skipped);
+				json_obj_end(&j);
+			}
 	json_arr_end(&j);
 	json_key(&j, "updates");
 	json_arr_begin(&j);
@@ -3122,7 +3333,9 @@ static void write_json(struct bench *b, const char *date, const char *host)
 	}
 	json_arr_end(&j);
 	json_kuint(&j, "wrong_answers", b->mismatches);
+	json_kuint(&j, "wrong_lookups", b->wrong_lookups);
 	json_kuint(&j, "failed_updates", b->update_errors);
+	json_kuint(&j, "unmeasured", b->unmeasured);
 	json_obj_end(&j);
 	json_finish(&j);
 }
@@ -3190,7 +3403,7 @@ static int plot(struct bench *b, const char *file, const char *host, const char 
 	for (const char *s = file; *s; s++)
 		fputs(*s == '\'' ? "''" : (char[]){ *s, 0 }, f);
 	fprintf(f, "'\nset multiplot layout %u,%u title 'dcbench micro: %s, %s, %u cores "
-		"(Mops/s, median of %u runs; higher is better)'\n", rows, cols, host, date,
+		"(Mops/s over wall time, median of %u runs; higher is better)'\n", rows, cols, host, date,
 		b->cores, b->runs);
 	fputs("set logscale x 2\nset logscale y 10\nset grid\nset key top left font ',8'\n"
 	      "set xlabel 'threads'\nset ylabel 'Mops/s'\n", f);
@@ -3229,7 +3442,7 @@ static int plot(struct bench *b, const char *file, const char *host, const char 
 				struct cell *c = cell_get(b, sc, b->tl[ti], k);
 
 				if (c)
-					fprintf(f, "%u %.6g\n", b->tl[ti], c->mops_med);
+					fprintf(f, "%u %.6g\n", b->tl[ti], c->mopsw_med);
 			}
 			fputs("e\n", f);
 		}
@@ -3292,7 +3505,7 @@ static const char micro_help[] =
 "               (what expiry costs a walk; answers that expire mid-run are\n"
 "               revalidated, so keep MS above --ms to measure hot walks)\n"
 "  --json       one JSON document on stdout; the table goes to stderr\n"
-"  --plot FILE  Mops/s against threads, one panel per scenario (gnuplot)\n"
+"  --plot FILE  wall-clock Mops/s against threads, one panel per scenario (gnuplot)\n"
 "  -h, --help   this help\n"
 "\n"
 "The kernel reference needs root (mount -t tmpfs); without it, /dev/shm.\n"
@@ -3517,6 +3730,14 @@ int dcb_micro_main(int argc, char **argv)
 			b->tl[k] = b->tl[k - 1];
 			b->tl[k - 1] = t;
 		}
+	{
+		/* the references' hash key: drawn per run, as libdcache draws
+		 * one per cache, but from --seed */
+		uint64_t ks = b->seed ^ 0x4a5b;
+
+		g_hkey.k0 = rng_next(&ks);
+		g_hkey.k1 = rng_next(&ks);
+	}
 	rep = b->json ? stderr : stdout;
 	show_progress = isatty(STDERR_FILENO) == 1;
 	debug_runs = getenv("DCBENCH_MICRO_DEBUG") != NULL;
@@ -3566,12 +3787,13 @@ int dcb_micro_main(int argc, char **argv)
 	if (!b->no_updates)
 		run_updates(b);
 	summarize(b);
+	b->unmeasured += check_cells(b);
 	print_report(b, date, host);
 	if (b->json)
 		write_json(b, date, host);
 	if (b->plot && plot(b, b->plot, host, date))
 		status = status ? status : 1;
-	if (b->mismatches || b->update_errors)
+	if (b->mismatches || b->update_errors || b->wrong_lookups || b->unmeasured)
 		status = 1;
 out:
 	fflush(NULL);
