@@ -602,7 +602,7 @@ const char dcb_compare_help[] =
 "the null mode's: it also holds the memfs updates and the scheduler's\n"
 "spinning, and misses time asleep.  A cache mode's median run must last 100 ms\n"
 "to be timed: with shorter runs the trace is too short to time, and nothing\n"
-"is compared or judged.\n"
+"is compared; a goal whose figures are missing or zero is not measured.\n"
 "Exit status: 0 success; 1 mismatches, or a failure; 2 usage error;\n"
 "3 the runs were too short to time, goals not judged.\n";
 
@@ -792,25 +792,96 @@ static const char *where(const struct agg *a, char *buf, size_t size)
 	return buf;
 }
 
-/* rcu's time in the cache against global's at one thread count. */
-static void goal_cache(FILE *f, const struct agg *r, const struct agg *g, double goal)
+/* "1 thread" */
+static const char *threads_s(unsigned n, char *buf, size_t size)
 {
-	char w[64];
+	snprintf(buf, size, "%u thread%s", n, n == 1 ? "" : "s");
+	return buf;
+}
 
-	if (!r || !g || isnan(r->cache_s) || !(g->cache_s > 0))
+/*
+ * Why a's time in the cache cannot be judged, in buf; NULL when it can:
+ * not run, no lookups (the time would be the replay's, not the cache's),
+ * or none measured.
+ */
+static const char *cache_unmeasured(const struct agg *a, int mode, unsigned threads,
+				    char *buf, size_t size)
+{
+	char t[32];
+
+	threads_s(threads, t, sizeof(t));
+	if (!a)
+		snprintf(buf, size, "%s was not run at %s", rp_mode_name(mode), t);
+	else if (!a->lookups)
+		snprintf(buf, size, "%s made no lookups at %s: nothing in the cache to time",
+			 rp_mode_name(mode), t);
+	else if (!(a->cache_s > 0))
+		snprintf(buf, size, "no time in the cache measured for %s at %s",
+			 rp_mode_name(mode), t);
+	else
+		return NULL;
+	return buf;
+}
+
+/* rcu's time in the cache against global's at one thread count; judge:
+ * the runs were long enough to time. */
+static void goal_cache(FILE *f, const struct agg *r, const struct agg *g,
+		       unsigned threads, double goal, bool judge)
+{
+	char w[64], why[128];
+	const char *no = cache_unmeasured(r, RP_RCU, threads, why, sizeof(why));
+
+	if (!no)
+		no = cache_unmeasured(g, RP_GLOBAL, threads, why, sizeof(why));
+	if (no) {
+		fprintf(f, "  rcu time in the cache at %s vs global: not measured (%s)\n",
+			threads_s(threads, w, sizeof(w)), no);
 		return;
+	}
+	if (!judge) {
+		fprintf(f, "  rcu time in the cache at %s vs global: not judged (too short "
+			"to time)\n", where(r, w, sizeof(w)));
+		return;
+	}
 	fprintf(f, "  rcu time in the cache at %s vs global: %.2fx (%.3fs vs %.3fs; "
 		"goal <= %.2fx): %s\n", where(r, w, sizeof(w)), r->cache_s / g->cache_s,
 		r->cache_s, g->cache_s, goal, met(r->cache_s <= goal * g->cache_s));
 }
 
-/* rcu's lookups/s at 2 threads against its own at 1. */
-static void goal_scaling(FILE *f, const struct agg *r1, const struct agg *r2, double goal)
+/* Why rcu's lookups/s at threads cannot be judged, in buf; NULL when it can. */
+static const char *rate_unmeasured(const struct agg *a, unsigned threads, char *buf,
+				   size_t size)
 {
-	char w1[64], w2[64], b1[32], b2[32];
+	char t[32];
 
-	if (!r1 || !r2 || !(r1->lookups_per_s > 0))
+	threads_s(threads, t, sizeof(t));
+	if (!a)
+		snprintf(buf, size, "rcu was not run at %s", t);
+	else if (!(a->lookups_per_s > 0))
+		snprintf(buf, size, "rcu made no lookups at %s", t);
+	else
+		return NULL;
+	return buf;
+}
+
+/* rcu's lookups/s at 2 threads against its own at 1. */
+static void goal_scaling(FILE *f, const struct agg *r1, const struct agg *r2, double goal,
+			 bool judge)
+{
+	char w1[64], w2[64], b1[32], b2[32], why[128];
+	const char *no = rate_unmeasured(r1, 1, why, sizeof(why));
+
+	if (!no)
+		no = rate_unmeasured(r2, 2, why, sizeof(why));
+	if (no) {
+		fprintf(f, "  rcu lookups/s at 2 threads vs 1 thread: not measured (%s)\n", no);
 		return;
+	}
+	if (!judge) {
+		fprintf(f, "  rcu lookups/s at %s vs %s: not judged (too short to time)\n",
+			where(r2, w2, sizeof(w2)), where(r1, w1, sizeof(w1)));
+		return;
+	}
 	fprintf(f, "  rcu lookups/s at %s vs %s: %.2fx (%s/s vs %s/s; goal >= %.2fx): %s\n",
 		where(r2, w2, sizeof(w2)), where(r1, w1, sizeof(w1)),
 		r2->lookups_per_s / r1->lookups_per_s,
@@ -820,9 +891,9 @@ static void goal_scaling(FILE *f, const struct agg *r1, const struct agg *r2, do
 }
 
 /*
- * The goals, each line naming what was measured.  Timing goals are only
- * judged when every cache mode's runs were long enough to time; false
- * when they were not judged.
+ * The goals, a line each, naming what was measured; a goal whose figures
+ * are missing says why.  Timing goals are only judged when every cache
+ * mode's runs were long enough to time; false when they were not judged.
  */
 static bool print_goals(FILE *f, const struct dct_trace *t, struct agg *ag,
 			unsigned nag, unsigned runs)
@@ -845,12 +916,11 @@ static bool print_goals(FILE *f, const struct dct_trace *t, struct agg *ag,
 	if (shortest) {
 		fputs("  ", f);
 		print_too_short(f, t, shortest, "goals not judged");
-		return false;
 	}
-	goal_cache(f, r1, g1, 1.02);
-	goal_cache(f, r2, g2, 0.70);
-	goal_scaling(f, r1, r2, 1.8);
-	return true;
+	goal_cache(f, r1, g1, 1, 1.02, !shortest);
+	goal_cache(f, r2, g2, 2, 0.70, !shortest);
+	goal_scaling(f, r1, r2, 1.8, !shortest);
+	return !shortest;
 }
 
 int cmd_compare(int argc, char **argv)
