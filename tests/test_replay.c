@@ -7,7 +7,8 @@
  * Every recorded outcome must be reproduced (0 mismatches), the lookup
  * counts must be exact, and so must the hits at 1 thread; then the same
  * trace with one outcome recorded wrong must give exactly 1 mismatch per
- * copy, so the check can fail.
+ * copy, so the check can fail.  Each run's time in the cache must fit
+ * inside its threads' wall clock.
  *
  * The replay's sources are compiled in here, so the generic test rule
  * (libdcache only) builds this file.  trace.c checks its files with
@@ -251,6 +252,11 @@ int main(void)
 					CHECK_EQ(res.mismatches, want);
 					CHECK_EQ(res.update_errors, 0);
 					CHECK_EQ(res.lookups, LOOKUPS * copies);
+					/* each thread's timed ops lie inside the replay's
+					 * wall clock; a cache mode's take some time */
+					CHECK(res.cache_s >= 0 &&
+					      res.cache_s <= threads * res.elapsed_s + 1e-6);
+					CHECK(modes[m] == RP_NULL || res.cache_s > 0);
 					if (res.mismatches != want)
 						fprintf(stderr, "  (mode %s, %u threads, %u copies)\n",
 							rp_mode_name(modes[m]), threads, copies);

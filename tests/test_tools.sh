@@ -8,7 +8,10 @@
 #    names a log or a trace place it cannot use, and imports real logs;
 #  - dcbench compare on a trace too short to time says so, judges nothing
 #    and exits 3; on the shipped kernel-build trace (when it is there) each
-#    goal line names what it measured;
+#    goal line names what it measured; every mode's report has its time in
+#    the cache and what that holds; on a trace with no lookups every goal
+#    line is there, "not measured" with the reason; replay's JSON has the
+#    time in the cache (schema_version 2);
 #  - --version, --help of every command; every long option each parser
 #    accepts (found in the sources with grep) is in its --help and in the
 #    manual page; unknown options give a message, the usage and exit 2;
@@ -155,6 +158,51 @@ if [ "$RC" -eq 0 ] && grep -q '^trace too short to time: ' "$TMP/out"; then
 else
     not_ok "replay of a short trace: exit $RC, or not said too short"; diag <"$TMP/out"
 fi
+# cache_lines FILE: each mode's line in a compare or replay report is
+# followed by its time in the cache, saying what that holds; the count of
+# modes reported, or "bad" naming the first line that is not.
+cache_lines() {
+    awk '/^(null|rcu|global|rwlock) +Elapsed: / { n++; mode = $1; want = 1; next }
+         want && mode == "null" && /^        in cache [0-9.]+s( \(sd [0-9.]+s\))?: the clock stamps alone, no cache; every mode.s figure holds as much$/ { want = 0; next }
+         want && mode != "null" && /^        in cache [0-9.]+s( \(sd [0-9.]+s\))?: wall time inside cache calls, lock waits in, memfs updates out$/ { want = 0; next }
+         want { print "bad: " mode ": " $0; failed = 1; exit }
+         END { if (failed) exit; if (want) print "bad: " mode ": nothing after it"; else print n + 0 }' "$1"
+}
+# a trace with no lookups: a symlink with an empty target answers ENOENT
+# before any lookup, so the cache is never called
+printf '%s\n' '500 symlink("", "/tmp/a") = -1 ENOENT (No such file or directory)' \
+    '500 symlink("", "/tmp/b") = -1 ENOENT (No such file or directory)' \
+    '500 exit_group(0) = ?' >"$TMP/nolook.log"
+run "$DCBENCH" import "$TMP/nolook.log" -o "$TMP/nolook.trace"
+run "$DCBENCH" compare "$TMP/nolook.trace" --threads 1,2 --runs 1
+n=$(cache_lines "$TMP/out")
+if [ "$RC" -ne 3 ] || [ "$n" != 8 ]; then
+    not_ok "compare: every mode's time in the cache and what it holds (exit $RC, $n)"; diag <"$TMP/out"
+else
+    ok "compare: every mode's time in the cache and what it holds"
+fi
+goals=$(sed -n '/^goals/,$p' "$TMP/out" | grep -E '^  rcu (time in the cache|lookups/s)')
+want='^  rcu (time in the cache at [12] threads? vs global|lookups/s at 2 threads vs 1 thread): not measured \(rcu made no lookups at [12] threads?[^)]*\)$'
+if [ "$(printf '%s\n' "$goals" | grep -cE "$want")" -ne 3 ]; then
+    not_ok "compare of a trace with no lookups: each timing goal not measured, with the reason"
+    sed -n '/^goals/,$p' "$TMP/out" | diag
+else
+    ok "compare of a trace with no lookups: each timing goal not measured, with the reason"
+fi
+run "$DCBENCH" compare "$TMP/nolook.trace" --threads 4 --runs 1 --modes rcu
+if [ "$(grep -c ': not measured (rcu was not run at [12] threads\?)$' "$TMP/out")" -eq 3 ]; then
+    ok "compare without 1 and 2 threads: each timing goal not measured, with the reason"
+else
+    not_ok "compare without 1 and 2 threads: goals not each said not measured"; sed -n '/^goals/,$p' "$TMP/out" | diag
+fi
+run "$DCBENCH" replay "$TMP/fork.trace" --runs 2 --mode global --json
+n=$(cache_lines "$TMP/err")
+if [ "$RC" -eq 0 ] && [ "$n" = 1 ] && grep -q '"schema_version": 2' "$TMP/out" &&
+   grep -qE '"cache_s": [0-9.e-]+,' "$TMP/out" && grep -q '"cpu_over_null_s": null' "$TMP/out"; then
+    ok "replay measures the time in the cache (JSON schema_version 2)"
+else
+    not_ok "replay: exit $RC, no time in the cache measured, or not schema_version 2 ($n)"; diag <"$TMP/out"
+fi
 # goal lines on a trace long enough: the shipped kernel build
 KLOG=$TOP/data/linux-6.1-tinyconfig-j2.strace.xz
 if [ ! -r "$KLOG" ]; then
@@ -170,6 +218,13 @@ else
         not_ok "compare goal lines name what was measured (exit $RC)"; printf '%s\n' "$goals" | diag
     else
         ok "compare goal lines name what was measured"
+    fi
+    if grep -qx 'goals (time in the cache: wall time inside cache calls, lock waits in, memfs updates out, summed over threads; medians of 1 run):' "$TMP/out" &&
+       [ "$(cache_lines "$TMP/out")" = 6 ]; then
+        ok "compare of the kernel build: the goals and every mode say what the time in the cache holds"
+    else
+        not_ok "compare of the kernel build: goals or a mode do not say what the time in the cache holds"
+        { grep '^goals' "$TMP/out"; cache_lines "$TMP/out"; } | diag
     fi
 fi
 

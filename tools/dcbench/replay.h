@@ -14,7 +14,8 @@
  *
  * rp_run() then replays: each trace process's ops in order, on N threads,
  * every answer checked against the recorded outcome.  Only the replay is
- * timed; each run gets a fresh memfs and cache.
+ * timed; each run gets a fresh memfs and cache.  Within it, each path op
+ * is timed too (cache_s below).
  */
 #ifndef DCBENCH_REPLAY_H
 #define DCBENCH_REPLAY_H
@@ -73,6 +74,14 @@ struct rp_config {
 struct rp_result {
 	double elapsed_s;	/* wall clock of the replay alone */
 	double user_s, sys_s;	/* getrusage(RUSAGE_SELF) over the replay */
+	/* The time in the cache: wall time (CLOCK_MONOTONIC) from the start to
+	 * the end of each path op, summed over ops and threads, less the memfs
+	 * updates the op applied.  So it holds the cache calls, the backend
+	 * lookups they make on misses, time asleep on the cache's locks, and
+	 * the little glue between the calls; not the scheduler, waits for other
+	 * processes, checks or memfs updates.  In the null mode (no cache) it
+	 * is what the two stamps per op cost, and every mode pays as much. */
+	double cache_s;
 	uint64_t ops;		/* ops replayed, all copies */
 	uint64_t lookups;	/* dc_get_stats (null mode: planned_lookups) */
 	uint64_t components;	/* path components resolved */
