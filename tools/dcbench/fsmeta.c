@@ -61,7 +61,8 @@ const char dcb_fsmeta_help[] =
 "                     (as shipped), passthrough_ll-dp (with dcfs's mount\n"
 "                     options default_permissions,allow_other) and\n"
 "                     passthrough_hp (with --passthrough-hp; timeouts\n"
-"                     @default, a day, or @0, --nocache); default:\n"
+"                     @default, a day, or @0, --nocache), passthrough_hp-uring\n"
+"                     (the same with -o io_uring); default:\n"
 "                     " DEFAULT_CONFIGS "\n"
 "                     Each may add @T, its own timeouts (T seconds, or\n"
 "                     @default: the daemon's; dcfs picks by its coherence\n"
@@ -147,7 +148,7 @@ static int parse_config(const char *name, struct config *c)
 	k = fsm_kind(kind);
 	if (!k || (prefixed && !fsm_kind_dcfs(k)) || (at && !strcmp(k, "native")))
 		return -1;
-	if (!strcmp(k, "passthrough_hp") && at && strcmp(at, "@0") && strcmp(at, "@default"))
+	if (!strncmp(k, "passthrough_hp", 14) && at && strcmp(at, "@0") && strcmp(at, "@default"))
 		return -1;
 	c->kind = k;
 	if (at) {
@@ -199,7 +200,8 @@ static int parse_configs(const char *list, struct config *cfg, unsigned *n)
 		if (parse_config(name, &c))
 			return cli_usage(CMD, "--configs: '%s' is not native, rcu, global, rwlock, "
 					 "rcu-uring, global-uring, rwlock-uring, passthrough_ll, "
-					 "passthrough_ll-dp or passthrough_hp (@0 or @default), "
+					 "passthrough_ll-dp, passthrough_hp or passthrough_hp-uring "
+					 "(@0 or @default), "
 					 "with @SECONDS or @default and "
 					 "(dcfs) /auto|fanotify|inotify|ttl|off after it", name);
 		for (unsigned k = 0; k < *n; k++)

@@ -23,7 +23,7 @@
 
 static const char *const kinds[] = {
 	"native", "rcu", "global", "rwlock", "passthrough_ll", "passthrough_ll-dp",
-	"rcu-uring", "global-uring", "rwlock-uring", "passthrough_hp",
+	"rcu-uring", "global-uring", "rwlock-uring", "passthrough_hp", "passthrough_hp-uring",
 };
 
 /* libfuse's passthrough_hp, built by hand (fsm_set_passthrough_hp) */
@@ -331,8 +331,9 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		argv[n++] = "-o";
 		argv[n++] = opts;
 		argv[n++] = (char *)mnt;
-	} else if (!strcmp(kind, "passthrough_hp")) {
-		/* its timeouts are a day, or 0 with --nocache */
+	} else if (!strncmp(kind, "passthrough_hp", 14)) {
+		/* its timeouts are a day, or 0 with --nocache; "-uring": libfuse's
+		 * own FUSE over io_uring */
 		if (!passthrough_hp) {
 			fprintf(stderr, "dcbench: passthrough_hp: where is it? (--passthrough-hp BIN)\n");
 			return -1;
@@ -347,6 +348,10 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		argv[n++] = "--foreground";
 		if (entry_to == 0)
 			argv[n++] = "--nocache";
+		if (strchr(kind, '-')) {
+			argv[n++] = "-o";
+			argv[n++] = "io_uring";
+		}
 		argv[n++] = (char *)src;
 		argv[n++] = (char *)mnt;
 	} else {
