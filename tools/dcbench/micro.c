@@ -2264,9 +2264,9 @@ static struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im)
  * start barrier to the last thread's end (mops_wall, which scaling uses).
  */
 static void timed_run(struct bench *b, struct pool *p, struct impl *im,
-		      struct cell *cl, bool floor)
+		      struct cell *cl, bool floor, unsigned ms)
 {
-	struct timespec ts = { (time_t)(b->ms / 1000), (long)(b->ms % 1000) * 1000000L };
+	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
 	uint64_t t0, t1 = 0, ops = 0, comps = 0, lookups = 0, wrong = 0;
 	double wall, rate = 0, crate = 0, busy = 0, wallsum = 0;
 	bool correct = p->n <= b->cores;	/* oversubscribed: we wait for ourselves */
@@ -2358,6 +2358,28 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 	cl->comps += comps;
 	cl->upd += ops - lookups;
 	cl->measured = true;
+}
+
+/*
+ * An untimed run of implementation k at the first thread count it runs
+ * at, half as long as a timed one, before its block of a round: the
+ * previous implementation's runs left the CPU caches full of its data,
+ * and without this the first timed run after them (always the 1-thread
+ * one) pays for it alone, which slows it and inflates every scaling
+ * paired with it.
+ */
+static void warm_run(struct bench *b, struct pool *pools, struct impl *ims, int k,
+		     bool live[][IM_NR])
+{
+	static struct cell scratch;	/* what the run measures is dropped */
+
+	for (unsigned ti = 0; ti < b->ntl; ti++)
+		if (live[ti][k]) {
+			memset(&scratch, 0, sizeof(scratch));
+			timed_run(b, &pools[ti], &ims[k], &scratch, false,
+				  b->ms / 2 ? b->ms / 2 : 1);
+			return;
+		}
 }
 
 /* ---- scenarios --------------------------------------------------------------- */
@@ -2596,17 +2618,19 @@ static int run_scenario(struct bench *b, int id)
 	 * run of the same implementation beside it (scaling pairs them).
 	 */
 	for (unsigned r = 0; r < b->runs; r++)
-		for (int q = 0; q < nim; q++)
+		for (int q = 0; q < nim; q++) {
+			warm_run(b, pools, ims, order[q], live);
 			for (unsigned ti = 0; ti < b->ntl; ti++) {
 				int k = order[q];
 				struct cell *cl = cell_at(b, id, ti, k);
 
 				if (!live[ti][k])
 					continue;
-				timed_run(b, &pools[ti], &ims[k], cl, false);
+				timed_run(b, &pools[ti], &ims[k], cl, false, b->ms);
 				if (k == IM_KERNEL && !s.mixed_pct)
-					timed_run(b, &pools[ti], &ims[k], cl, true);
+					timed_run(b, &pools[ti], &ims[k], cl, true, b->ms);
 			}
+		}
 	pools_stop(b, id, ims, pools);
 	for (int k = 0; k < IM_NR; k++)
 		im_destroy(&ims[k]);
