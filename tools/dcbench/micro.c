@@ -2263,9 +2263,13 @@ static struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im)
  * Mops/s), and the operations of all threads over the wall time from the
  * start barrier to the last thread's end (mops_wall, which scaling uses).
  */
+/* What a run is: a timed one, the kernel's syscall floor, or a warm-up. */
+enum run_kind { RUN_TIMED, RUN_FLOOR, RUN_WARM };
+
 static void timed_run(struct bench *b, struct pool *p, struct impl *im,
-		      struct cell *cl, bool floor, unsigned ms)
+		      struct cell *cl, enum run_kind kind, unsigned ms)
 {
+	bool floor = kind == RUN_FLOOR;
 	struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
 	uint64_t t0, t1 = 0, ops = 0, comps = 0, lookups = 0, wrong = 0;
 	double wall, rate = 0, crate = 0, busy = 0, wallsum = 0;
@@ -2328,7 +2332,8 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 		crate += (double)w->comps / eff;
 		if (debug_runs)
 			fprintf(stderr, "%s%s T%u w%u: wall %.1f ms wait %.1f cpu %.1f: ns/op wall-wait %.1f cpu %.1f\n",
-				im_names[im->kind], floor ? "-floor" : "", p->n, i, wi / 1e6,
+				im_names[im->kind], floor ? "-floor" : kind == RUN_WARM ? "-warm" : "",
+				p->n, i, wi / 1e6,
 				wait / 1e6, (w->run1 - w->run0) / 1e6, eff / w->ops,
 				(double)(w->run1 - w->run0) / w->ops);
 		busy += wi - wait;
@@ -2376,7 +2381,7 @@ static void warm_run(struct bench *b, struct pool *pools, struct impl *ims, int 
 	for (unsigned ti = 0; ti < b->ntl; ti++)
 		if (live[ti][k]) {
 			memset(&scratch, 0, sizeof(scratch));
-			timed_run(b, &pools[ti], &ims[k], &scratch, false,
+			timed_run(b, &pools[ti], &ims[k], &scratch, RUN_WARM,
 				  b->ms / 2 ? b->ms / 2 : 1);
 			return;
 		}
@@ -2626,9 +2631,9 @@ static int run_scenario(struct bench *b, int id)
 
 				if (!live[ti][k])
 					continue;
-				timed_run(b, &pools[ti], &ims[k], cl, false, b->ms);
+				timed_run(b, &pools[ti], &ims[k], cl, RUN_TIMED, b->ms);
 				if (k == IM_KERNEL && !s.mixed_pct)
-					timed_run(b, &pools[ti], &ims[k], cl, true, b->ms);
+					timed_run(b, &pools[ti], &ims[k], cl, RUN_FLOOR, b->ms);
 			}
 		}
 	pools_stop(b, id, ims, pools);
