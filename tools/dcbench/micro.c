@@ -3053,6 +3053,7 @@ static void print_floor(struct bench *b, int sc, FILE *f)
 
 static void print_report(struct bench *b, const char *date, const char *host)
 {
+	bool over, any_over = false;
 	static const int refs[] = { IM_KERNEL, IM_LFHT, IM_MUTEX, IM_GLOBAL };
 	struct goal g[32];
 	unsigned ng;
@@ -3104,7 +3105,11 @@ static void print_report(struct bench *b, const char *date, const char *host)
 				fmt(v[1], 24, "%.2f", c->nsc_med);
 				fmt(v[2], 24, "%.3f", c->mops_med);
 				fmt(v[3], 24, "%.1f", 100 * c->mops_sd / c->mops_mean);
-				fmt(v[4], 24, "%.2f", c->scaling);
+				/* more than the CPUs could give: the 1-thread
+				 * runs it is paired with were slowed */
+				over = c->scaling > (T < b->cores ? T : b->cores) + 0.005;
+				any_over |= over;
+				fmt(v[4], 24, over ? "%.2f!" : "%.2f", c->scaling);
 				for (int r = 0; r < 4; r++)
 					fmt(v[5 + r], 24, "%.3f",
 					    refs[r] == k ? NAN : ratio(b, sc, T, k, refs[r]));
@@ -3132,6 +3137,10 @@ static void print_report(struct bench *b, const char *date, const char *host)
 	}
 	if (b->ntl && b->tl[b->ntl - 1] > b->cores)
 		fprintf(f, "\n* oversubscribed: more threads than the %u cores\n", b->cores);
+	if (any_over)
+		fprintf(f, "! scaling above min(threads, %u cores), which wall-clock throughput "
+			"cannot reach: the 1-thread runs beside it were slowed (the machine's "
+			"noise; see sd%%): read it as about the core count\n", b->cores);
 
 	fprintf(f, "\nbytes per cached entry (dc_get_stats bytes / entries, rcu mode, "
 		"cache warmed with every entry of the tree):\n");
