@@ -17,7 +17,7 @@
 #
 # The counts are of a model (no prefetchers, no page walks, data accesses
 # only in the TLB model), and repeatable: they do not depend on what else
-# the machine is doing.  docs/micro.md says what the recorded run showed.
+# the machine is doing.  bench/results/micro-history.md says what the recorded runs showed.
 #
 # Usage: bench/profile.sh [--scenario S] [--impls a,b,...] [--ms N] [--ttl MS]
 #   --scenario  one dcbench micro scenario (default hot)
