@@ -170,8 +170,13 @@ fi
 # The kernel's tree emptied under the timed run (through the magic link of
 # dcbench's working directory, its root then): every lookup fails, cheaply,
 # and the run must fail rather than report the speed.
-DCBENCH_MICRO_DEBUG=1 "$DCBENCH" micro "${brief[@]}" --threads 1 --runs 3 --ms 400 \
-	--scenarios small --impls kernel --no-bytes --no-updates > /dev/null 2> "$T/gone.txt" &
+# dcbench starts in an empty directory of its own: between runs it goes
+# back there, so the removal below can only ever reach that directory or
+# the tree on its private tmpfs (the path seen at /proc/PID/cwd)
+mkdir "$T/jail"
+(cd "$T/jail" && DCBENCH_MICRO_DEBUG=1 exec "$DCBENCH" micro "${brief[@]}" --threads 1 \
+	--runs 3 --ms 400 --scenarios small --impls kernel --no-bytes --no-updates \
+	> /dev/null 2> "$T/gone.txt") &
 pid=$!
 # once the first timed run has ended (its line printed; every answer was
 # checked before it), the two runs left find the tree gone
@@ -180,7 +185,13 @@ for _ in $(seq 3000); do
 	kill -0 $pid 2>/dev/null || break
 	sleep 0.01
 done
-find "/proc/$pid/cwd/" -mindepth 1 -delete 2>/dev/null
+for _ in $(seq 300); do
+	case $(readlink "/proc/$pid/cwd" 2>/dev/null) in
+	/tmp/dcbench-micro.*/small | /dev/shm/dcbench-micro.*/small) find "/proc/$pid/cwd/" -mindepth 1 -delete 2>/dev/null; break ;;
+	esac
+	kill -0 $pid 2>/dev/null || break
+	sleep 0.001
+done
 wait $pid
 rc=$?
 check_all "tree gone mid-run: exit 1, the wrong lookups named" \
