@@ -473,7 +473,12 @@ static unsigned goals(struct config *cfg, unsigned n, struct goal *g)
 	 * rcu's median is at least global's less the pooled sd of the two
 	 * (0 with one run: then rcu >= global) */
 	g[2].target = 1;
-	if (rcu && glo && glo->med > 0) {
+	if (rcu && glo && (why = unlike(rcu, glo))) {
+		g[2].value = NAN;
+		g[2].met = -1;
+		snprintf(g[2].text, sizeof(g[2].text),
+			 "dcfs rcu / global (>= 1): not measured (%s)", why);
+	} else if (rcu && glo && glo->med > 0) {
 		double sd = sqrt((rcu->sd * rcu->sd + glo->sd * glo->sd) / 2);
 
 		g[2].value = rcu->med / glo->med;
@@ -488,6 +493,21 @@ static unsigned goals(struct config *cfg, unsigned n, struct goal *g)
 			 "dcfs rcu / global (>= 1): not measured (--configs lacks rcu or global)");
 	}
 	return 3 + coherent_goals(cfg, n, g + 3);
+}
+
+/* An "info:" ratio of a to b, when --configs has both: a median over a
+ * median, or "not measured" when they did unlike work. */
+static void print_info(FILE *f, const char *what, const struct config *a,
+		       const struct config *b)
+{
+	const char *why;
+
+	if (!a || !b)
+		return;
+	if ((why = unlike(a, b)) || !(b->med > 0))
+		fprintf(f, "info: %s: not measured (%s)\n", what, why ? why : "no rate");
+	else
+		fprintf(f, "info: %s = %.2f\n", what, a->med / b->med);
 }
 
 static void print_table(FILE *f, struct config *cfg, unsigned n, unsigned repeat,
@@ -909,15 +929,13 @@ stop:
 				fprintf(rep, "%s walked %zu entries in its median run\n",
 					cfg[i].label, cfg[i].runs[cfg[i].median].res.entries);
 		print_table(rep, cfg, ncfg, s.repeat, nat);
-		if (rcu && ptd && ptd->med > 0)
-			fprintf(rep, "info: dcfs rcu / passthrough_ll-dp (same mount options) = %.2f\n",
-				rcu->med / ptd->med);
-		if (rcu_uring && ptl && ptl->med > 0)
-			fprintf(rep, "info: dcfs rcu-uring / passthrough_ll = %.2f\n",
-				rcu_uring->med / ptl->med);
-		if (rcu_uring && rcu && rcu->med > 0)
-			fprintf(rep, "info: dcfs rcu-uring / rcu (FUSE over io_uring against /dev/fuse) = %.2f\n",
-				rcu_uring->med / rcu->med);
+		print_info(rep, "dcfs rcu / passthrough_ll-dp (same mount options)", rcu, ptd);
+		print_info(rep, "dcfs rcu / passthrough_hp", rcu, find(cfg, ncfg, "passthrough_hp"));
+		print_info(rep, "dcfs rcu-uring / passthrough_ll", rcu_uring, ptl);
+		print_info(rep, "dcfs rcu-uring / passthrough_hp-uring (both rings)", rcu_uring,
+			   find(cfg, ncfg, "passthrough_hp-uring"));
+		print_info(rep, "dcfs rcu-uring / rcu (FUSE over io_uring against /dev/fuse)",
+			   rcu_uring, rcu);
 		ng = goals(cfg, ncfg, g);
 		if (!apply)
 			fprintf(rep, "note: the goals are set for --threads 2 with both timeouts 0; "
