@@ -78,9 +78,12 @@ struct rp_result {
 	 * the end of each path op, summed over ops and threads, less the memfs
 	 * updates the op applied.  So it holds the cache calls, the backend
 	 * lookups they make on misses, time asleep on the cache's locks, and
-	 * the little glue between the calls; not the scheduler, waits for other
-	 * processes, checks or memfs updates.  In the null mode (no cache) it
-	 * is what the two stamps per op cost, and every mode pays as much. */
+	 * the little glue between the calls, and any time the thread was
+	 * preempted inside an op (so more threads than CPUs inflate it); not
+	 * the replay's own scheduling (its spinning and sched_yield), waits
+	 * for other processes, checks or memfs updates.  In the null mode (no
+	 * cache) it is what the two stamps per op cost, and every mode pays as
+	 * much. */
 	double cache_s;
 	uint64_t ops;		/* ops replayed, all copies */
 	uint64_t lookups;	/* dc_get_stats (null mode: planned_lookups) */
