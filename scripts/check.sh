@@ -57,13 +57,20 @@ run() {
 	fi
 }
 
-# A sanitizer report in full (both stacks of a race, say): the tail of
-# the log would cut it.  Otherwise the last lines.
+# A sanitizer report in full (both stacks of a race, say: the tail of the
+# log would cut it), a script's failed checks wherever they are in its
+# log, or else the last lines.
 show_failure() {
 	local pat='^(WARNING|ERROR): [A-Za-z]+Sanitizer|runtime error:'
 
 	if grep -qE "$pat" "$1"; then
 		awk -v pat="$pat" '$0 ~ pat { on = 1 } on' "$1" | head -200
+	elif grep -q '^not ok' "$1"; then
+		# a script's failed checks, each with the comment lines after it,
+		# wherever they are in a long log; then its end
+		awk '/^not ok/ { on = 1; print; next } on && /^#/ { print; next } { on = 0 }' "$1" | head -100
+		echo ...
+		tail -5 "$1"
 	else
 		tail -40 "$1"
 	fi
