@@ -170,10 +170,13 @@ fi
 # The kernel's tree emptied under the timed run (through the magic link of
 # dcbench's working directory, its root then): every lookup fails, cheaply,
 # and the run must fail rather than report the speed.
-# dcbench starts in an empty directory of its own: between runs it goes
-# back there, so the removal below can only ever reach that directory or
-# the tree on its private tmpfs (the path seen at /proc/PID/cwd)
+# dcbench starts in an empty directory of its own and goes back there
+# between runs: the removal below runs only while its working directory
+# (/proc/PID/cwd) is on another file system than that directory and the
+# checkout, that is, in the tree on its own tmpfs (whose path depends on
+# the mount namespaces, so it is not matched by name)
 mkdir "$T/jail"
+jail_dev=$(stat -c %d "$T/jail") repo_dev=$(stat -c %d .)
 (cd "$T/jail" && DCBENCH_MICRO_DEBUG=1 exec "$DCBENCH" micro "${brief[@]}" --threads 1 \
 	--runs 3 --ms 400 --scenarios small --impls kernel --no-bytes --no-updates \
 	> /dev/null 2> "$T/gone.txt") &
@@ -185,10 +188,12 @@ for _ in $(seq 3000); do
 	kill -0 $pid 2>/dev/null || break
 	sleep 0.01
 done
-for _ in $(seq 300); do
-	case $(readlink "/proc/$pid/cwd" 2>/dev/null) in
-	/tmp/dcbench-micro.*/small | /dev/shm/dcbench-micro.*/small) find "/proc/$pid/cwd/" -mindepth 1 -delete 2>/dev/null; break ;;
-	esac
+for _ in $(seq 1000); do
+	dev=$(stat -L -c %d "/proc/$pid/cwd" 2>/dev/null)
+	if [ -n "$dev" ] && [ "$dev" != "$jail_dev" ] && [ "$dev" != "$repo_dev" ]; then
+		find "/proc/$pid/cwd/" -mindepth 1 -xdev -delete 2>/dev/null
+		break
+	fi
 	kill -0 $pid 2>/dev/null || break
 	sleep 0.001
 done
