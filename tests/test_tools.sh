@@ -426,5 +426,15 @@ else
     not_ok "conditions joined outside check (only the first is checked):"
     diag <<<"$joined"
 fi
+# dcbench micro's references hash components with libdcache's own
+# function, as libdcache does: the byte-wise FNV-1a is the listing
+# loader's alone (fnv64, defined once, called from its index only)
+M=$TOP/tools/dcbench/micro.c
+if [ "$(grep -c 'FNV_PRIME' "$M")" = 2 ] && [ "$(grep -c 'fnv64(' "$M")" = 3 ] &&
+   grep -q 'dc__hash_component(' "$M"; then
+    ok "dcbench micro: every implementation hashes with dc__hash_component; FNV-1a only in the listing loader"
+else
+    not_ok "dcbench micro: a byte-wise hash outside the listing loader (FNV_PRIME $(grep -c FNV_PRIME "$M"), fnv64( $(grep -c 'fnv64(' "$M"))"
+fi
 
 finish
