@@ -1,6 +1,7 @@
 # libdcache - plain GNU make (see docs/design.md, "Build").
 #
-#   make              library, tools, tests, examples   -> build/
+#   make              library and tools (dcpath, dcfs, dcbench) -> build/
+#   make tests        those, the test programs and the examples
 #   make check        deps, then every test: plain, ASan+UBSan, TSan
 #   make run          deps, build, import the shipped trace, dcbench compare
 #   make lib          the library alone (needs liburcu only)
@@ -69,39 +70,88 @@ CFLAGS   += -std=c11 -Wall -Wextra -Wno-missing-field-initializers $(SANFLAGS) $
 CPPFLAGS += -D_GNU_SOURCE -Iinclude $(URCU_CFLAGS)
 LDFLAGS  += $(SANFLAGS)
 LIBS      = $(URCU_LIBS) -lpthread
+# every object also writes its header dependencies (.d), read back below
+DEPFLAGS := -MMD -MP
+OBJ      := $(BUILD)/obj
 
-LIB_SRCS := $(wildcard src/*.c)
-LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/obj/%.o)
-LIB_PIC  := $(LIB_SRCS:src/%.c=$(BUILD)/pic/%.o)
+# ---- what is built from what ----------------------------------------------------
+#
+#   src/             libdcache (.a, and .so from position-independent objects)
+#   tools/common/    what the tools share          -> libdctools.a
+#   tools/dcbench/   dcbench: main.c, and its commands by concept in folders
+#                    -> libdcbench.a, which the tests link too
+#   tests/torture/   the torture and memstorm engines: test programs, and
+#                    dcbench's torture and memstorm commands
+#   tools/dcfs/      dcfs (FUSE)        tools/dcpath/    dcpath
+#   tests/           one program per tests/test_*.c, the fuzz corpora replayed
 
-TEST_SRCS := $(wildcard tests/test_*.c)
-TESTS     := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
-
-DCBENCH_SRCS := $(wildcard tools/dcbench/*.c)
-DCBENCH_SRCS := $(filter-out tools/dcbench/import_main_test.c,$(DCBENCH_SRCS))
-
-CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_import
-
-DCFS_SRCS   := tools/dcfs/main.c tools/dcfs/loop.c tools/dcfs/node.c tools/dcfs/ops.c \
-               tools/dcfs/coherence.c \
-               tools/dcfs/uring.c tools/dcfs/sandbox.c
-
+LIB_SRCS     := $(wildcard src/*.c)
+COMMON_SRCS  := $(wildcard tools/common/*.c)
+DCBENCH_SRCS := $(sort $(shell find tools/dcbench -name '*.c'))
+ENGINE_SRCS  := $(wildcard tests/torture/*.c)
+DCFS_SRCS    := $(wildcard tools/dcfs/*.c)
+TEST_SRCS    := $(wildcard tests/test_*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
+
+objs = $(patsubst %.c,$(OBJ)/%.o,$(1))
+LIB_OBJS     := $(call objs,$(LIB_SRCS))
+LIB_PIC      := $(patsubst %.c,$(BUILD)/pic/%.o,$(LIB_SRCS))
+COMMON_OBJS  := $(call objs,$(COMMON_SRCS))
+DCBENCH_OBJS := $(call objs,$(filter-out tools/dcbench/main.c,$(DCBENCH_SRCS)) $(ENGINE_SRCS))
+DCFS_OBJS    := $(call objs,$(DCFS_SRCS))
+TESTS        := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_import
 EXAMPLES     := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
-all: lib $(BUILD)/dcpath $(TESTS) $(CORPUS_TESTS) $(BUILD)/dcfs $(BUILD)/dcbench $(EXAMPLES)
+# what users get; `tests` adds the test programs and the examples
+all: lib $(BUILD)/dcpath $(BUILD)/dcfs $(BUILD)/dcbench
+
+tests: all $(TESTS) $(CORPUS_TESTS) $(EXAMPLES)
 
 lib: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcache.pc
 
 HEADERS := include/dcache.h include/dcache-debug.h
 
-$(BUILD)/obj/%.o: src/%.c src/internal.h $(HEADERS)
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
+# ---- objects: one rule per kind, each with its header dependencies ----------------
 
-$(BUILD)/pic/%.o: src/%.c src/internal.h $(HEADERS)
+# The library hides all but its dc_* names.
+$(OBJ)/src/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/pic/src/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(OBJ)/tools/dcfs/%.o: tools/dcfs/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(SECCOMP_CFLAGS) -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# dcfs's node table alone, with its race window staged, for tests/test_node
+$(OBJ)/tests/node-race.o: tools/dcfs/node.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -DNODE_RACE_WINDOW -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OBJ)/tests/test_node.o: tests/test_node.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -Itests -Itools/dcfs $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# The fuzz corpora's runner, once per corpus.
+$(OBJ)/tests/fuzz/run_corpus_%.o: tests/fuzz/run_corpus.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -DCORPUS_DIR='"tests/fuzz/corpus_$*"' $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# the examples, as a user compiles them
+$(OBJ)/examples/%.o: examples/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# everything else: the tools, the engines, the tests
+$(OBJ)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itools -Itools/dcbench -Itests $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+# ---- libraries and programs ------------------------------------------------------
 
 $(BUILD)/libdcache.a: $(LIB_OBJS)
 	rm -f $@
@@ -116,6 +166,14 @@ $(BUILD)/libdcache.so: $(BUILD)/libdcache.so.$(VERSION)
 	ln -sf libdcache.so.$(VERSION) $(BUILD)/libdcache.so.$(SOVERSION)
 	ln -sf libdcache.so.$(VERSION) $@
 
+$(BUILD)/libdctools.a: $(COMMON_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libdcbench.a: $(DCBENCH_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+
 # dcache.pc names where install puts things: remade whenever they change
 # (the stamp is rewritten only when its text differs).
 DIRS_NOW := $(PREFIX) $(LIBDIR) $(INCLUDEDIR)
@@ -125,56 +183,42 @@ $(BUILD)/dcache.pc: dcache.pc.in $(BUILD)/install-dirs include/dcache.h
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|' -e 's|@VERSION@|$(VERSION)|' $< > $@
 
-$(BUILD)/dcpath: tools/dcpath/dcpath.c $(BUILD)/libdcache.a
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
+TOOL_LIBS = $(BUILD)/libdctools.a $(BUILD)/libdcache.a
 
-$(BUILD)/dcbench: $(DCBENCH_SRCS) tools/dcbench/*.h $(BUILD)/libdcache.a
-	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
-	    $(LDFLAGS) $(BUILD)/libdcache.a $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
+$(BUILD)/dcpath: $(OBJ)/tools/dcpath/dcpath.o $(TOOL_LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
 
-$(BUILD)/tests/test_import: tests/test_import.c tools/dcbench/import.c tools/dcbench/trace.c tools/dcbench/*.h
+$(BUILD)/dcbench: $(OBJ)/tools/dcbench/main.o $(BUILD)/libdcbench.a $(TOOL_LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
+
+$(BUILD)/dcfs: $(DCFS_OBJS) $(TOOL_LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FUSE_LIBS) $(SECCOMP_LIBS) $(LIBS)
+
+# A test links what it uses of dcbench's objects, the tools' and the library.
+$(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libdcbench.a $(TOOL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ $(LDFLAGS) $(LZMA_LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
-$(BUILD)/tests/%: tests/%.c tests/harness.h $(HEADERS) $(BUILD)/libdcache.a
+$(BUILD)/tests/test_node: $(OBJ)/tests/test_node.o $(OBJ)/tests/node-race.o $(TOOL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
-
-$(BUILD)/tests/test_torture: tests/test_torture.c tools/dcbench/torture.c tools/dcbench/torture.h tests/harness.h $(BUILD)/libdcache.a
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ \
-	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
-
-$(BUILD)/tests/test_writers: tests/test_writers.c tools/dcbench/floodnames.c tools/dcbench/flood.h tests/harness.h $(BUILD)/libdcache.a
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itests -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ \
-	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
-
-# dcfs's node table alone, with its race window staged (no mount)
-$(BUILD)/tests/test_node: tests/test_node.c tools/dcfs/node.c tools/dcfs/dcfs.h tests/harness.h $(BUILD)/libdcache.a
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -DNODE_RACE_WINDOW -Itests -Itools/dcfs $(CFLAGS) \
-	    $(filter %.c,$^) -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
-
-# test_replay includes the replay engine's sources; rebuild when they change
-$(BUILD)/tests/test_replay: tools/dcbench/replay.c tools/dcbench/replay.h tools/dcbench/trace.c tools/dcbench/trace.h
+	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
 
 # Fuzz corpora replayed as plain regression tests (no libFuzzer needed).
-$(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c tests/fuzz/fuzz.h $(BUILD)/libdcache.a
+$(BUILD)/tests/test_corpus_%: $(OBJ)/tests/fuzz/fuzz_%.o $(OBJ)/tests/fuzz/run_corpus_%.o \
+			      $(BUILD)/libdcbench.a $(TOOL_LIBS)
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -DCORPUS_DIR='"tests/fuzz/corpus_walk"' $(CFLAGS) $(filter %.c,$^) \
-	    -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
-
-$(BUILD)/tests/test_corpus_import: tests/fuzz/fuzz_import.c tests/fuzz/run_corpus.c tools/dcbench/import.c tools/dcbench/trace.c tests/fuzz/fuzz.h
-	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools/dcbench -DCORPUS_DIR='"tests/fuzz/corpus_import"' $(CFLAGS) \
-	    $(filter %.c,$^) -o $@ $(LDFLAGS) $(LZMA_LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
 # The examples, as a user builds them (tests/test_install.sh builds them
 # again against the installed library).
-$(BUILD)/examples/%: examples/%.c $(HEADERS) $(BUILD)/libdcache.a
+$(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libdcache.a
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
+
+# objects made by pattern chains are kept: the next build needs them
+.SECONDARY:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
 # ---- fuzzing (clang, libFuzzer): FUZZ_SECONDS per target ----------------------
 
@@ -198,12 +242,6 @@ TORTURE_SECONDS ?= 600
 torture: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/dcbench torture --seconds $(TORTURE_SECONDS) --mode all
-
-# ---- dcfs: the FUSE passthrough file system on libdcache ----------------------
-
-$(BUILD)/dcfs: $(DCFS_SRCS) tools/dcfs/dcfs.h $(BUILD)/libdcache.a
-	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(SECCOMP_CFLAGS) $(CFLAGS) $(DCFS_SRCS) -o $@ \
-	    $(LDFLAGS) $(BUILD)/libdcache.a $(FUSE_LIBS) $(SECCOMP_LIBS) $(LIBS)
 
 # ---- kernbench: a kernel build natively and through dcfs -------------------
 
@@ -269,4 +307,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz
 
-.PHONY: all lib deps check run install install-lib uninstall clean fuzz torture kernbench
+.PHONY: all tests lib deps check run install install-lib uninstall clean fuzz torture kernbench

@@ -83,7 +83,7 @@ for san in "" asan tsan; do
 	label=${san:-plain}
 	build=build${san:+-$san}
 	# a failed build leaves the last one's programs: none of them runs
-	if ! run "build $label" make -s -j"$jobs" SAN="$san" WERROR=-Werror all; then
+	if ! run "build $label" make -s -j"$jobs" SAN="$san" WERROR=-Werror tests; then
 		failed=$((failed + $(wc -w <<<"$expected")))
 		echo "not ok - $label: $(wc -w <<<"$expected") test programs not run (the build failed)"
 		continue
@@ -115,7 +115,7 @@ run "plain test_install.sh" tests/test_install.sh build
 run "plain test_tools.sh" tests/test_tools.sh build
 # clang: the same sources, no warnings
 if command -v clang >/dev/null; then
-	run "build clang" make -s -j"$jobs" CC=clang BUILD=build-clang WERROR=-Werror all
+	run "build clang" make -s -j"$jobs" CC=clang BUILD=build-clang WERROR=-Werror tests
 fi
 
 if [ "$(git status --porcelain 2>/dev/null)" = "$tree_before" ]; then
