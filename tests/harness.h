@@ -2,7 +2,8 @@
 /*
  * harness.h - the tests' tiny harness.  Each test program counts its
  * checks, prints every failure with file:line, ends with one line
- * "NAME: N checks, M failed", and exits 1 if any failed.
+ * "NAME: N checks, M failed" (", K skipped" when a check could not run
+ * here), and exits 1 if any failed.
  */
 #ifndef DC_HARNESS_H
 #define DC_HARNESS_H
@@ -11,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned long h_checks, h_failed;
+static unsigned long h_checks, h_failed, h_skipped;
 
 /* atomic: stress tests check from many threads */
 #define H_INC(x)	__atomic_add_fetch(&(x), 1, __ATOMIC_RELAXED)
@@ -37,9 +38,19 @@ static unsigned long h_checks, h_failed;
 	}								\
 } while (0)
 
+/* A check that cannot run here: said why, counted as skipped. */
+#define SKIP(why) do {							\
+	H_INC(h_skipped);						\
+	printf("%s:%d: skipped: %s\n", __FILE__, __LINE__, (why));	\
+} while (0)
+
 static inline int h_done(const char *name)
 {
-	printf("%s: %lu checks, %lu failed\n", name, h_checks, h_failed);
+	if (h_skipped)
+		printf("%s: %lu checks, %lu failed, %lu skipped\n", name,
+		       h_checks, h_failed, h_skipped);
+	else
+		printf("%s: %lu checks, %lu failed\n", name, h_checks, h_failed);
 	return h_failed ? 1 : 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * test_torture.c - the quick torture of make check: `dcbench torture`'s
- * engine (tools/dcbench/torture.c) for DC_TEST_SECONDS per mode, with
+ * engine (tests/torture/torture.c) for DC_TEST_SECONDS per mode, with
  * caps small enough that eviction runs all the time.  Any wrong answer,
  * failed update, unreturned reference or unfreed byte is a violation.
  * Then, per mode, a shorter one with allocation failures injected during
@@ -10,7 +10,7 @@
  * (consistency, references, nothing leaked) are the same.
  */
 #include "harness.h"
-#include "torture.h"
+#include "torture/torture.h"
 
 int main(void)
 {

@@ -52,12 +52,16 @@ void cli_synopsis(FILE *f, const char *help);
 /* Each command's --help text, in the command's own file. */
 extern const char dcb_import_help[], dcb_capture_help[], dcb_replay_help[],
 		  dcb_compare_help[], dcb_flood_help[], dcb_fsmeta_help[],
-		  dcb_kernbench_help[], dcb_coherence_help[];
+		  dcb_kernbench_help[], dcb_coherence_help[], dcb_torture_help[],
+		  dcb_memstorm_help[];
 
 int cmd_import(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
+/* stress.c: the torture and memstorm engines of tests/torture/ */
+int cmd_torture(int argc, char **argv);
+int cmd_memstorm(int argc, char **argv);
 /* kernbench.c: a kernel build natively and through dcfs */
 int dcb_kernbench_main(int argc, char **argv);
 

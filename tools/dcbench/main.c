@@ -25,9 +25,7 @@
 #include "fsmeta.h"
 #include "import.h"
 #include "json.h"
-#include "memstorm.h"
 #include "micro.h"
-#include "torture.h"
 #include "trace.h"
 
 static const char usage_text[] =
@@ -108,8 +106,8 @@ static const struct command {
 	{ "replay", cmd_replay, dcb_replay_help },
 	{ "compare", cmd_compare, dcb_compare_help },
 	{ "micro", dcb_micro_main, NULL },
-	{ "torture", dcb_torture_main, NULL },
-	{ "memstorm", dcb_memstorm_main, NULL },
+	{ "torture", cmd_torture, dcb_torture_help },
+	{ "memstorm", cmd_memstorm, dcb_memstorm_help },
 	{ "flood", dcb_flood_main, dcb_flood_help },
 	{ "fsmeta", dcb_fsmeta_main, dcb_fsmeta_help },
 	{ "kernbench", dcb_kernbench_main, dcb_kernbench_help },

@@ -59,7 +59,8 @@ const char *torture_op_name(enum torture_op op);
 int torture_run(const struct torture_opts *o, struct torture_result *r);
 /* Parse --fail-alloc's "N", "rand:N" or "rand:N:SEED" into o; 0 or -1. */
 int torture_parse_fail(const char *s, struct torture_opts *o);
-/* `dcbench torture` */
-int dcb_torture_main(int argc, char **argv);
+/* One line of totals (and the TTLs and allocation failures, if on) to f. */
+void torture_print_result(FILE *f, const struct torture_opts *o,
+			  const struct torture_result *r);
 
 #endif

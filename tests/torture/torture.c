@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * torture.c - `dcbench torture`: lookups racing every kind of update.
+ * torture.c - the torture engine: lookups racing every kind of update
+ * (tests/test_torture, and `dcbench torture` for long runs).
  *
  * The namespace: directories /d0../d3, each with 6 stable files (never
  * touched: a lookup of one must always succeed, whatever moves around it)
@@ -51,7 +52,6 @@
  * checked as always, and any other error of any call is a violation.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -843,9 +843,9 @@ out:
 	return r->violations ? -1 : 0;
 }
 
-/* ---- the command ------------------------------------------------------------- */
+/* ---- the report ---------------------------------------------------------------- */
 
-static void print_result(FILE *f, const struct torture_opts *o,
+void torture_print_result(FILE *f, const struct torture_opts *o,
 			 const struct torture_result *r)
 {
 	uint64_t total = 0, nomem = 0;
@@ -904,116 +904,4 @@ int torture_parse_fail(const char *s, struct torture_opts *o)
 			return -1;
 	}
 	return *end ? -1 : 0;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-"usage: dcbench torture [--seconds S] [--threads N] [--mode rcu|global|rwlock|all]\n"
-"                       [--seed X] [--max-entries N] [--fail-alloc N|rand:N[:SEED]]\n"
-"\n"
-"Writers change a small memfs namespace and tell the cache; readers look\n"
-"names up; an oracle checks every answer (docs/testing.md).  Exit 1 on any\n"
-"violation.  One mode in three (chosen by seed and mode) runs with TTLs of\n"
-"1-5 ms, so that expiry and revalidation race the updates.\n"
-"  --seconds S      run S seconds per mode (default 10)\n"
-"  --threads N      threads, a third of them writers (default 6)\n"
-"  --mode M         one mode, or all (default)\n"
-"  --seed X         each thread's choices (default: the time)\n"
-"  --max-entries N  the cache's cap (default 48; negative entries N/4)\n"
-"  --fail-alloc N   during the run every Nth allocation of the library fails;\n"
-"  --fail-alloc rand:N[:SEED]\n"
-"                   each fails with probability 1/N, drawn from SEED (default\n"
-"                   the --seed).  Every failing call must return -ENOMEM, an\n"
-"                   update so forgets the names it touches; the answers, the\n"
-"                   end-of-run checks (consistency, references, no leak) are\n"
-"                   as strict as without.  Prints how many failed.\n"
-"  -h, --help       this help\n"
-"\n"
-"Exit status: 0 no violation; 1 a violation; 2 usage error.\n");
-}
-
-/* getopt's own messages would name the command "torture" alone. */
-static int bad_option(char **argv, int opt)
-{
-	if (opt == ':')
-		fprintf(stderr, "dcbench torture: %s needs a value\n", argv[optind - 1]);
-	else
-		fprintf(stderr, "dcbench torture: unknown option '%s'\n", argv[optind - 1]);
-	usage(stderr);
-	return 2;
-}
-
-int dcb_torture_main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "seconds", required_argument, NULL, 's' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "seed", required_argument, NULL, 'x' },
-		{ "max-entries", required_argument, NULL, 'e' },
-		{ "fail-alloc", required_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct torture_opts o = { .seconds = 10, .threads = 6, .max_entries = 48,
-				  .max_negative = 12, .log = stderr };
-	const char *mode = "all";
-	int opt, failed = 0;
-	bool fail_seeded = false;
-	char *end;
-
-	o.seed = (uint64_t)time(NULL);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': o.seconds = strtod(optarg, &end); break;
-		case 't': o.threads = (int)strtol(optarg, &end, 10); break;
-		case 'm': mode = optarg; end = optarg + strlen(optarg); break;
-		case 'x': o.seed = strtoull(optarg, &end, 10); break;
-		case 'e': o.max_entries = strtoull(optarg, &end, 10);
-			  o.max_negative = o.max_entries / 4; break;
-		case 'f':
-			end = optarg + strlen(optarg);
-			if (torture_parse_fail(optarg, &o)) {
-				fprintf(stderr, "dcbench torture: bad --fail-alloc '%s' "
-					"(N, rand:N or rand:N:SEED)\n", optarg);
-				return 2;
-			}
-			fail_seeded = o.fail_every < 0 && strchr(optarg + 5, ':');
-			break;
-		case 'h': usage(stdout); return 0;
-		default: return bad_option(argv, opt);
-		}
-		if (*end || (opt == 's' && o.seconds <= 0) ||
-		    (opt == 't' && (o.threads < 2 || o.threads > 256)) ||
-		    (opt == 'e' && o.max_entries < 8)) {
-			fprintf(stderr, "dcbench torture: bad value '%s'\n", optarg);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "dcbench torture: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
-	if (!fail_seeded)
-		o.fail_seed = o.seed;
-	for (int m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++) {
-		struct torture_result r;
-
-		if (strcmp(mode, "all") && strcmp(mode, dc_mode_name((enum dc_mode)m)))
-			continue;
-		o.mode = (enum dc_mode)m;
-		memset(&r, 0, sizeof(r));
-		failed |= torture_run(&o, &r) != 0;
-		print_result(stdout, &o, &r);
-		fflush(stdout);
-	}
-	if (strcmp(mode, "all") && dc_mode_parse(mode, &o.mode)) {
-		fprintf(stderr, "dcbench torture: unknown mode '%s'\n", mode);
-		return 2;
-	}
-	return failed ? 1 : 0;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * memstorm.c - `dcbench memstorm`: does the cap hold?
+ * memstorm.c - the memory-bound engine: does the cap hold?  (tests/test_memstorm
+ * briefly, `dcbench memstorm` at full size)
  *
  * Threads resolve N distinct paths /dK/nI (I from 0 to N-1, K = I mod
- * 1000) through a cache capped at --cap entries.  Every second name
+ * 1000) through a cache capped at `cap` entries.  Every second name
  * exists; the others are misses that leave negative entries.  The backend
  * is synthetic (a name's answer is computed from it), so nothing but the
  * cache grows.  A sampler records the cache's live bytes (measured by its
@@ -17,7 +18,6 @@
  * memory is measured as growth over the process before the cache existed.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -147,103 +147,35 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void usage(FILE *f)
+int memstorm_run(const struct memstorm_opts *mo, struct memstorm_result *r)
 {
-	fputs(
-"usage: dcbench memstorm [--names N] [--cap N] [--threads N]\n"
-"                        [--mode rcu|global|rwlock] [--json]\n"
-"\n"
-"Resolves N distinct paths, half of them missing, through a cache capped\n"
-"at --cap entries, and samples the cache's bytes and the process's\n"
-"resident memory: both must stay under the bound (cap x 256 bytes, the\n"
-"buckets and 4 MiB).\n"
-"\n"
-"  --names N    distinct paths (default 10000000)\n"
-"  --cap N      the cache's max_entries, at least 64 (default 100000)\n"
-"  --threads N  resolving threads, 1 to 256 (default 2)\n"
-"  --mode M     rcu, global or rwlock (default rcu)\n"
-"  --json       one JSON document on stdout\n"
-"  -h, --help   this help\n"
-"\n"
-"Exit status: 0 the bound held; 1 it did not, or a failure; 2 usage error.\n",
-	      f);
-}
-
-/* getopt's own messages would name the command "memstorm" alone. */
-static int bad_option(char **argv, int opt)
-{
-	if (opt == ':')
-		fprintf(stderr, "dcbench memstorm: %s needs a value\n", argv[optind - 1]);
-	else
-		fprintf(stderr, "dcbench memstorm: unknown option '%s'\n", argv[optind - 1]);
-	usage(stderr);
-	return 2;
-}
-
-int dcb_memstorm_main(int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "names", required_argument, NULL, 'n' },
-		{ "cap", required_argument, NULL, 'c' },
-		{ "threads", required_argument, NULL, 't' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	struct dc_options o = { .mode = DC_MODE_RCU, .max_entries = 100000 };
-	struct storm s = { .names = 10000000, .threads = 2 };
+	struct dc_options o = { .mode = mo->mode, .max_entries = mo->cap };
+	struct storm s = { .names = mo->names, .threads = mo->threads };
 	uint64_t rss0, bound, buckets = 16, chunk;
 	struct part *parts;
 	pthread_t *th;
 	struct dc_stats st;
-	int opt, json = 0, i, err;
+	int i, err;
 	double t0, secs;
-	char *end = NULL;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'n': s.names = strtoull(optarg, &end, 10); break;
-		case 'c': o.max_entries = strtoull(optarg, &end, 10); break;
-		case 't': s.threads = (int)strtol(optarg, &end, 10); break;
-		case 'm':
-			if (dc_mode_parse(optarg, &o.mode)) {
-				fprintf(stderr, "dcbench memstorm: unknown mode '%s'\n", optarg);
-				return 2;
-			}
-			end = optarg + strlen(optarg);
-			break;
-		case 'j': json = 1; end = NULL; break;
-		case 'h': usage(stdout); return 0;
-		default: return bad_option(argv, opt);
-		}
-		if (end && (*end || (opt == 't' && (s.threads < 1 || s.threads > 256)) ||
-			    (opt == 'c' && o.max_entries < 64) || (opt == 'n' && !s.names))) {
-			fprintf(stderr, "dcbench memstorm: bad value '%s'\n", optarg);
-			return 2;
-		}
-	}
-	if (optind != argc) {
-		fprintf(stderr, "dcbench memstorm: unexpected argument '%s'\n", argv[optind]);
-		usage(stderr);
-		return 2;
-	}
 	while (buckets < o.max_entries / 2)	/* the library's sizing rule */
 		buckets *= 2;
 	bound = o.max_entries * 128 * 2 + buckets * 8 + (4u << 20);
 	o.backend.ops = &storm_ops;
 	rss0 = rss_bytes();
 	err = dc_cache_create(&o, &s.c);
+	memset(r, 0, sizeof(*r));
 	if (err) {
-		fprintf(stderr, "dcbench memstorm: cannot create the cache: %s\n", strerror(-err));
+		fprintf(stderr, "memstorm: cannot create the cache: %s\n", strerror(-err));
 		return 1;
 	}
 	parts = calloc((size_t)s.threads, sizeof(*parts));
 	th = calloc((size_t)s.threads, sizeof(*th));
 	if (!parts || !th) {
-		fprintf(stderr, "dcbench memstorm: out of memory\n");
+		fprintf(stderr, "memstorm: out of memory\n");
+		dc_cache_destroy(s.c);
+		free(parts);
+		free(th);
 		return 1;
 	}
 	chunk = s.names / (uint64_t)s.threads + 1;
@@ -252,7 +184,11 @@ int dcb_memstorm_main(int argc, char **argv)
 		parts[i] = (struct part){ &s, chunk * (uint64_t)i, chunk * (uint64_t)(i + 1) };
 		if (parts[i].to > s.names)
 			parts[i].to = s.names;
-		pthread_create(&th[i], NULL, storm_worker, &parts[i]);
+		if (pthread_create(&th[i], NULL, storm_worker, &parts[i])) {
+			fprintf(stderr, "memstorm: cannot start thread %d\n", i);
+			th[i] = 0;
+			s.wrong++;	/* its names were not resolved: not a pass */
+		}
 	}
 	/* sample every 20 ms until the workers are done */
 	for (;;) {
@@ -280,7 +216,13 @@ int dcb_memstorm_main(int argc, char **argv)
 		double per_entry = st.entries ? (double)st.bytes / (double)st.entries : 0;
 		bool ok = s.peak_bytes <= bound && s.peak_rss <= bound && !s.wrong;
 
-		if (json) {
+		*r = (struct memstorm_result){
+			.wrong = s.wrong, .evictions = st.evictions,
+			.peak_entries = s.peak_entries, .peak_bytes = s.peak_bytes,
+			.peak_rss = s.peak_rss, .bound = bound, .seconds = secs,
+		};
+
+		if (mo->json) {
 			printf("{\"schema_version\": 1, \"command\": \"memstorm\", \"mode\": \"%s\", "
 			       "\"names\": %llu, \"cap\": %llu, \"threads\": %d, \"seconds\": %.3f, "
 			       "\"lookups_per_s\": %.0f, \"evictions\": %llu, \"wrong\": %llu, "
