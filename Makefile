@@ -149,7 +149,7 @@ $(OBJ)/examples/%.o: examples/%.c
 # everything else: the tools, the engines, the tests
 $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools -Itools/dcbench -Itests $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) -Itools -Itools/common -Itools/dcbench -Itests $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # ---- libraries and programs ------------------------------------------------------
 

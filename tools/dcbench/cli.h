@@ -17,6 +17,12 @@
 #define EXIT_SHORT	3	/* compare: runs too short to time, goals not judged */
 
 /*
+ * Where cli_usage finds a command's help (its synopsis is the first
+ * paragraph) and dcbench's own usage; main() sets them first.
+ */
+void cli_set_help(const char *(*help_of)(const char *cmd), const char *usage);
+
+/*
  * "dcbench CMD: message", CMD's synopsis and a hint at --help on stderr
  * (CMD NULL: dcbench itself); returns EXIT_USAGE.
  */

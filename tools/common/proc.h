@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proc.h - other programs: is one installed, run one and wait for it.
+ */
+#ifndef DC_TOOLS_PROC_H
+#define DC_TOOLS_PROC_H
+
+#include <stdbool.h>
+
+/*
+ * Is prog an executable file in one of $PATH's directories (an empty
+ * entry is the current directory; no $PATH: /usr/local/bin:/usr/bin:/bin)?
+ */
+bool proc_on_path(const char *prog);
+
+/*
+ * Runs argv[0] (looked up in $PATH) with argv, stdio inherited, and waits
+ * for it: its exit status (0-255), 256 + the signal that killed it, or
+ * -errno when it could not be started.
+ */
+int proc_run(char *const argv[]);
+
+#endif

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * capture.c - `dcbench import` and `dcbench capture`: an strace log made
+ * into a trace (import.h does the reading), and a command run under
+ * strace with its log imported.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "import.h"
+#include "json.h"
+#include "proc.h"
+#include "trace.h"
+
+const char dcb_import_help[] =
+"usage: dcbench import STRACE_LOG[.xz] -o TRACE [--json]\n"
+"\n"
+"Reads a log written by strace -f -y -qq -e trace=%file,%process,chdir,fchdir\n"
+"-o LOG (plain or xz; '-' reads stdin) and writes the binary trace\n"
+"(docs/trace-format.md).  The summary goes to stderr.\n"
+"\n"
+"  -o, --output TRACE  the trace to write (required); left as it was if the\n"
+"                      import fails\n"
+"      --json          the summary as one JSON document on stdout\n"
+"  -h, --help          this help\n"
+"\n"
+"A log is refused (exit 1) when it is empty, is no strace log, has lines\n"
+"without the pid strace -f puts in front, has no path lookup, or when more\n"
+"than half of its non-blank lines are malformed.\n"
+"Exit status: 0 imported; 1 refused, unreadable or not written; 2 usage error.\n";
+
+const char dcb_capture_help[] =
+"usage: dcbench capture -o TRACE [--json] [--keep-log FILE] -- COMMAND [ARGS...]\n"
+"\n"
+"Runs COMMAND under strace -f -y -qq -e trace=%file,%process,chdir,fchdir\n"
+"and imports the log into TRACE, as dcbench import does.\n"
+"\n"
+"  -o, --output TRACE  the trace to write (required)\n"
+"      --keep-log FILE\n"
+"                      keep the strace log in FILE (else it is a temporary\n"
+"                      file, removed)\n"
+"      --json          the summary as one JSON document on stdout, with the\n"
+"                      command's exit status\n"
+"  -h, --help          this help\n"
+"\n"
+"Needs strace (Debian package: strace).\n"
+"Exit status: 0 success; 1 the command failed (the trace is still written),\n"
+"or the log could not be imported; 2 usage error.\n";
+
+/* ---- import ------------------------------------------------------------------- */
+
+static void summary_json(struct json *j, const struct dct_import_summary *s)
+{
+	json_kuint(j, "lines", s->lines);
+	json_kuint(j, "blank", s->blank);
+	json_kuint(j, "bytes", s->bytes);
+	json_kuint(j, "processes", s->processes);
+	json_kuint(j, "ops", s->ops);
+	json_key(j, "ops_by_kind");
+	json_obj_begin(j);
+	for (unsigned k = 0; k < DCT_NKINDS; k++)
+		json_kuint(j, dct_kind_name(k), s->ops_by_kind[k]);
+	json_obj_end(j);
+	json_kuint(j, "path_ops", s->path_ops);
+	json_kuint(j, "path_ops_failed", s->path_ops_failed);
+	json_kuint(j, "path_ops_enoent", s->path_ops_enoent);
+	json_kuint(j, "distinct_paths", s->distinct_paths);
+	json_kuint(j, "malformed", s->malformed);
+	if (s->malformed)
+		json_kuint(j, "malformed_first_line", s->malformed_first_line);
+	else
+		json_knull(j, "malformed_first_line");
+	json_kuint(j, "unknown_calls", s->unknown_calls);
+	json_kuint(j, "ignored_calls", s->ignored_calls);
+	json_kuint(j, "signals", s->signals);
+	json_kuint(j, "skipped_fd_calls", s->skipped_fd_calls);
+	json_kuint(j, "unresolved", s->unresolved);
+	json_kuint(j, "too_long", s->too_long);
+	json_kuint(j, "restarted", s->restarted);
+	json_kuint(j, "unfinished_at_eof", s->unfinished_at_eof);
+	json_kuint(j, "cwd_corrections", s->cwd_corrections);
+	json_kuint(j, "orphans", s->orphans);
+	json_kuint(j, "wait_unmatched", s->wait_unmatched);
+	json_key(j, "unknown");
+	json_arr_begin(j);
+	for (int i = 0; i < DCT_TOP_UNKNOWN && s->unknown[i].count; i++) {
+		json_obj_begin(j);
+		json_kstr(j, "name", s->unknown[i].name);
+		json_kuint(j, "count", s->unknown[i].count);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* Import log into trace; prints the summary.  An exit status. */
+static int do_import(const char *cmd, const char *log, const char *trace, bool json,
+		     int command_status)
+{
+	struct dct_import_summary sum;
+	char err[512];
+
+	memset(&sum, 0, sizeof(sum));
+	if (dct_import(log, trace, &sum, cli_progress() ? stderr : NULL,
+		       err, sizeof(err))) {
+		fprintf(stderr, "dcbench %s: %s\n", cmd, err);
+		return EXIT_FAIL;
+	}
+	fprintf(stderr, "trace:        %s\n", trace);
+	dct_import_summary_print(stderr, &sum);
+	if (json) {
+		struct json j;
+
+		json_init(&j, stdout);
+		json_obj_begin(&j);
+		json_kint(&j, "schema_version", JSON_SCHEMA_VERSION);
+		json_kstr(&j, "command", cmd);
+		json_kstr(&j, "log", log);
+		json_kstr(&j, "trace", trace);
+		if (command_status >= 0)
+			json_kint(&j, "command_status", command_status);
+		json_key(&j, "summary");
+		json_obj_begin(&j);
+		summary_json(&j, &sum);
+		json_obj_end(&j);
+		json_obj_end(&j);
+		if (json_finish(&j)) {
+			fprintf(stderr, "dcbench %s: cannot write to stdout\n", cmd);
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
+}
+
+int cmd_import(int argc, char **argv)
+{
+	const char *cmd = "import", *log = NULL, *out = NULL;
+	bool json = false;
+	int bad = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			fputs(dcb_import_help, stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "-o") || cli_opt(cmd, argc, argv, &i, "output", true, &v, &bad)) {
+			if (bad)
+				return bad;
+			if (!v) {
+				if (i + 1 >= argc)
+					return cli_usage(cmd, "-o needs a file name");
+				v = argv[++i];
+			}
+			out = v;
+		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			json = true;
+		} else if (argv[i][0] == '-' && argv[i][1]) {
+			return cli_usage(cmd, "unknown option '%s'", argv[i]);
+		} else if (log) {
+			return cli_usage(cmd, "one log at a time ('%s' and '%s')", log, argv[i]);
+		} else {
+			log = argv[i];
+		}
+	}
+	if (!log)
+		return cli_usage(cmd, "which strace log?");
+	if (!out)
+		return cli_usage(cmd, "where to? (-o TRACE)");
+	return do_import(cmd, log, out, json, -1);
+}
+
+/* ---- capture ------------------------------------------------------------------ */
+
+int cmd_capture(int argc, char **argv)
+{
+	const char *cmd = "capture", *out = NULL, *keep = NULL;
+	char tmplog[] = "/tmp/dcbench-capture.XXXXXX";
+	struct sigaction ign, oint, oquit;
+	char err[512];
+	bool json = false;
+	int bad = 0, first = -1, fd, status, rc;
+	pid_t pid;
+
+	for (int i = 1; i < argc; i++) {
+		const char *v = NULL;
+
+		if (!strcmp(argv[i], "--")) {
+			first = i + 1;
+			break;
+		}
+		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			fputs(dcb_capture_help, stdout);
+			return EXIT_OK;
+		}
+		if (!strcmp(argv[i], "-o") || cli_opt(cmd, argc, argv, &i, "output", true, &v, &bad)) {
+			if (bad)
+				return bad;
+			if (!v) {
+				if (i + 1 >= argc)
+					return cli_usage(cmd, "-o needs a file name");
+				v = argv[++i];
+			}
+			out = v;
+		} else if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {
+			if (bad)
+				return bad;
+			keep = v;
+		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
+			if (bad)
+				return bad;
+			json = true;
+		} else if (argv[i][0] == '-') {
+			return cli_usage(cmd, "unknown option '%s'", argv[i]);
+		} else {
+			return cli_usage(cmd, "put the command after '--' (got '%s')", argv[i]);
+		}
+	}
+	if (!out)
+		return cli_usage(cmd, "where to? (-o TRACE)");
+	if (first < 0 || first >= argc)
+		return cli_usage(cmd, "which command? (-- COMMAND [ARGS...])");
+	/* before the command runs, which may take hours */
+	if (dct_import_check_output(out, err, sizeof(err))) {
+		fprintf(stderr, "dcbench capture: %s\n", err);
+		return EXIT_FAIL;
+	}
+	if (!proc_on_path("strace")) {
+		fprintf(stderr, "dcbench capture: strace is not installed (not found in "
+			"$PATH); install it: apt-get install strace (Debian package "
+			"'strace')\n");
+		return EXIT_FAIL;
+	}
+	if (keep) {
+		fd = open(keep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "dcbench capture: %s: %s\n", keep, strerror(errno));
+			return EXIT_FAIL;
+		}
+	} else {
+		fd = mkstemp(tmplog);
+		if (fd < 0) {
+			fprintf(stderr, "dcbench capture: cannot make a temporary file: %s\n",
+				strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+	close(fd);
+	{
+		const char *log = keep ? keep : tmplog;
+		int n = argc - first;
+		char **av = calloc((size_t)n + 10, sizeof(*av));
+		int k = 0;
+
+		if (!av) {
+			fprintf(stderr, "dcbench capture: out of memory\n");
+			if (!keep)
+				unlink(tmplog);
+			return EXIT_FAIL;
+		}
+		av[k++] = "strace";
+		av[k++] = "-f";
+		av[k++] = "-y";
+		av[k++] = "-qq";
+		av[k++] = "-e";
+		av[k++] = "trace=%file,%process,chdir,fchdir";
+		av[k++] = "-o";
+		av[k++] = (char *)log;
+		av[k++] = "--";
+		for (int i = first; i < argc; i++)
+			av[k++] = argv[i];
+		av[k] = NULL;
+
+		/* like system(): the command gets ^C, we wait for it */
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		sigaction(SIGINT, &ign, &oint);
+		sigaction(SIGQUIT, &ign, &oquit);
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			sigaction(SIGINT, &oint, NULL);
+			sigaction(SIGQUIT, &oquit, NULL);
+			execvp("strace", av);
+			fprintf(stderr, "dcbench capture: cannot run strace: %s\n",
+				strerror(errno));
+			_exit(127);
+		}
+		free(av);
+		if (pid < 0) {
+			fprintf(stderr, "dcbench capture: fork: %s\n", strerror(errno));
+			status = -1;
+		} else {
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+		}
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		if (pid < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+			if (!keep)
+				unlink(tmplog);
+			return EXIT_FAIL;
+		}
+		if (WIFEXITED(status))
+			status = WEXITSTATUS(status);
+		else if (WIFSIGNALED(status))
+			status = 128 + WTERMSIG(status);
+		rc = do_import(cmd, log, out, json, status);
+		if (!keep)
+			unlink(tmplog);
+		if (rc)
+			return rc;
+		if (status) {
+			fprintf(stderr, "dcbench capture: warning: the command exited with "
+				"status %d; the trace was written anyway\n", status);
+			return EXIT_FAIL;
+		}
+	}
+	return EXIT_OK;
+}
