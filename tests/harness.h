@@ -54,6 +54,21 @@ static inline int h_done(const char *name)
 	return h_failed ? 1 : 0;
 }
 
+/* The tests' synthetic backends name files n0 to n99: that number, or -1. */
+static inline int h_name_index(const char *name, size_t len)
+{
+	int i = 0;
+
+	if (len < 2 || len > 3 || name[0] != 'n')
+		return -1;
+	for (size_t k = 1; k < len; k++) {
+		if (name[k] < '0' || name[k] > '9')
+			return -1;
+		i = i * 10 + (name[k] - '0');
+	}
+	return i;
+}
+
 static inline double h_seconds(void)
 {
 	const char *s = getenv("DC_TEST_SECONDS");

@@ -23,31 +23,24 @@ MODES=(rcu global rwlock)
 CWDS=("" dir1/sub rel_sub chain/c40_1/sub)
 TMO=30                                  # seconds per program run
 
-PASS=0 FAIL=0 N=0
-ok()     { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
-not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
-diag()   { sed 's/^/#   /'; }
-finish() {
-    echo "test_dcpath: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ]
-    exit
-}
+T_NAME=test_dcpath
+. "$TESTS/lib.sh"
 
 if [ "$(id -u)" -ne 0 ]; then echo "test_dcpath: must run as root (kref --cwd uses chroot)" >&2; exit 1; fi
 
 # --- programs -------------------------------------------------------------------
 if [ ! -x "$KREF" ] || [ "$SRC/kref.c" -nt "$KREF" ]; then
     if ! ${CC:-cc} -std=c11 -O2 -Wall -Wextra -o "$KREF" "$SRC/kref.c"; then
-        not_ok "compile kref"; finish
+        notok "compile kref"; t_finish
     fi
 fi
-if [ ! -x "$DCPATH" ]; then not_ok "dcpath exists: $DCPATH"; finish; fi
+if [ ! -x "$DCPATH" ]; then notok "dcpath exists: $DCPATH"; t_finish; fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_dcpath.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 ROOT=$TMP/root
 if ! "$SRC/gentree.sh" "$ROOT" 2>"$TMP/gentree.err"; then
-    not_ok "gentree.sh"; diag <"$TMP/gentree.err"; finish
+    notok "gentree.sh"; diag <"$TMP/gentree.err"; t_finish
 fi
 [ -s "$TMP/gentree.err" ] && diag <"$TMP/gentree.err"
 
@@ -101,9 +94,9 @@ usage_case() { # usage_case DESC WANT_RC NEED_STDERR ARGS...
     timeout $TMO "$DCPATH" "$@" >"$TMP/u.out" 2>"$TMP/u.err" </dev/null
     local rc=$?
     if [ $rc -ne "$want" ]; then
-        not_ok "$desc: exit $rc, want $want"; diag <"$TMP/u.err"
+        notok "$desc: exit $rc, want $want"; diag <"$TMP/u.err"
     elif [ "$neederr" = 1 ] && [ ! -s "$TMP/u.err" ]; then
-        not_ok "$desc: exit $rc but no message on stderr"
+        notok "$desc: exit $rc but no message on stderr"
     else
         ok "$desc (exit $rc)"
     fi
@@ -148,15 +141,15 @@ for cwd in "${CWDS[@]}"; do
         run_chunked "$TMP/ref" "$KREF" "${opts[@]}"
         ref_rcs=$RCS
         if [ -s "$TMP/ref.err" ] || [[ $ref_rcs == *2* ]]; then
-            not_ok "kernel reference runs ($what)"; diag <"$TMP/ref.err"; continue
+            notok "kernel reference runs ($what)"; diag <"$TMP/ref.err"; continue
         fi
         for m in "${MODES[@]}"; do
             run_chunked "$TMP/out" "$DCPATH" "${opts[@]}" --mode "$m"
             desc="${#DC_PATHS[@]} paths match the kernel: --mode $m $what"
             if ! compare "$TMP/ref" "$TMP/out" >"$TMP/diff"; then
-                not_ok "$desc"; diag <"$TMP/diff"; head -5 "$TMP/out.err" | diag
+                notok "$desc"; diag <"$TMP/diff"; head -5 "$TMP/out.err" | diag
             elif [ "$RCS" != "$ref_rcs" ]; then
-                not_ok "$desc: exit statuses [$RCS] != kernel's [$ref_rcs]"; head -5 "$TMP/out.err" | diag
+                notok "$desc: exit statuses [$RCS] != kernel's [$ref_rcs]"; head -5 "$TMP/out.err" | diag
             else
                 ok "$desc"
             fi
@@ -347,7 +340,7 @@ for cfg in "${A_CFG[@]}"; do
         if [ -z "$bad" ]; then
             ok "$desc"
         else
-            not_ok "$desc"
+            notok "$desc"
             short "$WANT"
             { echo "want: $SHORT"; printf '%s' "$bad"; } | diag
         fi
@@ -355,4 +348,4 @@ for cfg in "${A_CFG[@]}"; do
     unset res
 done
 
-finish
+t_finish

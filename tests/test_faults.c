@@ -37,21 +37,6 @@ struct fake {
 	uint64_t ino[100];	/* 0: no such name */
 };
 
-static int name_index(const char *name, size_t len)
-{
-	int i = 0;
-	size_t k;
-
-	if (len < 2 || len > 3 || name[0] != 'n')
-		return -1;
-	for (k = 1; k < len; k++) {
-		if (name[k] < '0' || name[k] > '9')
-			return -1;
-		i = i * 10 + (name[k] - '0');
-	}
-	return i;
-}
-
 static int f_root(void *ctx, struct dc_inode *out)
 {
 	(void)ctx;
@@ -64,7 +49,7 @@ static int f_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 {
 	struct fake *f = ctx;
 	struct timespec until;
-	int i = name_index(name, len), err;
+	int i = h_name_index(name, len), err;
 
 	if (dir->ino != 1 || i < 0)
 		return -ENOENT;

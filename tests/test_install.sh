@@ -14,13 +14,11 @@ top=$PWD
 BUILD=${1:-build}
 T=$(mktemp -d /tmp/test_install.XXXXXX) || exit 1
 trap 'rm -rf "$T"' EXIT
-n=0 passed=0 failed=0
+T_NAME=test_install
+. tests/lib.sh
 
-ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
 # check DESC CMD...: one check, passed when CMD (one command, or a
 # function holding a whole condition) exits 0.
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
 
 P=$T/prefix
 L=$P/lib/x86_64-linux-gnu
@@ -138,5 +136,4 @@ tools_say_what_is_missing() {
 }
 check "make without fuse3 stops naming the missing package" tools_say_what_is_missing
 
-echo "test_install: $passed passed, $failed failed, 0 skipped"
-[ "$failed" -eq 0 ]
+t_finish

@@ -16,16 +16,9 @@ set -u
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 DCBENCH=$PWD/$BUILD/dcbench
-n=0 passed=0 failed=0 skipped=0
+T_NAME=test_kernbench
+. tests/lib.sh
 
-ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip()  { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n - # SKIP $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
-# check_all DESC 'COND': COND whole, && and || included (check DESC [ A ] && [ B ]
-# would check [ A ] alone: the shell ends check's arguments at &&)
-check_all() { local d=$1; if eval "$2"; then ok "$d"; else notok "$d"; fi; }
-cant()  { echo "test_kernbench: cannot run here: $*"; exit 77; }
 
 [ "$(id -u)" = 0 ] || cant "needs root"
 [ -c /dev/fuse ] || cant "no /dev/fuse"
@@ -121,5 +114,4 @@ else
 	skip "not root: refused (no setpriv)"
 fi
 
-echo "test_kernbench: $passed passed, $failed failed, $skipped skipped"
-[ $failed = 0 ]
+t_finish

@@ -18,15 +18,9 @@ cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 DCBENCH=$PWD/$BUILD/dcbench
 TREE=$PWD/data/linux-6.1-tree.tsv.xz
-n=0 passed=0 failed=0 skipped=0
+T_NAME=test_micro
+. tests/lib.sh
 
-ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip()  { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n - # SKIP $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
-# check_all DESC 'COND': COND whole, && and || included (check DESC [ A ] && [ B ]
-# would check [ A ] alone: the shell ends check's arguments at &&)
-check_all() { local d=$1; if eval "$2"; then ok "$d"; else notok "$d"; fi; }
 
 [ -x "$DCBENCH" ] || { echo "test_micro: build $BUILD first"; exit 1; }
 [ -r "$TREE" ] || { echo "test_micro: $TREE is missing: it ships with the source"; exit 1; }
@@ -202,5 +196,4 @@ rc=$?
 check_all "tree gone mid-run: exit 1, the wrong lookups named" \
 	'[ $rc = 1 ] && grep -Eq "^dcbench micro: small kernel, 1 thread: [1-9][0-9]* timed lookups answered otherwise" "$T/gone.txt"'
 
-echo "test_micro: $passed passed, $failed failed, $skipped skipped"
-[ $failed = 0 ]
+t_finish

@@ -75,13 +75,9 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${1:-build}
 DCFS=$PWD/$BUILD/dcfs
-n=0 passed=0 failed=0 skipped=0
+T_NAME=test_security
+. tests/lib.sh
 
-ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
-notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
-skip()  { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n - # SKIP $*"; }
-check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
-cant()  { echo "test_security: cannot run here: $*"; exit 77; }
 
 [ "$(id -u)" = 0 ] || cant "needs root"
 [ -c /dev/fuse ] || cant "no /dev/fuse"
@@ -760,5 +756,4 @@ if ls "$T"/sanitizer* >/dev/null 2>&1; then
 	notok "sanitizer reports from the daemons: $(head -c 2000 "$T"/sanitizer*)"
 fi
 
-echo "test_security: $passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+t_finish

@@ -29,19 +29,11 @@ DCPATH=$BUILD/dcpath
 SNIPPETS=$TOP/tests/data/strace
 TMO=120                                 # seconds per program run
 
-PASS=0 FAIL=0 SKIP=0 N=0
-ok()     { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
-not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
-skip()   { N=$((N + 1)); SKIP=$((SKIP + 1)); echo "ok $N - # SKIP $*"; }
-diag()   { sed 's/^/#   /' | head -20; }
-finish() {
-    echo "test_tools: $PASS passed, $FAIL failed, $SKIP skipped"
-    [ "$FAIL" -eq 0 ]
-    exit
-}
+T_NAME=test_tools
+. "$TOP/tests/lib.sh"
 
 for p in "$DCBENCH" "$DCPATH"; do
-    [ -x "$p" ] || { not_ok "$p exists"; finish; }
+    [ -x "$p" ] || { notok "$p exists"; t_finish; }
 done
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_tools.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
@@ -57,9 +49,9 @@ expect() {
     local desc=$1 want=$2 ere=$3; shift 3
     run "$@"
     if [ "$RC" -ne "$want" ]; then
-        not_ok "$desc: exit $RC, want $want"; diag <"$TMP/err"
+        notok "$desc: exit $RC, want $want"; diag <"$TMP/err"
     elif [ -n "$ere" ] && ! grep -qE -- "$ere" "$TMP/err"; then
-        not_ok "$desc: stderr lacks /$ere/"; diag <"$TMP/err"
+        notok "$desc: stderr lacks /$ere/"; diag <"$TMP/err"
     else
         ok "$desc (exit $RC)"
     fi
@@ -70,7 +62,7 @@ for log in "$SNIPPETS"/*.txt "$TOP/tests/fuzz/corpus_import/seed_real_head.txt";
     [ -e "$log" ] || continue
     rm -f "$TMP/t.trace"
     expect "import $(basename "$log")" 0 "^trace: " "$DCBENCH" import "$log" -o "$TMP/t.trace"
-    [ -s "$TMP/t.trace" ] || not_ok "import $(basename "$log"): no trace written"
+    [ -s "$TMP/t.trace" ] || notok "import $(basename "$log"): no trace written"
 done
 # a live log, where strace can trace here
 if command -v strace >/dev/null &&
@@ -111,10 +103,10 @@ expect "import of a mostly malformed log: refused, with counts and the limit" 1 
     "$DCBENCH" import "$TMP/most.log" -o "$TMP/x.trace"
 expect "import of a trace (not a log): refused" 1 "not an strace log" \
     "$DCBENCH" import "$TMP/t.trace" -o "$TMP/x.trace"
-if [ -e "$TMP/x.trace" ]; then not_ok "refused imports left $TMP/x.trace"; else ok "refused imports left no trace"; fi
+if [ -e "$TMP/x.trace" ]; then notok "refused imports left $TMP/x.trace"; else ok "refused imports left no trace"; fi
 echo old >"$TMP/keep.trace"
 run "$DCBENCH" import "$TMP/empty.log" -o "$TMP/keep.trace"
-if echo old | cmp -s - "$TMP/keep.trace"; then ok "a refused import spares the trace there"; else not_ok "a refused import clobbered the trace there"; fi
+if echo old | cmp -s - "$TMP/keep.trace"; then ok "a refused import spares the trace there"; else notok "a refused import clobbered the trace there"; fi
 
 # --- import: files and options it cannot use ----------------------------------------------
 expect "import of a missing file" 1 "nonexistent.log: No such file" \
@@ -132,17 +124,17 @@ expect "import -o without a value" 2 "needs a file name" "$DCBENCH" import "$SNI
 expect "import of nothing" 2 "which strace log" "$DCBENCH" import -o "$TMP/x.trace"
 expect "capture -o into a missing directory: fails before the command runs" 1 \
     "cannot write the trace to" "$DCBENCH" capture -o "$TMP/nodir/x.trace" -- touch "$TMP/ran"
-[ -e "$TMP/ran" ] && not_ok "capture ran its command, then found it could not write the trace"
+[ -e "$TMP/ran" ] && notok "capture ran its command, then found it could not write the trace"
 
 # --- compare and replay: too short to time ----------------------------------------------------
 run "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/fork.trace"
 run "$DCBENCH" compare "$TMP/fork.trace" --threads 1,2 --runs 1
 if [ "$RC" -ne 3 ]; then
-    not_ok "compare of a short trace: exit $RC, want 3"; diag <"$TMP/err"
+    notok "compare of a short trace: exit $RC, want 3"; diag <"$TMP/err"
 elif ! grep -qE '^  trace too short to time: [0-9]+ ops, [0-9.]+ ms a run .*; goals not judged$' "$TMP/out"; then
-    not_ok "compare of a short trace: no 'trace too short to time ... goals not judged'"; diag <"$TMP/out"
+    notok "compare of a short trace: no 'trace too short to time ... goals not judged'"; diag <"$TMP/out"
 elif grep -q 'NOT MET' "$TMP/out"; then
-    not_ok "compare of a short trace judged goals"; grep 'NOT MET' "$TMP/out" | diag
+    notok "compare of a short trace judged goals"; grep 'NOT MET' "$TMP/out" | diag
 else
     ok "compare of a short trace: too short to time, goals not judged (exit 3)"
 fi
@@ -150,13 +142,13 @@ run "$DCBENCH" compare "$TMP/fork.trace" --threads 1 --runs 1 --json
 if [ "$RC" -eq 3 ] && grep -q '"goals_judged": *false' "$TMP/out"; then
     ok "compare --json of a short trace: goals_judged false"
 else
-    not_ok "compare --json of a short trace: exit $RC, goals_judged not false"; diag <"$TMP/out"
+    notok "compare --json of a short trace: exit $RC, goals_judged not false"; diag <"$TMP/out"
 fi
 run "$DCBENCH" replay "$TMP/fork.trace" --runs 1
 if [ "$RC" -eq 0 ] && grep -q '^trace too short to time: ' "$TMP/out"; then
     ok "replay of a short trace: said too short to time (exit 0)"
 else
-    not_ok "replay of a short trace: exit $RC, or not said too short"; diag <"$TMP/out"
+    notok "replay of a short trace: exit $RC, or not said too short"; diag <"$TMP/out"
 fi
 # cache_lines FILE: each mode's line in a compare or replay report is
 # followed by its time in the cache, saying what that holds; the count of
@@ -177,14 +169,14 @@ run "$DCBENCH" import "$TMP/nolook.log" -o "$TMP/nolook.trace"
 run "$DCBENCH" compare "$TMP/nolook.trace" --threads 1,2 --runs 1
 n=$(cache_lines "$TMP/out")
 if [ "$RC" -ne 3 ] || [ "$n" != 8 ]; then
-    not_ok "compare: every mode's time in the cache and what it holds (exit $RC, $n)"; diag <"$TMP/out"
+    notok "compare: every mode's time in the cache and what it holds (exit $RC, $n)"; diag <"$TMP/out"
 else
     ok "compare: every mode's time in the cache and what it holds"
 fi
 goals=$(sed -n '/^goals/,$p' "$TMP/out" | grep -E '^  rcu (time in the cache|lookups/s)')
 want='^  rcu (time in the cache at [12] threads? vs global|lookups/s at 2 threads vs 1 thread): not measured \(rcu made no lookups at [12] threads?[^)]*\)$'
 if [ "$(printf '%s\n' "$goals" | grep -cE "$want")" -ne 3 ]; then
-    not_ok "compare of a trace with no lookups: each timing goal not measured, with the reason"
+    notok "compare of a trace with no lookups: each timing goal not measured, with the reason"
     sed -n '/^goals/,$p' "$TMP/out" | diag
 else
     ok "compare of a trace with no lookups: each timing goal not measured, with the reason"
@@ -193,7 +185,7 @@ run "$DCBENCH" compare "$TMP/nolook.trace" --threads 4 --runs 1 --modes rcu
 if [ "$(grep -c ': not measured (rcu was not run at [12] threads\?)$' "$TMP/out")" -eq 3 ]; then
     ok "compare without 1 and 2 threads: each timing goal not measured, with the reason"
 else
-    not_ok "compare without 1 and 2 threads: goals not each said not measured"; sed -n '/^goals/,$p' "$TMP/out" | diag
+    notok "compare without 1 and 2 threads: goals not each said not measured"; sed -n '/^goals/,$p' "$TMP/out" | diag
 fi
 run "$DCBENCH" replay "$TMP/fork.trace" --runs 2 --mode global --json
 n=$(cache_lines "$TMP/err")
@@ -201,21 +193,21 @@ if [ "$RC" -eq 0 ] && [ "$n" = 1 ] && grep -q '"schema_version": 2' "$TMP/out" &
    grep -qE '"cache_s": [0-9.e-]+,' "$TMP/out" && grep -q '"cpu_over_null_s": null' "$TMP/out"; then
     ok "replay measures the time in the cache (JSON schema_version 2)"
 else
-    not_ok "replay: exit $RC, no time in the cache measured, or not schema_version 2 ($n)"; diag <"$TMP/out"
+    notok "replay: exit $RC, no time in the cache measured, or not schema_version 2 ($n)"; diag <"$TMP/out"
 fi
 # goal lines on a trace long enough: the shipped kernel build
 KLOG=$TOP/data/linux-6.1-tinyconfig-j2.strace.xz
 if [ ! -r "$KLOG" ]; then
-    not_ok "goal lines: $KLOG is missing (it ships with the source)"
+    notok "goal lines: $KLOG is missing (it ships with the source)"
 else
     run "$DCBENCH" import "$KLOG" -o "$TMP/k.trace"
-    [ "$RC" -eq 0 ] && ok "import of the shipped kernel-build log" || { not_ok "import of $KLOG: exit $RC"; diag <"$TMP/err"; }
+    [ "$RC" -eq 0 ] && ok "import of the shipped kernel-build log" || { notok "import of $KLOG: exit $RC"; diag <"$TMP/err"; }
     run "$DCBENCH" compare "$TMP/k.trace" --threads 1,2 --runs 1 --modes rcu,global
     goals=$(sed -n '/^goals/,$p' "$TMP/out" | tail -n +2)
     want='^  (mismatches in every mode and run: [0-9]+ \(goal 0\)|rcu time in the cache at [0-9]+ threads? \([0-9]+ cop(y|ies)\) vs global: [0-9.]+x \([0-9.]+s vs [0-9.]+s; goal <= [0-9.]+x\)|rcu lookups/s at [0-9]+ threads? \([0-9]+ cop(y|ies)\) vs [0-9]+ threads? \([0-9]+ cop(y|ies)\): [0-9.]+x \([0-9.]+[kM]?/s vs [0-9.]+[kM]?/s; goal >= [0-9.]+x\)): (met|NOT MET)$'
     bad=$(printf '%s\n' "$goals" | grep -vE "$want")
     if [ "$RC" -gt 1 ] || [ "$(printf '%s\n' "$goals" | grep -c .)" -ne 4 ] || [ -n "$bad" ]; then
-        not_ok "compare goal lines name what was measured (exit $RC)"; printf '%s\n' "$goals" | diag
+        notok "compare goal lines name what was measured (exit $RC)"; printf '%s\n' "$goals" | diag
     else
         ok "compare goal lines name what was measured"
     fi
@@ -223,7 +215,7 @@ else
        [ "$(cache_lines "$TMP/out")" = 6 ]; then
         ok "compare of the kernel build: the goals and every mode say what the time in the cache holds"
     else
-        not_ok "compare of the kernel build: goals or a mode do not say what the time in the cache holds"
+        notok "compare of the kernel build: goals or a mode do not say what the time in the cache holds"
         { grep '^goals' "$TMP/out"; cache_lines "$TMP/out"; } | diag
     fi
 fi
@@ -235,16 +227,16 @@ for prog in dcbench dcpath; do
     if [ "$RC" -eq 0 ] && grep -qxE "$prog \(dcache\) [0-9]+\.[0-9]+\.[0-9]+.*" "$TMP/out"; then
         ok "$prog --version: $(cat "$TMP/out")"
         v=$(sed 's/.*(dcache) //' "$TMP/out")
-        [ -n "$version" ] && [ "$v" != "$version" ] && not_ok "dcbench and dcpath report versions $version and $v"
+        [ -n "$version" ] && [ "$v" != "$version" ] && notok "dcbench and dcpath report versions $version and $v"
         version=$v
     else
-        not_ok "$prog --version: exit $RC, printed '$(head -c 200 "$TMP/out")'"; diag <"$TMP/err"
+        notok "$prog --version: exit $RC, printed '$(head -c 200 "$TMP/out")'"; diag <"$TMP/err"
     fi
 done
 
 hversion=$(sed -n 's/^#define DC_VERSION_STRING[^"]*"\(.*\)"/\1/p' "$TOP/include/dcache.h")
 if [ -n "$hversion" ] && [ -n "$version" ]; then
-    if [ "$version" = "$hversion" ]; then ok "--version is the header's $hversion"; else not_ok "--version says $version, include/dcache.h $hversion"; fi
+    if [ "$version" = "$hversion" ]; then ok "--version is the header's $hversion"; else notok "--version says $version, include/dcache.h $hversion"; fi
 fi
 
 # --- help and options, from the sources ---------------------------------------------------------
@@ -252,7 +244,8 @@ fi
 # cli_opt(..., "NAME", ...), micro's opt(argc, argv, &i, "NAME", ...), getopt's
 # { "NAME", ..._argument } and strcmp(ARG, "--NAME").  The command is that
 # of the function it is in (cmd_NAME, main: dcbench itself), else the file's
-# (dcb_NAME_main, or dcpath).
+# (dcb_NAME_main, or dcpath); a helper NAME_opt's options are those of the
+# commands that call it.
 options() {
     local f=$1 fcmd
     fcmd=$(grep -oE '^int dcb_[a-z]+_main\(' "$f" | sed -E 's/^int dcb_([a-z]+)_main\(/\1/' | head -1)
@@ -265,7 +258,16 @@ options() {
         }
         {
             s = $0
-            while (match(s, /((cli_|[^_a-z])opt\([^,()]*,? *argc, argv, &i, |[{] *|strcmp\([a-z]+(\[[a-z0-9]+\])?, )"(--)?[a-z][a-z0-9-]*"(, *(no|required|optional)_argument)?/)) {
+            # a command calling a helper that scans options (defined
+            # above it, in a function not named for a command) takes them
+            if (fn ~ /^cmd_/)
+                for (h in hopts)
+                    if (index($0, h "(") && !index($0, "static")) {
+                        k = split(hopts[h], hl, " ")
+                        for (j = 1; j <= k; j++)
+                            print substr(fn, 5), hl[j]
+                    }
+            while (match(s, /((cli_|[^_a-z])opt\([^,()]*,? *argc, argv, &?i, |[{] *|strcmp\([a-z]+(\[[a-z0-9]+\])?, )"(--)?[a-z][a-z0-9-]*"(, *(no|required|optional)_argument)?/)) {
                 m = substr(s, RSTART, RLENGTH)
                 s = substr(s, RSTART + RLENGTH)
                 if (m ~ /^[{]/ && m !~ /_argument$/)
@@ -275,6 +277,10 @@ options() {
                 sub(/"(, *(no|required|optional)_argument)?$/, "", m)
                 sub(/.*"(--)?/, "", m)
                 cmd = fn ~ /^cmd_/ ? substr(fn, 5) : fn == "main" && fcmd == "" ? "dcbench" : fcmd
+                if (cmd == "" && fn ~ /_opt$/) {
+                    hopts[fn] = hopts[fn] (fn in hopts ? " " : "") m
+                    continue
+                }
                 if (cmd == "")
                     cmd = "?" file ":" fn
                 print cmd, m
@@ -291,20 +297,20 @@ sed -n '/commands\[\] = {/,/^};/p' "$TOP/tools/dcbench/main.c" |
     grep -oE '\{ "[a-z]+", ' | sed -E 's/\{ "([a-z]+)", /\1/' >"$TMP/commands"
 
 if [ "$(wc -l <"$TMP/commands")" -lt 4 ] || [ "$(wc -l <"$TMP/dcbench.opts")" -lt 20 ]; then
-    not_ok "the commands and options found in the sources: $(wc -l <"$TMP/commands") commands, $(wc -l <"$TMP/dcbench.opts") options"
+    notok "the commands and options found in the sources: $(wc -l <"$TMP/commands") commands, $(wc -l <"$TMP/dcbench.opts") options"
 fi
 if grep -q '^?' "$TMP/dcbench.opts" "$TMP/dcpath.opts"; then
-    not_ok "options outside any command's parser"; grep -h '^?' "$TMP/dcbench.opts" | diag
+    notok "options outside any command's parser"; grep -h '^?' "$TMP/dcbench.opts" | diag
 fi
 
 run "$DCBENCH" --help
 cp "$TMP/out" "$TMP/help.dcbench"
-if [ "$RC" -ne 0 ]; then not_ok "dcbench --help: exit $RC"; fi
+if [ "$RC" -ne 0 ]; then notok "dcbench --help: exit $RC"; fi
 missing=""
 while read -r c; do
     grep -qE "^  $c( |$)" "$TMP/help.dcbench" || missing+=" $c"
 done <"$TMP/commands"
-if [ -n "$missing" ]; then not_ok "dcbench --help lacks commands:$missing"; else ok "dcbench --help lists all $(wc -l <"$TMP/commands") commands"; fi
+if [ -n "$missing" ]; then notok "dcbench --help lacks commands:$missing"; else ok "dcbench --help lists all $(wc -l <"$TMP/commands") commands"; fi
 
 # help_has HELPFILE OPTION: is --OPTION in the help, as a word?
 help_has() { grep -qE -- "(^|[^a-z0-9-])--$2([^a-z0-9-]|\$)" "$1"; }
@@ -312,12 +318,12 @@ while read -r c; do
     run "$DCBENCH" "$c" --help
     cp "$TMP/out" "$TMP/help.$c"
     if [ "$RC" -ne 0 ] || [ ! -s "$TMP/help.$c" ] || ! grep -q "^usage: dcbench $c" "$TMP/help.$c"; then
-        not_ok "dcbench $c --help: exit $RC, on stdout a usage line"; diag <"$TMP/err"; continue
+        notok "dcbench $c --help: exit $RC, on stdout a usage line"; diag <"$TMP/err"; continue
     fi
     ok "dcbench $c --help (exit 0)"
     expect "dcbench $c with an unknown option: message and usage" 2 "unknown option" \
         "$DCBENCH" "$c" --no-such-option
-    grep -q "^usage: dcbench $c" "$TMP/err" || not_ok "dcbench $c --no-such-option: no usage on stderr"
+    grep -q "^usage: dcbench $c" "$TMP/err" || notok "dcbench $c --no-such-option: no usage on stderr"
 done <"$TMP/commands"
 expect "dcbench with an unknown option" 2 "unknown option '--bogus'" "$DCBENCH" --bogus
 expect "dcbench with an unknown command" 2 "unknown command 'bogus'" "$DCBENCH" bogus
@@ -325,9 +331,9 @@ expect "dcbench with an unknown command" 2 "unknown command 'bogus'" "$DCBENCH" 
 # every option of every parser in its command's --help
 while read -r c o; do
     h=$TMP/help.$c
-    if [ ! -e "$h" ]; then not_ok "--$o: parsed for '$c', which is no command"; continue; fi
+    if [ ! -e "$h" ]; then notok "--$o: parsed for '$c', which is no command"; continue; fi
     name="dcbench $c"; [ "$c" = dcbench ] && name=dcbench
-    if help_has "$h" "$o"; then ok "$name --help has --$o"; else not_ok "$name --help lacks --$o"; fi
+    if help_has "$h" "$o"; then ok "$name --help has --$o"; else notok "$name --help lacks --$o"; fi
 done <"$TMP/dcbench.opts"
 
 run "$DCPATH" --help
@@ -335,14 +341,14 @@ cp "$TMP/out" "$TMP/help.dcpath"
 if [ "$RC" -eq 0 ] && grep -q '^usage: dcpath ' "$TMP/help.dcpath" && grep -qi 'exit status' "$TMP/help.dcpath"; then
     ok "dcpath --help: usage and exit status"
 else
-    not_ok "dcpath --help: exit $RC, usage and exit status on stdout"; diag <"$TMP/help.dcpath"
+    notok "dcpath --help: exit $RC, usage and exit status on stdout"; diag <"$TMP/help.dcpath"
 fi
 while read -r _ o; do
-    if help_has "$TMP/help.dcpath" "$o"; then ok "dcpath --help has --$o"; else not_ok "dcpath --help lacks --$o"; fi
+    if help_has "$TMP/help.dcpath" "$o"; then ok "dcpath --help has --$o"; else notok "dcpath --help lacks --$o"; fi
 done <"$TMP/dcpath.opts"
 for a in "--no-such-option" "-x" "--root"; do
     expect "dcpath $a: message and usage" 2 "^usage: dcpath " "$DCPATH" $a
-    grep -q '^dcpath: ' "$TMP/err" || not_ok "dcpath $a: no 'dcpath: ' message"
+    grep -q '^dcpath: ' "$TMP/err" || notok "dcpath $a: no 'dcpath: ' message"
 done
 expect "dcpath without paths" 2 "which paths" "$DCPATH" --root "$TMP"
 expect "dcpath without --root" 2 "--root DIR is required" "$DCPATH" x
@@ -350,17 +356,17 @@ expect "dcpath without --root" 2 "--root DIR is required" "$DCPATH" x
 # --- manual pages ---------------------------------------------------------------------------------
 MANS=("$TOP"/man/*.1 "$TOP"/man/*.3)
 for want in dcbench.1 dcpath.1; do
-    [ -e "$TOP/man/$want" ] || not_ok "man/$want exists"
+    [ -e "$TOP/man/$want" ] || notok "man/$want exists"
 done
 if ! command -v man >/dev/null || ! command -v groff >/dev/null; then
-    not_ok "man pages: man or groff is not installed (scripts/deps.sh installs man-db, groff-base)"
+    notok "man pages: man or groff is not installed (scripts/deps.sh installs man-db, groff-base)"
 else
     for m in "${MANS[@]}"; do
         [ -e "$m" ] || continue
         w=$(MANWIDTH=80 timeout $TMO man --warnings -E UTF-8 -l "$m" 2>&1 >/dev/null)
         rc=$?
         if [ $rc -ne 0 ] || [ -n "$w" ]; then
-            not_ok "man/$(basename "$m") formats without warnings (exit $rc)"; printf '%s\n' "$w" | diag
+            notok "man/$(basename "$m") formats without warnings (exit $rc)"; printf '%s\n' "$w" | diag
         else
             ok "man/$(basename "$m") formats without warnings"
         fi
@@ -377,7 +383,7 @@ else
         if [ "$prog" = dcbench ]; then
             while read -r c; do grep -qE "(^|[^a-z])dcbench $c([^a-z]|\$)" "$TMP/man.$prog" || missing+=" $c"; done <"$TMP/commands"
         fi
-        if [ -n "$missing" ]; then not_ok "man/$prog.1 lacks:$missing"; else ok "man/$prog.1 has every command and option"; fi
+        if [ -n "$missing" ]; then notok "man/$prog.1 lacks:$missing"; else ok "man/$prog.1 has every command and option"; fi
     done
 fi
 
@@ -388,27 +394,33 @@ for m in "${MANS[@]}"; do
     if grep -q "^\.TH [A-Z]* [0-9] [0-9-]* \"dcache $VERSION\"" "$m"; then
         ok "man/$(basename "$m") documents dcache $VERSION"
     else
-        not_ok "man/$(basename "$m"): .TH does not say \"dcache $VERSION\""
+        notok "man/$(basename "$m"): .TH does not say \"dcache $VERSION\""
     fi
 done
 
 # ---- the shell tests' own check helpers ---------------------------------------
 # check DESC CMD... runs CMD alone: in "check DESC [ A ] && [ B ]" the shell
 # hands check [ A ], and [ B ]'s answer is lost.  Compound conditions go to
-# check_all DESC 'A && B', which evaluates the whole string.  First each
-# script's check_all is fed a false second conjunct and must say "not ok";
-# then no script may join a condition to a check call outside it.
-for t in "$TOP"/tests/*.sh; do
-    def=$(grep -E '^(ok|notok|check_all)\(\) *\{' "$t")
-    grep -q '^check_all() {' <<<"$def" || continue
-    out=$(bash -c "n=0 passed=0 failed=0; $def
-        check_all 'x' 'true && false'; check_all 'y' 'true && true'" 2>&1)
-    if grep -q '^not ok [0-9]* - x$' <<<"$out" && grep -q '^ok [0-9]* - y$' <<<"$out"; then
-        ok "$(basename "$t"): check_all fails a false second conjunct, passes a true one"
-    else
-        not_ok "$(basename "$t"): check_all on 'true && false', 'true && true': $(tr '\n' ' ' <<<"$out")"
-    fi
-done
+# check_all DESC 'A && B', which evaluates the whole string.  First the
+# shared check_all (tests/lib.sh) is fed a false second conjunct and must
+# say "not ok", and every shell test must use tests/lib.sh rather than a
+# copy of its own; then no script may join a condition to a check call
+# outside it.
+out=$(bash -c ". '$TOP/tests/lib.sh'
+    check_all 'x' 'true && false'; check_all 'y' 'true && true'" 2>&1)
+if grep -q '^not ok [0-9]* - x$' <<<"$out" && grep -q '^ok [0-9]* - y$' <<<"$out"; then
+    ok "tests/lib.sh: check_all fails a false second conjunct, passes a true one"
+else
+    notok "tests/lib.sh: check_all on 'true && false', 'true && true': $(tr '\n' ' ' <<<"$out")"
+fi
+own=$(grep -lE '^(ok|notok|check|check_all)\(\) *\{' "$TOP"/tests/test_*.sh)
+no_lib=$(grep -L '^\. .*tests/lib\.sh"\?$\|^\. "\$TESTS/lib\.sh"$' "$TOP"/tests/test_*.sh)
+if [ -z "$own" ] && [ -z "$no_lib" ]; then
+    ok "every shell test takes its check helpers from tests/lib.sh"
+else
+    notok "shell tests with their own check helpers or without tests/lib.sh:"
+    printf '%s\n' $own $no_lib | sort -u | diag
+fi
 # a check call whose condition starts with [ or test, on its line or on
 # the continuation line after it, quoted strings taken out: an && or ||
 # left over joins a condition outside the call
@@ -423,7 +435,7 @@ joined=$(awk '
 if [ -z "$joined" ]; then
     ok "no shell test joins a condition to check outside its arguments (use check_all)"
 else
-    not_ok "conditions joined outside check (only the first is checked):"
+    notok "conditions joined outside check (only the first is checked):"
     diag <<<"$joined"
 fi
 # dcbench micro's references hash components with libdcache's own
@@ -434,7 +446,7 @@ if [ "$(grep -c 'FNV_PRIME' "$M")" = 2 ] && [ "$(grep -c 'fnv64(' "$M")" = 3 ] &
    grep -q 'dc__hash_component(' "$M"; then
     ok "dcbench micro: every implementation hashes with dc__hash_component; FNV-1a only in the listing loader"
 else
-    not_ok "dcbench micro: a byte-wise hash outside the listing loader (FNV_PRIME $(grep -c FNV_PRIME "$M"), fnv64( $(grep -c 'fnv64(' "$M"))"
+    notok "dcbench micro: a byte-wise hash outside the listing loader (FNV_PRIME $(grep -c FNV_PRIME "$M"), fnv64( $(grep -c 'fnv64(' "$M"))"
 fi
 
-finish
+t_finish

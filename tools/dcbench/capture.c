@@ -139,41 +139,65 @@ static int do_import(const char *cmd, const char *log, const char *trace, bool j
 	return EXIT_OK;
 }
 
+enum { OPT_NONE, OPT_TAKEN, OPT_EXIT };
+
+/*
+ * -h/--help, -o/--output TRACE and --json, which import and capture share:
+ * OPT_TAKEN when argv[*i] was one of them (*out or *json set), OPT_NONE
+ * when it is none of them, OPT_EXIT with the status to exit with in *rc
+ * after the help or a usage error.
+ */
+static int shared_opt(const char *cmd, const char *help, int argc, char **argv,
+		      int *i, const char **out, bool *json, int *rc)
+{
+	const char *v = NULL;
+	int bad = 0;
+
+	if (!strcmp(argv[*i], "-h") || cli_opt(cmd, argc, argv, i, "help", false, &v, &bad)) {
+		if (!bad)
+			fputs(help, stdout);
+		*rc = bad ? bad : EXIT_OK;
+		return OPT_EXIT;
+	}
+	if (!strcmp(argv[*i], "-o") || cli_opt(cmd, argc, argv, i, "output", true, &v, &bad)) {
+		if (!bad && !v) {
+			if (*i + 1 < argc)
+				v = argv[++*i];
+			else
+				bad = cli_usage(cmd, "-o needs a file name");
+		}
+	} else if (cli_opt(cmd, argc, argv, i, "json", false, &v, &bad)) {
+		*json = !bad;
+	} else {
+		return OPT_NONE;
+	}
+	if (bad) {
+		*rc = bad;
+		return OPT_EXIT;
+	}
+	if (v)
+		*out = v;
+	return OPT_TAKEN;
+}
+
 int cmd_import(int argc, char **argv)
 {
 	const char *cmd = "import", *log = NULL, *out = NULL;
 	bool json = false;
-	int bad = 0;
+	int rc;
 
 	for (int i = 1; i < argc; i++) {
-		const char *v = NULL;
-
-		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
-			if (bad)
-				return bad;
-			fputs(dcb_import_help, stdout);
-			return EXIT_OK;
+		switch (shared_opt(cmd, dcb_import_help, argc, argv, &i, &out, &json, &rc)) {
+		case OPT_EXIT:
+			return rc;
+		case OPT_TAKEN:
+			continue;
 		}
-		if (!strcmp(argv[i], "-o") || cli_opt(cmd, argc, argv, &i, "output", true, &v, &bad)) {
-			if (bad)
-				return bad;
-			if (!v) {
-				if (i + 1 >= argc)
-					return cli_usage(cmd, "-o needs a file name");
-				v = argv[++i];
-			}
-			out = v;
-		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
-			if (bad)
-				return bad;
-			json = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
+		if (argv[i][0] == '-' && argv[i][1])
 			return cli_usage(cmd, "unknown option '%s'", argv[i]);
-		} else if (log) {
+		if (log)
 			return cli_usage(cmd, "one log at a time ('%s' and '%s')", log, argv[i]);
-		} else {
-			log = argv[i];
-		}
+		log = argv[i];
 	}
 	if (!log)
 		return cli_usage(cmd, "which strace log?");
@@ -201,29 +225,16 @@ int cmd_capture(int argc, char **argv)
 			first = i + 1;
 			break;
 		}
-		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
-			if (bad)
-				return bad;
-			fputs(dcb_capture_help, stdout);
-			return EXIT_OK;
+		switch (shared_opt(cmd, dcb_capture_help, argc, argv, &i, &out, &json, &rc)) {
+		case OPT_EXIT:
+			return rc;
+		case OPT_TAKEN:
+			continue;
 		}
-		if (!strcmp(argv[i], "-o") || cli_opt(cmd, argc, argv, &i, "output", true, &v, &bad)) {
-			if (bad)
-				return bad;
-			if (!v) {
-				if (i + 1 >= argc)
-					return cli_usage(cmd, "-o needs a file name");
-				v = argv[++i];
-			}
-			out = v;
-		} else if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {
+		if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {		} else if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {
 			if (bad)
 				return bad;
 			keep = v;
-		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
-			if (bad)
-				return bad;
-			json = true;
 		} else if (argv[i][0] == '-') {
 			return cli_usage(cmd, "unknown option '%s'", argv[i]);
 		} else {

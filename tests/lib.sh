@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# tests/lib.sh - what the shell tests share.  A script sets T_NAME and
+# sources this file; each check prints "ok N - ..." or "not ok N - ...",
+# and t_finish prints "T_NAME: N passed, M failed, K skipped" (the line
+# make check counts) and exits 1 when anything failed.
+
+n=0 passed=0 failed=0 skipped=0
+
+ok()    { n=$((n + 1)); passed=$((passed + 1)); echo "ok $n - $*"; }
+notok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+skip()  { n=$((n + 1)); skipped=$((skipped + 1)); echo "ok $n - # SKIP $*"; }
+# check DESC CMD...: CMD alone.  In "check DESC [ A ] && [ B ]" the shell
+# ends check's arguments at &&, and [ B ]'s answer is lost: compound
+# conditions go to check_all DESC 'A && B', which evaluates the whole string.
+check() { local d=$1; shift; if "$@"; then ok "$d"; else notok "$d"; fi; }
+check_all() { local d=$1; if eval "$2"; then ok "$d"; else notok "$d"; fi; }
+# diag: standard input as comment lines under the last check
+diag()  { sed 's/^/#   /' | head -20; }
+# cant WHY: this machine cannot run the test (make check counts a skip)
+cant()  { echo "$T_NAME: cannot run here: $*"; exit 77; }
+
+t_finish() {
+	echo "$T_NAME: $passed passed, $failed failed, $skipped skipped"
+	[ "$failed" -eq 0 ]
+	exit
+}
