@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define EXIT_OK		0
@@ -35,6 +36,8 @@ bool cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 /* A number in [lo, hi]; 0, or EXIT_USAGE with a message. */
 int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
 	     unsigned hi, unsigned *out);
+int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
+	    uint64_t hi, uint64_t *out);
 /* Seconds from 0 to 86400 (a day); 0, or EXIT_USAGE with a message. */
 int cli_seconds(const char *cmd, const char *opt, const char *s, double *out);
 /* A comma-separated list of such numbers, at most max; 0 or EXIT_USAGE. */
@@ -52,7 +55,7 @@ void cli_synopsis(FILE *f, const char *help);
 /* Each command's --help text, in the command's own file. */
 extern const char dcb_import_help[], dcb_capture_help[], dcb_replay_help[],
 		  dcb_compare_help[], dcb_flood_help[], dcb_fsmeta_help[],
-		  dcb_kernbench_help[], dcb_coherence_help[];
+		  dcb_kernbench_help[], dcb_coherence_help[], dcb_micro_help[];
 
 int cmd_import(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
@@ -60,5 +63,11 @@ int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
 /* kernbench.c: a kernel build natively and through dcfs */
 int dcb_kernbench_main(int argc, char **argv);
+/*
+ * micro/cmd.c: the micro-benchmark suite (docs/micro.md).  Needs
+ * -lurcu-cds (cds_lfht) and -llzma on the link line besides the
+ * library's own -lurcu-memb -lurcu-common -lpthread.
+ */
+int dcb_micro_main(int argc, char **argv);
 
 #endif /* DCBENCH_CLI_H */

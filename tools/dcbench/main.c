@@ -26,7 +26,6 @@
 #include "import.h"
 #include "json.h"
 #include "memstorm.h"
-#include "micro.h"
 #include "torture.h"
 #include "trace.h"
 
@@ -107,7 +106,7 @@ static const struct command {
 	{ "capture", cmd_capture, dcb_capture_help },
 	{ "replay", cmd_replay, dcb_replay_help },
 	{ "compare", cmd_compare, dcb_compare_help },
-	{ "micro", dcb_micro_main, NULL },
+	{ "micro", dcb_micro_main, dcb_micro_help },
 	{ "torture", dcb_torture_main, NULL },
 	{ "memstorm", dcb_memstorm_main, NULL },
 	{ "flood", dcb_flood_main, dcb_flood_help },
@@ -177,19 +176,30 @@ bool cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 	return true;
 }
 
+int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
+	    uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
+		return cli_usage(cmd, "%s wants a number from %" PRIu64 " to %" PRIu64
+				 ", not '%s'", opt, lo, hi, s);
+	*out = v;
+	return 0;
+}
+
 int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
 	     unsigned hi, unsigned *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
+	int err = cli_u64(cmd, opt, s, lo, hi, &v);
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (!*s || *end || errno || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
-		return cli_usage(cmd, "%s wants a number from %u to %u, not '%s'",
-				 opt, lo, hi, s);
-	*out = (unsigned)v;
-	return 0;
+	if (!err)
+		*out = (unsigned)v;
+	return err;
 }
 
 int cli_seconds(const char *cmd, const char *opt, const char *s, double *out)
