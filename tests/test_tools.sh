@@ -241,7 +241,7 @@ fi
 
 # --- help and options, from the sources ---------------------------------------------------------
 # options FILE: "COMMAND OPTION" for every long option the file's parsers take:
-# cli_opt(..., "NAME", ...), micro's opt(argc, argv, &i, "NAME", ...), getopt's
+# cli_opt(..., "NAME", ...), getopt's
 # { "NAME", ..._argument } and strcmp(ARG, "--NAME").  The command is that
 # of the function it is in (cmd_NAME, main: dcbench itself), else the file's
 # (dcb_NAME_main, or dcpath); a helper NAME_opt's options are those of the
@@ -287,10 +287,8 @@ options() {
             }
         }' "$f"
 }
-{ for f in "$TOP"/tools/dcbench/*.c; do
-      case $f in */import_main_test.c) continue ;; esac
-      options "$f"
-  done; } | sort -u >"$TMP/dcbench.opts"
+{ find "$TOP/tools/dcbench" -name '*.c' ! -name import_main_test.c | sort |
+      while read -r f; do options "$f"; done; } | sort -u >"$TMP/dcbench.opts"
 options "$TOP/tools/dcpath/dcpath.c" | sort -u >"$TMP/dcpath.opts"
 # the commands, from dcbench's command table
 sed -n '/commands\[\] = {/,/^};/p' "$TOP/tools/dcbench/main.c" |
@@ -441,8 +439,10 @@ fi
 # dcbench micro's references hash components with libdcache's own
 # function, as libdcache does: the byte-wise FNV-1a is the listing
 # loader's alone (fnv64, defined once, called from its index only)
-M=$TOP/tools/dcbench/micro.c
+M=$TMP/micro.src
+cat "$TOP"/tools/dcbench/micro/*.[ch] >"$M"
 if [ "$(grep -c 'FNV_PRIME' "$M")" = 2 ] && [ "$(grep -c 'fnv64(' "$M")" = 3 ] &&
+   [ "$(grep -l 'FNV_PRIME\|fnv64(' "$TOP"/tools/dcbench/micro/*.[ch])" = "$TOP/tools/dcbench/micro/tree.c" ] &&
    grep -q 'dc__hash_component(' "$M"; then
     ok "dcbench micro: every implementation hashes with dc__hash_component; FNV-1a only in the listing loader"
 else

@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -78,19 +79,30 @@ bool cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 	return true;
 }
 
+int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
+	    uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
+		return cli_usage(cmd, "%s wants a number from %" PRIu64 " to %" PRIu64
+				 ", not '%s'", opt, lo, hi, s);
+	*out = v;
+	return 0;
+}
+
 int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
 	     unsigned hi, unsigned *out)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
+	int err = cli_u64(cmd, opt, s, lo, hi, &v);
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (!*s || *end || errno || s[0] == '-' || s[0] == '+' || v < lo || v > hi)
-		return cli_usage(cmd, "%s wants a number from %u to %u, not '%s'",
-				 opt, lo, hi, s);
-	*out = (unsigned)v;
-	return 0;
+	if (!err)
+		*out = (unsigned)v;
+	return err;
 }
 
 int cli_seconds(const char *cmd, const char *opt, const char *s, double *out)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define EXIT_OK		0
@@ -41,6 +42,8 @@ bool cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 /* A number in [lo, hi]; 0, or EXIT_USAGE with a message. */
 int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
 	     unsigned hi, unsigned *out);
+int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
+	    uint64_t hi, uint64_t *out);
 /* Seconds from 0 to 86400 (a day); 0, or EXIT_USAGE with a message. */
 int cli_seconds(const char *cmd, const char *opt, const char *s, double *out);
 /* A comma-separated list of such numbers, at most max; 0 or EXIT_USAGE. */
@@ -59,7 +62,7 @@ void cli_synopsis(FILE *f, const char *help);
 extern const char dcb_import_help[], dcb_capture_help[], dcb_replay_help[],
 		  dcb_compare_help[], dcb_flood_help[], dcb_fsmeta_help[],
 		  dcb_kernbench_help[], dcb_coherence_help[], dcb_torture_help[],
-		  dcb_memstorm_help[];
+		  dcb_memstorm_help[], dcb_micro_help[];
 
 int cmd_import(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
@@ -70,5 +73,7 @@ int cmd_torture(int argc, char **argv);
 int cmd_memstorm(int argc, char **argv);
 /* kernbench.c: a kernel build natively and through dcfs */
 int dcb_kernbench_main(int argc, char **argv);
+/* micro/cmd.c: the micro-benchmark suite (docs/micro.md) */
+int dcb_micro_main(int argc, char **argv);
 
 #endif /* DCBENCH_CLI_H */

@@ -14,7 +14,6 @@
 #include "dcache.h"
 #include "flood.h"
 #include "fsmeta.h"
-#include "micro.h"
 
 static const char usage_text[] =
 "usage: dcbench COMMAND [OPTIONS]\n"
@@ -58,7 +57,7 @@ static const struct command {
 	{ "capture", cmd_capture, dcb_capture_help },
 	{ "replay", cmd_replay, dcb_replay_help },
 	{ "compare", cmd_compare, dcb_compare_help },
-	{ "micro", dcb_micro_main, NULL },
+	{ "micro", dcb_micro_main, dcb_micro_help },
 	{ "torture", cmd_torture, dcb_torture_help },
 	{ "memstorm", cmd_memstorm, dcb_memstorm_help },
 	{ "flood", dcb_flood_main, dcb_flood_help },

@@ -4,7 +4,6 @@
  * of the test engines in tests/torture/, for runs longer and larger than
  * make check's (`make torture`, docs/testing.md).
  */
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,18 +58,6 @@ const char dcb_memstorm_help[] =
 "\n"
 "Exit status: 0 the bound held; 1 it did not, or a failure; 2 usage error.\n";
 
-/* A whole decimal number that fits 64 bits; 0, or EXIT_USAGE with a message. */
-static int parse_u64(const char *cmd, const char *opt, const char *s, uint64_t *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	if (!*s || *end || errno || s[0] == '-' || s[0] == '+')
-		return cli_usage(cmd, "%s wants a whole number, not '%s'", opt, s);
-	return 0;
-}
-
 /* --mode M (or "all" where all_ok): 0, or EXIT_USAGE with a message. */
 static int parse_mode(const char *cmd, const char *s, bool all_ok, enum dc_mode *m)
 {
@@ -110,13 +97,11 @@ int cmd_torture(int argc, char **argv)
 				mode = v;
 		} else if (cli_opt(cmd, argc, argv, &i, "seed", true, &v, &bad)) {
 			if (!bad)
-				bad = parse_u64(cmd, "--seed", v, &o.seed);
+				bad = cli_u64(cmd, "--seed", v, 0, UINT64_MAX, &o.seed);
 		} else if (cli_opt(cmd, argc, argv, &i, "max-entries", true, &v, &bad)) {
-			if (!bad && !(bad = parse_u64(cmd, "--max-entries", v, &o.max_entries))) {
-				if (o.max_entries < 8)
-					bad = cli_usage(cmd, "--max-entries must be at least 8");
+			if (!bad && !(bad = cli_u64(cmd, "--max-entries", v, 8, UINT64_MAX,
+						     &o.max_entries)))
 				o.max_negative = o.max_entries / 4;
-			}
 		} else if (cli_opt(cmd, argc, argv, &i, "fail-alloc", true, &v, &bad)) {
 			if (bad)
 				break;
@@ -164,11 +149,11 @@ int cmd_memstorm(int argc, char **argv)
 				return EXIT_OK;
 			}
 		} else if (cli_opt(cmd, argc, argv, &i, "names", true, &v, &bad)) {
-			if (!bad && !(bad = parse_u64(cmd, "--names", v, &o.names)) && !o.names)
-				bad = cli_usage(cmd, "--names must be at least 1");
+			if (!bad)
+				bad = cli_u64(cmd, "--names", v, 1, UINT64_MAX, &o.names);
 		} else if (cli_opt(cmd, argc, argv, &i, "cap", true, &v, &bad)) {
-			if (!bad && !(bad = parse_u64(cmd, "--cap", v, &o.cap)) && o.cap < 64)
-				bad = cli_usage(cmd, "--cap must be at least 64");
+			if (!bad)
+				bad = cli_u64(cmd, "--cap", v, 64, UINT64_MAX, &o.cap);
 		} else if (cli_opt(cmd, argc, argv, &i, "threads", true, &v, &bad)) {
 			if (!bad && !(bad = cli_uint(cmd, "--threads", v, 1, 256, &u)))
 				o.threads = (int)u;
