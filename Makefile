@@ -77,8 +77,17 @@ LIB_PIC  := $(LIB_SRCS:src/%.c=$(BUILD)/pic/%.o)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS     := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-DCBENCH_SRCS := $(wildcard tools/dcbench/*.c)
-DCBENCH_SRCS := $(filter-out tools/dcbench/import_main_test.c,$(DCBENCH_SRCS))
+DCBENCH_SRCS := $(shell find tools/dcbench -name '*.c')
+DCBENCH_HDRS := $(shell find tools/dcbench -name '*.h')
+
+# dcbench's trace pipeline, as the tests link it: the format, the importer
+# and the replay engine
+TRACE_DIR   := tools/dcbench/trace
+TRACE_SRCS  := $(addprefix $(TRACE_DIR)/,trace.c validate.c dump.c util.c)
+IMPORT_SRCS := $(TRACE_SRCS) $(addprefix $(TRACE_DIR)/,strace.c strtab.c proc.c syscalls.c \
+               import.c logreader.c)
+REPLAY_SRCS := $(TRACE_SRCS) $(addprefix $(TRACE_DIR)/,names.c order.c infer.c deps.c copies.c \
+               prepare.c sched.c exec.c run.c)
 
 CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_import
 
@@ -128,13 +137,13 @@ $(BUILD)/dcache.pc: dcache.pc.in $(BUILD)/install-dirs include/dcache.h
 $(BUILD)/dcpath: tools/dcpath/dcpath.c $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
-$(BUILD)/dcbench: $(DCBENCH_SRCS) tools/dcbench/*.h $(BUILD)/libdcache.a
-	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
+$(BUILD)/dcbench: $(DCBENCH_SRCS) $(DCBENCH_HDRS) $(BUILD)/libdcache.a
+	$(CC) $(CPPFLAGS) -Itools -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
-$(BUILD)/tests/test_import: tests/test_import.c tools/dcbench/import.c tools/dcbench/trace.c tools/dcbench/*.h
+$(BUILD)/tests/test_import: tests/test_import.c $(IMPORT_SRCS) $(TRACE_DIR)/*.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ $(LDFLAGS) $(LZMA_LIBS)
+	$(CC) $(CPPFLAGS) -Itools -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ $(LDFLAGS) $(LZMA_LIBS)
 
 $(BUILD)/tests/%: tests/%.c tests/harness.h $(HEADERS) $(BUILD)/libdcache.a
 	@mkdir -p $(@D)
@@ -156,8 +165,10 @@ $(BUILD)/tests/test_node: tests/test_node.c tools/dcfs/node.c tools/dcfs/dcfs.h 
 	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -DNODE_RACE_WINDOW -Itests -Itools/dcfs $(CFLAGS) \
 	    $(filter %.c,$^) -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
-# test_replay includes the replay engine's sources; rebuild when they change
-$(BUILD)/tests/test_replay: tools/dcbench/replay.c tools/dcbench/replay.h tools/dcbench/trace.c tools/dcbench/trace.h
+$(BUILD)/tests/test_replay: tests/test_replay.c $(REPLAY_SRCS) $(TRACE_DIR)/*.h tests/harness.h $(BUILD)/libdcache.a
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -Itests -Itools -Itools/dcbench $(CFLAGS) $(filter %.c,$^) -o $@ \
+	    $(LDFLAGS) $(BUILD)/libdcache.a $(LZMA_LIBS) $(LIBS)
 
 # Fuzz corpora replayed as plain regression tests (no libFuzzer needed).
 $(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c tests/fuzz/fuzz.h $(BUILD)/libdcache.a
@@ -165,9 +176,9 @@ $(BUILD)/tests/test_corpus_walk: tests/fuzz/fuzz_walk.c tests/fuzz/run_corpus.c 
 	$(CC) $(CPPFLAGS) -DCORPUS_DIR='"tests/fuzz/corpus_walk"' $(CFLAGS) $(filter %.c,$^) \
 	    -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
-$(BUILD)/tests/test_corpus_import: tests/fuzz/fuzz_import.c tests/fuzz/run_corpus.c tools/dcbench/import.c tools/dcbench/trace.c tests/fuzz/fuzz.h
+$(BUILD)/tests/test_corpus_import: tests/fuzz/fuzz_import.c tests/fuzz/run_corpus.c $(IMPORT_SRCS) $(TRACE_DIR)/*.h tests/fuzz/fuzz.h
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools/dcbench -DCORPUS_DIR='"tests/fuzz/corpus_import"' $(CFLAGS) \
+	$(CC) $(CPPFLAGS) -Itools -Itools/dcbench -DCORPUS_DIR='"tests/fuzz/corpus_import"' $(CFLAGS) \
 	    $(filter %.c,$^) -o $@ $(LDFLAGS) $(LZMA_LIBS)
 
 # The examples, as a user builds them (tests/test_install.sh builds them
@@ -185,8 +196,8 @@ fuzz: deps
 	@mkdir -p build-fuzz/corpus_walk build-fuzz/corpus_import
 	clang -std=c11 $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_walk.c $(LIB_SRCS) \
 	    -o build-fuzz/fuzz_walk $(LIBS)
-	clang -std=c11 $(CPPFLAGS) -Itools/dcbench $(FUZZ_FLAGS) tests/fuzz/fuzz_import.c \
-	    tools/dcbench/import.c tools/dcbench/trace.c -o build-fuzz/fuzz_import $(LZMA_LIBS)
+	clang -std=c11 $(CPPFLAGS) -Itools -Itools/dcbench $(FUZZ_FLAGS) tests/fuzz/fuzz_import.c \
+	    $(IMPORT_SRCS) -o build-fuzz/fuzz_import $(LZMA_LIBS)
 	cd build-fuzz && ./fuzz_walk -max_total_time=$(FUZZ_SECONDS) -dict=../tests/fuzz/walk.dict \
 	    corpus_walk ../tests/fuzz/corpus_walk
 	cd build-fuzz && ./fuzz_import -max_total_time=$(FUZZ_SECONDS) \

@@ -23,12 +23,12 @@
 #include "dcache.h"
 #include "flood.h"
 #include "fsmeta.h"
-#include "import.h"
 #include "json.h"
 #include "memstorm.h"
 #include "micro.h"
 #include "torture.h"
-#include "trace.h"
+#include "trace/import.h"
+#include "trace/trace.h"
 
 static const char usage_text[] =
 "usage: dcbench COMMAND [OPTIONS]\n"
