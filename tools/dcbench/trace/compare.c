@@ -308,23 +308,15 @@ int cmd_compare(int argc, char **argv)
 				return cli_usage(cmd, "--plot wants a .svg or .png file, not '%s'", v);
 			plotfile = v;
 		} else if (cli_opt(cmd, argc, argv, &i, "warmup", false, &v, &bad)) {
-			if (bad)
-				return bad;
 			warmup = true;
 		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
-			if (bad)
-				return bad;
 			json = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return cli_usage(cmd, "unknown option '%s'", argv[i]);
-		} else if (s.file) {
-			return cli_usage(cmd, "one trace at a time ('%s' and '%s')", s.file, argv[i]);
 		} else {
-			s.file = argv[i];
+			bad = report_trace_arg(cmd, argv[i], &s.file);
 		}
+		if (bad)
+			return bad;
 	}
-	if (!s.file)
-		return cli_usage(cmd, "which trace?");
 	s.rep = rep = json ? stderr : stdout;
 	if ((rc = report_open(&s)))
 		return rc;

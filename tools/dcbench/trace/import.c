@@ -20,6 +20,8 @@
 #include "trace/logreader.h"
 #include "trace/util.h"
 
+/* ---- lines ---- */
+
 static void on_unfinished(struct dct_importer *im, const struct dct_line *l)
 {
 	struct proc *p = im_live_proc(im, l->pid);
@@ -130,6 +132,8 @@ static void overlong_line(struct dct_importer *im)
 	im->sum.lines++;
 	im_count_malformed(im);
 }
+
+/* ---- finishing: from per-process state to a trace ---- */
 
 struct dct_importer *dct_importer_new(void)
 {
@@ -292,6 +296,8 @@ int dct_importer_finish(struct dct_importer *im, struct dct_trace **out,
 	return 0;
 }
 
+/* ---- the log file ---- */
+
 /* Hand every complete line in buf[0, *len) to im; keep the partial tail. */
 static void feed_lines(struct dct_importer *im, char *buf, size_t *len, bool *skipping)
 {
@@ -450,9 +456,7 @@ int dct_import(const char *log, const char *out_trace,
 	return rc;
 }
 
-/* ------------------------------------------------------------------ */
-/* Summary                                                             */
-/* ------------------------------------------------------------------ */
+/* ---- the summary ---- */
 
 static double pct(uint64_t a, uint64_t b)
 {

@@ -179,7 +179,7 @@ int rp_nodes_init(struct rp_prep *p)
 	return 0;
 }
 
-/* ---- pass 1: paths ------------------------------------------------------------- */
+/* ---- pass 1: paths ---- */
 
 /* Split path id into nodes; 0, or -1 when out of memory. */
 static int parse_path(struct rp_prep *p, uint32_t id)

@@ -32,8 +32,6 @@ int rp_mode_parse(const char *name)
 	return dc_mode_parse(name, &m) ? -1 : (int)m;
 }
 
-/* ---- preparation ---------------------------------------------------------------- */
-
 int rp_prepare(const struct dct_trace *t, struct rp_prep **out, char *err, size_t errlen)
 {
 	struct rp_prep *p = calloc(1, sizeof(*p));

@@ -67,23 +67,15 @@ int cmd_replay(int argc, char **argv)
 			if (mode < 0)
 				return cli_usage(cmd, "--mode is rcu, global, rwlock or null, not '%s'", v);
 		} else if (cli_opt(cmd, argc, argv, &i, "warmup", false, &v, &bad)) {
-			if (bad)
-				return bad;
 			warmup = true;
 		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
-			if (bad)
-				return bad;
 			json = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return cli_usage(cmd, "unknown option '%s'", argv[i]);
-		} else if (s.file) {
-			return cli_usage(cmd, "one trace at a time ('%s' and '%s')", s.file, argv[i]);
 		} else {
-			s.file = argv[i];
+			bad = report_trace_arg(cmd, argv[i], &s.file);
 		}
+		if (bad)
+			return bad;
 	}
-	if (!s.file)
-		return cli_usage(cmd, "which trace?");
 	if (!copies)
 		copies = threads;
 	s.rep = rep = json ? stderr : stdout;

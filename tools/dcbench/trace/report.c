@@ -275,10 +275,22 @@ void report_info_json(struct json *j, const char *file, const struct dct_trace *
 	json_kuint(j, "critical_ops_replay", in->critical_ops_replay);
 }
 
+int report_trace_arg(const char *cmd, char *arg, const char **file)
+{
+	if (arg[0] == '-' && arg[1])
+		return cli_usage(cmd, "unknown option '%s'", arg);
+	if (*file)
+		return cli_usage(cmd, "one trace at a time ('%s' and '%s')", *file, arg);
+	*file = arg;
+	return 0;
+}
+
 int report_open(struct setup *s)
 {
 	char err[512];
 
+	if (!s->file)
+		return cli_usage(s->cmd, "which trace?");
 	if (dct_read(s->file, &s->t, err, sizeof(err))) {
 		fprintf(stderr, "dcbench %s: %s\n", s->cmd, err);
 		return EXIT_FAIL;

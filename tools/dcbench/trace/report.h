@@ -59,7 +59,15 @@ struct setup {
 	struct rp_prep *p;
 };
 
-/* Read and prepare s->file, print what preparation found; 0 or EXIT_FAIL. */
+/*
+ * An argument no option of cmd took: the trace (*file), once.  0, or
+ * EXIT_USAGE with a message (an unknown option, a second trace).
+ */
+int report_trace_arg(const char *cmd, char *arg, const char **file);
+/*
+ * Read and prepare s->file, print what preparation found; 0, EXIT_USAGE
+ * when no trace was named, or EXIT_FAIL.
+ */
 int report_open(struct setup *s);
 void report_close(struct setup *s);
 /* One run into a (NULL: a warm-up, not kept).  0 or EXIT_FAIL. */
