@@ -223,14 +223,17 @@ $(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libdcache.a
 # ---- fuzzing (clang, libFuzzer): FUZZ_SECONDS per target ----------------------
 
 FUZZ_SECONDS ?= 60
+# the importer alone: the format, the strace parser, the process state
+FUZZ_IMPORT_SRCS := $(addprefix tools/dcbench/trace/,trace.c validate.c dump.c util.c \
+		    strace.c strtab.c proc.c syscalls.c import.c logreader.c)
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
 fuzz: deps
 	@mkdir -p build-fuzz/corpus_walk build-fuzz/corpus_import
 	clang -std=c11 $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_walk.c $(LIB_SRCS) \
 	    -o build-fuzz/fuzz_walk $(LIBS)
-	clang -std=c11 $(CPPFLAGS) -Itools/dcbench $(FUZZ_FLAGS) tests/fuzz/fuzz_import.c \
-	    tools/dcbench/import.c tools/dcbench/trace.c -o build-fuzz/fuzz_import $(LZMA_LIBS)
+	clang -std=c11 $(CPPFLAGS) -Itools -Itools/common -Itools/dcbench $(FUZZ_FLAGS) \
+	    tests/fuzz/fuzz_import.c $(FUZZ_IMPORT_SRCS) -o build-fuzz/fuzz_import $(LZMA_LIBS)
 	cd build-fuzz && ./fuzz_walk -max_total_time=$(FUZZ_SECONDS) -dict=../tests/fuzz/walk.dict \
 	    corpus_walk ../tests/fuzz/corpus_walk
 	cd build-fuzz && ./fuzz_import -max_total_time=$(FUZZ_SECONDS) \

@@ -22,8 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "import.h"
-#include "trace.h"
+#include "trace/import.h"
+#include "trace/le.h"
+#include "trace/trace.h"
 
 static int checks, failed;
 
@@ -367,24 +368,6 @@ static void test_unusable(void)
 }
 
 /* ---- damaged traces ---- */
-
-static uint32_t get32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
 
 /* After a deliberate edit, make the CRC right again to reach deeper checks. */
 static void fix_crc(unsigned char *b, size_t len)

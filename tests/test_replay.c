@@ -10,28 +10,20 @@
  * copy, so the check can fail.  Each run's time in the cache must fit
  * inside its threads' wall clock.
  *
- * The replay's sources are compiled in here, so the generic test rule
- * (libdcache only) builds this file.  trace.c checks its files with
- * liblzma's CRC-32; a plain bitwise CRC-32 (the same polynomial) stands
- * in for it below, so no -llzma is needed either.
+ * Linked with the trace pipeline's objects and libdcache; it uses the
+ * replay's public calls (trace/replay.h) alone.
  */
-#define lzma_crc32 test_crc32
-#include "../tools/dcbench/trace.c"
-#include "../tools/dcbench/replay.c"
-#undef lzma_crc32
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
-
-uint32_t test_crc32(const uint8_t *buf, size_t size, uint32_t crc)
-{
-	crc = ~crc;
-	while (size--) {
-		crc ^= *buf++;
-		for (int k = 0; k < 8; k++)
-			crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
-	}
-	return ~crc;
-}
+#include "trace/replay.h"
+#include "trace/trace.h"
 
 /* ---- building a trace ---------------------------------------------------- */
 

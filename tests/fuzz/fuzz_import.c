@@ -4,8 +4,10 @@
  * importer behind it, and the trace reader.
  *
  *	clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
- *	      -Itools/dcbench tests/fuzz/fuzz_import.c \
- *	      tools/dcbench/import.c tools/dcbench/trace.c -llzma -o fuzz_import
+ *	      -Iinclude -Itools -Itools/dcbench tests/fuzz/fuzz_import.c \
+ *	      tools/dcbench/trace/{trace,validate,dump,util,strace,strtab,proc,syscalls,import,logreader}.c \
+ *	      -llzma -o fuzz_import
+ * (make fuzz does this.)
  *	./fuzz_import -max_total_time=60 NEW_CORPUS tests/fuzz/corpus_import
  *
  * An input starting with the trace magic goes to the reader, which must
@@ -20,8 +22,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "import.h"
-#include "trace.h"
+#include "trace/import.h"
+#include "trace/trace.h"
 
 /* libFuzzer's build: a finding aborts (run_corpus.c counts it instead) */
 __attribute__((weak)) void fuzz_fail(void)

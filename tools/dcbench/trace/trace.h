@@ -3,7 +3,7 @@
  * trace.h - dcbench's binary trace: the processes of a recorded workload
  * and, per process, the path operations it made, in order.
  *
- * A trace is imported once from an strace log (import.c) and replayed many
+ * A trace is imported once from an strace log (trace/import.c) and replayed many
  * times, so the file is compact (each distinct path is stored once; ops
  * name paths by index) and the reader validates everything before handing
  * it out: a replay may index paths[], procs[] and ops[] with the numbers it
@@ -11,8 +11,8 @@
  *
  * docs/trace-format.md describes the file byte by byte.
  */
-#ifndef DCBENCH_TRACE_H
-#define DCBENCH_TRACE_H
+#ifndef DCBENCH_TRACE_TRACE_H
+#define DCBENCH_TRACE_TRACE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -154,7 +154,8 @@ void dct_dump(FILE *f, const struct dct_trace *t);
 
 const char *dct_kind_name(unsigned kind);	/* "OPEN"...; "?" when out of range */
 int dct_kind_paths(unsigned kind);		/* how many paths the kind takes: 0-2 */
+bool dct_kind_has_child(unsigned kind);		/* FORK and WAIT name a process */
 const char *dct_errno_name(int err);		/* "ENOENT"; NULL when unknown */
 int dct_errno_from_name(const char *name, size_t len);	/* 0 when unknown */
 
-#endif /* DCBENCH_TRACE_H */
+#endif /* DCBENCH_TRACE_TRACE_H */

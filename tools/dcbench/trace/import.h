@@ -6,15 +6,17 @@
  * writes: one line per system call, prefixed with the pid.  The importer
  * reads it streaming (plain or xz), follows each process's working
  * directory, makes every path absolute and writes a trace (trace.h).
+ * The line parser it is built on is in strace.h.
  */
-#ifndef DCBENCH_IMPORT_H
-#define DCBENCH_IMPORT_H
+#ifndef DCBENCH_TRACE_IMPORT_H
+#define DCBENCH_TRACE_IMPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "trace.h"
+#include "trace/strace.h"
+#include "trace/trace.h"
 
 #define DCT_TOP_UNKNOWN	8	/* unknown syscall names kept in the summary */
 
@@ -90,55 +92,4 @@ int dct_importer_finish(struct dct_importer *im, struct dct_trace **out,
 			struct dct_import_summary *sum, char *err, size_t errlen);
 void dct_importer_free(struct dct_importer *im);
 
-/* ---- the line parser, exposed for the fuzzer ---- */
-
-enum dct_line_type {
-	DCT_LINE_BLANK,
-	DCT_LINE_CALL,		/* pid name(args) = ret */
-	DCT_LINE_UNFINISHED,	/* pid name(args <unfinished ...> */
-	DCT_LINE_RESUMED,	/* pid <... name resumed>rest */
-	DCT_LINE_SIGNAL,	/* pid --- SIGxxx ... --- */
-	DCT_LINE_EXIT,		/* pid +++ exited with N +++ / killed by */
-	DCT_LINE_MALFORMED,
-};
-
-/* Spans point into the parsed line. */
-struct dct_line {
-	enum dct_line_type type;
-	uint32_t pid;
-	const char *name;	/* the call's name */
-	size_t name_len;
-	const char *text;	/* CALL: "(args) = ret"; UNFINISHED: "(args";
-				   RESUMED: what follows "resumed>" */
-	size_t text_len;
-};
-
-int dct_parse_line(const char *line, size_t len, struct dct_line *out);
-
-#define DCT_MAX_ARGS	8	/* later arguments are not needed */
-
-struct dct_span {
-	const char *p;
-	size_t len;
-};
-
-enum dct_ret { DCT_RET_NUM, DCT_RET_ERR, DCT_RET_UNKNOWN };
-
-struct dct_call {
-	unsigned nargs;		/* at most DCT_MAX_ARGS */
-	struct dct_span args[DCT_MAX_ARGS];
-	enum dct_ret ret;
-	long long value;	/* DCT_RET_NUM */
-	struct dct_span errname;/* DCT_RET_ERR, and "= ? ERESTARTSYS" */
-};
-
-/* Split "(args) = ret" into arguments and result; 0 or -1 if malformed. */
-int dct_parse_call(const char *text, size_t len, struct dct_call *out);
-
-/*
- * Decode a quoted strace string argument ("a\"b\303") into buf; returns
- * its length, or -1 when it is not a complete string or does not fit.
- */
-long dct_decode_string(struct dct_span arg, char *buf, size_t cap);
-
-#endif /* DCBENCH_IMPORT_H */
+#endif /* DCBENCH_TRACE_IMPORT_H */

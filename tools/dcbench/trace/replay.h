@@ -17,19 +17,24 @@
  * timed; each run gets a fresh memfs and cache.  Within it, each path op
  * is timed too (cache_s below).
  */
-#ifndef DCBENCH_REPLAY_H
-#define DCBENCH_REPLAY_H
+#ifndef DCBENCH_TRACE_REPLAY_H
+#define DCBENCH_TRACE_REPLAY_H
 
 #include <stdint.h>
 #include <stdio.h>
 
-#include "trace.h"
+#include "dcache.h"
+#include "trace/trace.h"
 
-/* Modes: libdcache's three, and null (no cache: the recorded answers). */
-enum rp_mode { RP_RCU, RP_GLOBAL, RP_RWLOCK, RP_NULL, RP_NMODES };
+/* Modes: libdcache's three (enum dc_mode's numbers), and null (no cache:
+ * the recorded answers). */
+enum rp_mode {
+	RP_RCU = DC_MODE_RCU, RP_GLOBAL = DC_MODE_GLOBAL, RP_RWLOCK = DC_MODE_RWLOCK,
+	RP_NULL, RP_NMODES
+};
 
-const char *rp_mode_name(int mode);		/* "rcu", ..., "null" */
-int rp_mode_parse(const char *name);		/* a mode, or -1 */
+const char *rp_mode_name(int mode);	/* dc_mode_name()'s, "null"; "?" if none */
+int rp_mode_parse(const char *name);	/* a mode, or -1 */
 
 #define RP_MAX_THREADS	1024
 #define RP_MAX_COPIES	256
@@ -101,4 +106,4 @@ struct rp_result {
 int rp_run(struct rp_prep *p, const struct rp_config *cfg,
 	   struct rp_result *res, char *err, size_t errlen);
 
-#endif /* DCBENCH_REPLAY_H */
+#endif /* DCBENCH_TRACE_REPLAY_H */

@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "import.h"
+#include "trace/import.h"
 #include "json.h"
 #include "proc.h"
-#include "trace.h"
+#include "trace/trace.h"
 
 const char dcb_import_help[] =
 "usage: dcbench import STRACE_LOG[.xz] -o TRACE [--json]\n"
