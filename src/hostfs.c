@@ -172,10 +172,10 @@ static void tell_watcher(struct hostfs *h, int fd, const struct stat *st)
 {
 	struct dc_watch *w;
 
-	if (!LOAD_ACQ(h->watch))
+	if (!dc__load_acq(h->watch))
 		return;
 	pthread_rwlock_rdlock(&h->lock);
-	w = LOAD_ACQ(h->watch);
+	w = dc__load_acq(h->watch);
 	if (w)
 		dc_watch_dir(w, fd, st->st_ino, st->st_dev);
 	pthread_rwlock_unlock(&h->lock);
@@ -399,7 +399,7 @@ int dc__hostfs_watch(const struct dc_backend *be, struct dc_watch *w)
 	if (w && h->watch)
 		err = -EBUSY;
 	else
-		STORE_REL(h->watch, w);
+		dc__store_rel(h->watch, w);
 	pthread_rwlock_unlock(&h->lock);
 	return err;
 }

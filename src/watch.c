@@ -348,11 +348,11 @@ static void wake(struct dc_watch *w)
  */
 static void fall_back(struct dc_watch *w, int err, const char *why)
 {
-	if (LOAD(w->mode) == DC_WATCH_TTL)
+	if (dc__load(w->mode) == DC_WATCH_TTL)
 		return;
 	w->lost_err = err;
 	w->lost_why = why;
-	STORE(w->mode, (int)DC_WATCH_TTL);
+	dc__store(w->mode, (int)DC_WATCH_TTL);
 	wake(w);
 }
 
@@ -375,7 +375,7 @@ static void settle_fall_back(struct dc_watch *w)
 	pthread_mutex_unlock(&w->lock);
 	/* a cache with TTLs of its own keeps them, as in ttl mode; what it
 	 * holds may have changed unseen meanwhile either way */
-	if (LOAD(w->c->ttl_on)) {
+	if (dc__load(w->c->ttl_on)) {
 		dc_invalidate_all(w->c);
 		say(w, "coherence: %s on %s: %s; using ttl (the cache's own)", why,
 		    w->root, errstr(err, eb, sizeof(eb)));
@@ -585,7 +585,7 @@ static void inotify_batch(struct dc_watch *w, size_t n)
 
 static const struct wfs *fs_by_dev(const struct dc_watch *w, uint64_t dev)
 {
-	unsigned i, n = LOAD_ACQ(w->nfs);
+	unsigned i, n = dc__load_acq(w->nfs);
 
 	for (i = 0; i < n; i++)
 		if (w->fs[i].dev == dev)
@@ -597,7 +597,7 @@ static const struct wfs *fs_by_dev(const struct dc_watch *w, uint64_t dev)
 static const struct wfs *fs_by_fsid(const struct dc_watch *w,
 				    const unsigned char fsid[8])
 {
-	unsigned i, n = LOAD_ACQ(w->nfs);
+	unsigned i, n = dc__load_acq(w->nfs);
 
 	for (i = 0; i < n; i++)
 		if (!memcmp(w->fs[i].fsid, fsid, 8))
@@ -639,7 +639,7 @@ static int fs_add(struct dc_watch *w, int fd, uint64_t dev)
 			return -errno;	/* the mark stays, unused: harmless */
 	}
 	/* release: the entry is complete before readers can see it */
-	STORE_REL(w->nfs, w->nfs + 1);
+	dc__store_rel(w->nfs, w->nfs + 1);
 	return 0;
 }
 
@@ -1136,7 +1136,7 @@ static void drain(struct dc_watch *w)
 {
 	ssize_t n;
 
-	while (!LOAD(w->stop) && LOAD(w->mode) != DC_WATCH_TTL) {
+	while (!dc__load(w->stop) && dc__load(w->mode) != DC_WATCH_TTL) {
 		n = read(w->fd, w->buf, WATCH_BUF);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -1186,8 +1186,8 @@ static void *watch_thread(void *arg)
 
 	raise_priority();
 	pthread_setname_np(pthread_self(), "dc-watch");
-	while (!LOAD(w->stop)) {
-		if (LOAD(w->mode) == DC_WATCH_TTL && w->fd >= 0)
+	while (!dc__load(w->stop)) {
+		if (dc__load(w->mode) == DC_WATCH_TTL && w->fd >= 0)
 			settle_fall_back(w);
 		p[0] = (struct pollfd){ .fd = w->fd, .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = w->wake, .events = POLLIN };
@@ -1220,7 +1220,7 @@ static void watch_free(struct dc_watch *w)
 	if (w->hostfs)
 		dc__hostfs_watch(&w->c->be, NULL);
 	if (w->thread_on) {
-		STORE(w->stop, 1);
+		dc__store(w->stop, 1);
 		wake(w);
 		pthread_join(w->thread, NULL);
 	}
@@ -1285,8 +1285,8 @@ fail:
 /* ttl: the cache's own TTLs if it has any, else ttl_ms for both kinds. */
 static void use_ttl(struct dc_watch *w, const char *why)
 {
-	STORE(w->mode, (int)DC_WATCH_TTL);
-	if (LOAD(w->c->ttl_on)) {
+	dc__store(w->mode, (int)DC_WATCH_TTL);
+	if (dc__load(w->c->ttl_on)) {
 		say(w, "coherence: %sttl (the cache's own) on %s", why ? why : "",
 		    w->root);
 		return;
@@ -1304,7 +1304,7 @@ static int choose(struct dc_watch *w)
 
 	switch (w->opt.mode) {
 	case DC_WATCH_OFF:
-		STORE(w->mode, (int)DC_WATCH_OFF);
+		dc__store(w->mode, (int)DC_WATCH_OFF);
 		say(w, "coherence: off on %s (the cache trusts its updates alone)",
 		    w->root);
 		return 0;
@@ -1315,7 +1315,7 @@ static int choose(struct dc_watch *w)
 		err = inotify_start(w);
 		if (err)
 			return err;
-		STORE(w->mode, (int)DC_WATCH_INOTIFY);
+		dc__store(w->mode, (int)DC_WATCH_INOTIFY);
 		w->kind = DC_WATCH_INOTIFY;
 		say(w, "coherence: inotify on %s", w->root);
 		return 0;
@@ -1323,7 +1323,7 @@ static int choose(struct dc_watch *w)
 		err = fanotify_start(w);
 		if (err)
 			return err;
-		STORE(w->mode, (int)DC_WATCH_FANOTIFY);
+		dc__store(w->mode, (int)DC_WATCH_FANOTIFY);
 		w->kind = DC_WATCH_FANOTIFY;
 		say(w, "coherence: fanotify (filesystem mark) on %s", w->root);
 		return 0;
@@ -1332,14 +1332,14 @@ static int choose(struct dc_watch *w)
 	}
 	err = fanotify_start(w);
 	if (!err) {
-		STORE(w->mode, (int)DC_WATCH_FANOTIFY);
+		dc__store(w->mode, (int)DC_WATCH_FANOTIFY);
 		w->kind = DC_WATCH_FANOTIFY;
 		say(w, "coherence: fanotify (filesystem mark) on %s", w->root);
 		return 0;
 	}
 	err2 = inotify_start(w);
 	if (!err2) {
-		STORE(w->mode, (int)DC_WATCH_INOTIFY);
+		dc__store(w->mode, (int)DC_WATCH_INOTIFY);
 		w->kind = DC_WATCH_INOTIFY;
 		say(w, "coherence: fanotify not available on %s: %s; using inotify",
 		    w->root, errstr(err, eb, sizeof(eb)));
@@ -1393,7 +1393,7 @@ DC_API int dc_watch_start(struct dc_cache *c, const char *root,
 	if (err)
 		return err;
 	err = choose(w);
-	mode = LOAD(w->mode);
+	mode = dc__load(w->mode);
 	if (!err && (mode == DC_WATCH_INOTIFY || mode == DC_WATCH_FANOTIFY))
 		err = run(w);
 	if (err) {
@@ -1406,7 +1406,7 @@ DC_API int dc_watch_start(struct dc_cache *c, const char *root,
 
 DC_API enum dc_watch_mode dc_watch_mode_of(struct dc_watch *w)
 {
-	return w ? (enum dc_watch_mode)LOAD(w->mode) : DC_WATCH_OFF;
+	return w ? (enum dc_watch_mode)dc__load(w->mode) : DC_WATCH_OFF;
 }
 
 DC_API int dc_watch_dir(struct dc_watch *w, int fd, uint64_t ino, uint64_t dev)
@@ -1417,7 +1417,7 @@ DC_API int dc_watch_dir(struct dc_watch *w, int fd, uint64_t ino, uint64_t dev)
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	mode = LOAD(w->mode);
+	mode = dc__load(w->mode);
 	/* the common cases, without the lock: a marked file system, or no
 	 * events to ask for */
 	if (mode == DC_WATCH_FANOTIFY && fs_by_dev(w, dev))
@@ -1425,7 +1425,7 @@ DC_API int dc_watch_dir(struct dc_watch *w, int fd, uint64_t ino, uint64_t dev)
 	if (mode != DC_WATCH_FANOTIFY && mode != DC_WATCH_INOTIFY)
 		return 0;
 	pthread_mutex_lock(&w->lock);
-	mode = LOAD(w->mode);
+	mode = dc__load(w->mode);
 	if (mode == DC_WATCH_INOTIFY) {
 		err = inotify_dir(w, fd, ino, dev);
 		if (err)
