@@ -28,25 +28,36 @@ DC_API int dc_version_number(void)
 	return DC_VERSION_NUMBER;
 }
 
+const char *dc__enum_name(const char *const *names, size_t n, unsigned v)
+{
+	return v < n ? names[v] : NULL;
+}
+
+int dc__enum_parse(const char *const *names, size_t n, const char *name)
+{
+	size_t i;
+
+	if (name)
+		for (i = 0; i < n; i++)
+			if (!strcmp(name, names[i]))
+				return (int)i;
+	return -EINVAL;
+}
+
 DC_API const char *dc_mode_name(enum dc_mode mode)
 {
-	if ((unsigned)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
-		return NULL;
-	return mode_names[mode];
+	return dc__enum_name(mode_names, DC_ARRAY_SIZE(mode_names), (unsigned)mode);
 }
 
 DC_API int dc_mode_parse(const char *name, enum dc_mode *out)
 {
-	unsigned i;
+	int v = out ? dc__enum_parse(mode_names, DC_ARRAY_SIZE(mode_names), name)
+		    : -EINVAL;
 
-	if (!name || !out)
-		return -EINVAL;
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-		if (!strcmp(name, mode_names[i])) {
-			*out = (enum dc_mode)i;
-			return 0;
-		}
-	return -EINVAL;
+	if (v < 0)
+		return v;
+	*out = (enum dc_mode)v;
+	return 0;
 }
 
 /*

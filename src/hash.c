@@ -40,6 +40,21 @@ uint64_t dc__hash_key(const struct dc_cache *c, const char *s, size_t len)
 	return key;
 }
 
+uint64_t dc__hash_bytes(const struct dc_hkey *k, const void *p, size_t len)
+{
+	const char *s = p;
+	uint64_t h = k->k1, w;
+	size_t left = len;
+
+	for (; left >= 8; s += 8, left -= 8) {
+		memcpy(&w, s, 8);
+		h = dc__mix(k, h, w);
+	}
+	if (left)
+		h = dc__mix(k, h, dc__load_tail(s, left));
+	return dc__hash_finish(k, h, len);
+}
+
 uint32_t dc__hash_name(const struct dc_cache *c, const struct dc_dentry *dir,
 		       const char *s, size_t len)
 {

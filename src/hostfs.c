@@ -115,14 +115,10 @@ static void drop_fd(struct hostfs *h, int fd)
  */
 static int name_copy(const char *name, size_t len, char *buf)
 {
-	if (!name || len == 0)
-		return -EINVAL;
-	if (len > DC_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (memchr(name, '/', len) || memchr(name, '\0', len))
-		return -EINVAL;
-	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
-		return -EINVAL;
+	int err = dc__check_name_long_first(name, len);
+
+	if (err)
+		return err;
 	memcpy(buf, name, len);
 	buf[len] = '\0';
 	return 0;

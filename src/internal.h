@@ -55,6 +55,13 @@ static inline bool dc__zeroed(const void *p, size_t size)
 
 #define DC_API __attribute__((visibility("default")))
 
+#define DC_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* An enum's names (cache.c): the name of value v in a table of n, NULL
+ * past its end; the value named name, or -EINVAL (name NULL or unknown). */
+const char *dc__enum_name(const char *const *names, size_t n, unsigned v);
+int dc__enum_parse(const char *const *names, size_t n, const char *name);
+
 #if defined(__SANITIZE_THREAD__)
 #define DC_TSAN 1
 #elif defined(__has_feature)
@@ -468,6 +475,13 @@ static inline uint64_t dc__load_tail(const char *p, size_t n)
 	return w;
 }
 
+/* The state after the last word, with the length, into the key. */
+static inline uint64_t dc__hash_finish(const struct dc_hkey *k, uint64_t h,
+				       size_t len)
+{
+	return dc__mum(h ^ (uint64_t)len, k->k1 ^ 0x9e3779b97f4a7c15ull);
+}
+
 /*
  * Length and keyed hash of the component at s, in one pass, eight bytes at
  * a time (little-endian loads; the final partial word is copied, never read
@@ -503,9 +517,14 @@ static inline size_t dc__hash_component(const char *s, const char *end,
 		h = dc__mix(k, h, w);
 		p += 8;
 	}
-	*key = dc__mum(h ^ (uint64_t)(p - s), k->k1 ^ 0x9e3779b97f4a7c15ull);
+	*key = dc__hash_finish(k, h, (size_t)(p - s));
 	return (size_t)(p - s);
 }
+
+/* The keyed hash of len bytes that may hold anything ('/' included): the
+ * same mixer, for the library's other tables (memfs's names, a watcher's
+ * file handles).  For a name without '/', dc__hash_component's key. */
+uint64_t dc__hash_bytes(const struct dc_hkey *k, const void *p, size_t len);
 
 /*
  * The hash an entry stores and lookups match: the name's key salted with
@@ -707,10 +726,23 @@ void dc__lru_free_all(struct dc_cache *c);
 int dc__invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
 			 const char *name, size_t len, struct dc_inode *old);
 
-/* ---- names ------------------------------------------------------------ */
+/* ---- names (dentry.c) ---------------------------------------------------
+ * The one validator of a component: not NULL, not empty, no '/' or NUL,
+ * not "." or "..", at most DC_NAME_MAX bytes.  0, -EINVAL or -ENAMETOOLONG.
+ */
+/* A NUL-terminated name; its length goes to *lenp (only on success). */
 int dc__check_name(const char *name, size_t *lenp);
-/* The same for a name of len bytes (no NUL inside). */
+/* A name of len bytes.  -EINVAL for a bad byte even when it is too long. */
 int dc__check_name_len(const char *name, size_t len);
+
+/* The same rules in the backends' order (hostfs, memfs): a name too long
+ * is -ENAMETOOLONG whatever bytes it holds. */
+static inline int dc__check_name_long_first(const char *name, size_t len)
+{
+	if (name && len > DC_NAME_MAX)
+		return -ENAMETOOLONG;
+	return dc__check_name_len(name, len);
+}
 
 /* ---- hostfs.c (for watch.c) ------------------------------------------ */
 /* Attach watcher w to backend be when it is hostfs, whose lookups then give

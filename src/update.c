@@ -129,6 +129,17 @@ static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 	return find_dir_by_ino(c, dir);
 }
 
+/* Write-lock the cache for a change of one of dir's names: dir's live
+ * entry, its generation bumped (NULL: gone).  The caller unlocks. */
+static struct dc_dentry *lock_live_dir(struct dc_cache *c, struct dc_dentry *dir)
+{
+	dc__write_lock(c);
+	dir = live_dir(c, dir);
+	if (dir)
+		dc__bump_dirgen(dir);
+	return dir;
+}
+
 /* Hash a new entry (NULL: out of memory, the name simply stays uncached). */
 static bool install(struct dc_cache *c, struct dc_dentry *d)
 {
@@ -292,10 +303,8 @@ static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *na
 	err = prepare(c, dir, name, &n);
 	if (err)
 		return err;
-	dc__write_lock(c);
-	dir = live_dir(c, dir);
+	dir = lock_live_dir(c, dir);
 	if (dir) {
-		dc__bump_dirgen(dir);
 		d = find_settled(c, dir, &n);
 		/* unless it is negative already or turns negative in place */
 		if (!d || (d->mode && (dc__is_dir(d->mode) ||
@@ -578,10 +587,8 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 
 	if (err)
 		return err;
-	dc__write_lock(c);
-	dir = live_dir(c, dir);
+	dir = lock_live_dir(c, dir);
 	if (dir) {
-		dc__bump_dirgen(dir);
 		forget(c, dc__find_locked(c, dir, n.s, n.len, hash_in(dir, &n)));
 	}
 	dc__write_unlock(c);

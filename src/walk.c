@@ -1032,34 +1032,34 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 	return 0;
 }
 
-DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
-		      const char *path, unsigned flags, struct dc_inode *st)
+/* dc_resolve and dc_walk: their checks, then the walk, whose answer goes
+ * to st or to out (the one that is not NULL). */
+static int walk_checked(struct dc_cache *c, struct dc_dentry *base,
+			const char *path, unsigned flags, struct dc_inode *st,
+			struct dc_dentry **out)
 {
 	size_t len;
 	int err;
 
-	if (!c || !path || !st || (flags & ~DC_NOFOLLOW))
+	if (!c || !path || (!st && !out) || (flags & ~DC_NOFOLLOW))
 		return -EINVAL;
 	err = check_path(path, &len);
 	if (err)
 		return err;
 	dc__thread_enter();
-	return walk_path(c, base, path, len, flags, st, NULL);
+	return walk_path(c, base, path, len, flags, st, out);
+}
+
+DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
+		      const char *path, unsigned flags, struct dc_inode *st)
+{
+	return walk_checked(c, base, path, flags, st, NULL);
 }
 
 DC_API int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
 		   unsigned flags, struct dc_dentry **out)
 {
-	size_t len;
-	int err;
-
-	if (!c || !path || !out || (flags & ~DC_NOFOLLOW))
-		return -EINVAL;
-	err = check_path(path, &len);
-	if (err)
-		return err;
-	dc__thread_enter();
-	return walk_path(c, base, path, len, flags, NULL, out);
+	return walk_checked(c, base, path, flags, NULL, out);
 }
 
 DC_API int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name,
