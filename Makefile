@@ -95,11 +95,11 @@ lib: $(BUILD)/libdcache.a $(BUILD)/libdcache.so $(BUILD)/dcache.pc
 
 HEADERS := include/dcache.h include/dcache-debug.h
 
-$(BUILD)/obj/%.o: src/%.c src/internal.h $(HEADERS)
+$(BUILD)/obj/%.o: src/%.c $(wildcard src/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fvisibility=hidden -c $< -o $@
 
-$(BUILD)/pic/%.o: src/%.c src/internal.h $(HEADERS)
+$(BUILD)/pic/%.o: src/%.c $(wildcard src/*.h) $(HEADERS)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
