@@ -61,7 +61,7 @@ static void *reader(void *arg)
 	CHECK(n != NULL);
 	if (n) {
 		CHECK_EQ(dc__load(n->hash), dc__hash_name(cache, dc__load(n->parent), nname,
-						       strlen(nname)));
+							  strlen(nname)));
 		CHECK(dc__name_eq(dc__load_acq(n->name), nname, strlen(nname)));
 		CHECK_EQ(dc__load(n->mode) & S_IFMT, which == HNEXT ? S_IFREG : S_IFDIR);
 	}
