@@ -15,7 +15,7 @@
  * its hnext intact, so a reader standing on it walks on into the rest of
  * the chain.  An entry MOVED to another chain (rename) can lead a reader
  * into the wrong chain: c->rename_seq is odd across every move, and a
- * reader that missed re-checks it (dc_lookup_cached in walk.c).
+ * reader that missed re-checks it (lookup_cached in walk.c).
  *
  * The stored hash is of the name keyed with the cache's random key (a
  * 128-bit multiply per word, both factors depending on the key, so that

@@ -644,14 +644,13 @@ again:
 	d = dc__find_locked(c, dir, name, len, hash);
 	if (d) {
 		/*
-		 * Settled or pending is decided here, under the lock.  It used
-		 * to be tested after the unlock, where the owner of a pending
-		 * entry may already have settled it with an error: the FAILED
-		 * entry (mode 0) was then taken for a settled negative one and
-		 * the lookup answered -ENOENT for a name that exists.  The
-		 * torture found it with allocation failures on (a symlink's
-		 * miss fails with -ENOMEM when its text cannot be allocated);
-		 * any backend error could do it.
+		 * Settled or pending is decided here, under the lock.  After
+		 * the unlock the owner of a pending entry may already have
+		 * settled it with an error (any backend error; a symlink's
+		 * miss fails with -ENOMEM when its text cannot be allocated):
+		 * the FAILED entry (mode 0) would be taken for a settled
+		 * negative one, and the lookup would answer -ENOENT for a name
+		 * that exists.
 		 */
 		bool pending = dc__flags(d) & DC_F_PENDING;
 
