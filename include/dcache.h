@@ -173,11 +173,17 @@ struct dc_options {
 
 #define DC_DEFAULT_MAX_ENTRIES	(1u << 20)
 
-/* Create a cache.  On failure the backend is destroyed too. */
+/* Create a cache into *out.  0, -EINVAL (NULL, no root or lookup op, a bad
+ * mode, non-zero reserved space), -ENOMEM, -ENOTDIR (the root is not a
+ * directory) or the backend's root() error; on failure the backend is
+ * destroyed too. */
 int dc_cache_create(const struct dc_options *opt, struct dc_cache **out);
-/* Destroy: waits for deferred frees (rcu_barrier).  No reference may be held. */
+/* Destroy: waits for deferred frees (rcu_barrier).  No reference may be
+ * held, and no other call on c may overlap or follow. */
 void dc_cache_destroy(struct dc_cache *c);
+/* The mode's name ("rcu", "global", "rwlock"), NULL for no mode. */
 const char *dc_mode_name(enum dc_mode mode);
+/* The mode named name into *out: 0, or -EINVAL (NULL or unknown). */
 int dc_mode_parse(const char *name, enum dc_mode *out);
 
 /* ---- Lookups ---------------------------------------------------------- */
@@ -193,15 +199,19 @@ int dc_mode_parse(const char *name, enum dc_mode *out);
  */
 int dc_resolve(struct dc_cache *c, struct dc_dentry *base, const char *path,
 	       unsigned flags, struct dc_inode *st);
-/* The same, returning a reference to the entry (release with dc_put). */
+/* The same, returning a reference to the entry (release with dc_put); the
+ * same errors. */
 int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
 	    unsigned flags, struct dc_dentry **out);
-/* One name (len bytes) in directory dir: a reference, or -ENOENT. */
+/* One name (len bytes; "." and ".." allowed) in directory dir: a
+ * reference in *out, or -ENOENT, -ENOTDIR, -EINVAL (NULL, empty, or a '/'
+ * or NUL inside), -ENAMETOOLONG, or the backend's error. */
 int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	      size_t len, struct dc_dentry **out);
-/* A reference to the root. */
+/* A reference to the root (release with dc_put); NULL when c is NULL. */
 struct dc_dentry *dc_root(struct dc_cache *c);
 
+/* Another reference to a held entry d; returns d. */
 struct dc_dentry *dc_get(struct dc_dentry *d);
 /* Drop a reference taken from cache c (c must be the entry's cache). */
 void dc_put(struct dc_cache *c, struct dc_dentry *d);
@@ -215,24 +225,36 @@ void dc_put(struct dc_cache *c, struct dc_dentry *d);
  * its name.
  */
 int dc_dentry_stat(struct dc_dentry *d, struct dc_inode *st);
-/* The entry's path from the root into buf; its length, -ERANGE or -ENOENT. */
+/* The held entry's path from the root into buf (NUL-terminated): its
+ * length, or -EINVAL (NULL, size 0), -ERANGE (buf too small) or -ENOENT
+ * (the entry or a directory above it was forgotten or removed). */
 int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 		   size_t size);
 
-/* ---- Updates (after the file system changed) -------------------------- */
+/* ---- Updates (after the file system changed) --------------------------
+ * Each takes the held directory dir and one name.  Common errors: -EINVAL
+ * (NULL, or a bad name), -ENAMETOOLONG (name), -ENOTDIR or -ENOENT (dir is
+ * not, or no longer, a directory), -ENOMEM (see Conventions), or an error
+ * of the backend's adopt().
+ */
 
 /* name appeared in dir as inode (any type; a symlink needs dc_symlink).
- * -EINVAL when inode->mode has no type bits (S_IFMT). */
+ * -EINVAL when inode is NULL or its mode has no type bits (S_IFMT). */
 int dc_create(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	      const struct dc_inode *inode);
+/* The same for a directory: -EINVAL unless inode is one. */
 int dc_mkdir(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	     const struct dc_inode *inode);
+/* The same for a symlink to target: -EINVAL unless inode is a symlink and
+ * target is not NULL; -ENAMETOOLONG for a target of DC_PATH_MAX or more. */
 int dc_symlink(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	       const struct dc_inode *inode, const char *target);
-/* A new hard link to an existing inode. */
+/* A new hard link to an existing inode: -EPERM for a directory. */
 int dc_link(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	    const struct dc_inode *inode);
+/* name was removed from dir: its entry turns negative.  Never -ENOMEM. */
 int dc_unlink(struct dc_cache *c, struct dc_dentry *dir, const char *name);
+/* The same for a directory, forgetting what was cached below it. */
 int dc_rmdir(struct dc_cache *c, struct dc_dentry *dir, const char *name);
 
 #define DC_RENAME_NOREPLACE	0x1
@@ -247,12 +269,15 @@ int dc_rmdir(struct dc_cache *c, struct dc_dentry *dir, const char *name);
  */
 int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *oname,
 	      struct dc_dentry *ndir, const char *nname, unsigned flags);
-/* Forget an entry and everything below it (the root: forget everything). */
+/* Forget an entry and everything below it (the root: forget everything).
+ * 0, or -EINVAL (NULL). */
 int dc_invalidate(struct dc_cache *c, struct dc_dentry *d);
-/* Forget one name in dir, whatever the cache held for it. */
+/* Forget one name in dir, whatever the cache held for it.  0, -EINVAL,
+ * -ENAMETOOLONG, -ENOTDIR or -ENOENT, as for the updates. */
 int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 		       const char *name);
-/* Evict unused entries until at most target remain; returns evicted. */
+/* Evict unused entries until at most target remain: the number evicted,
+ * or -EINVAL (c NULL). */
 long dc_shrink(struct dc_cache *c, uint64_t target);
 
 /* ---- Coherence: changes made behind the cache ------------------------- */
@@ -283,10 +308,11 @@ int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen);
 /* Names in directory (ino, gen) changed, which ones unknown: each cached
  * entry of it is forgotten with all cached below it (the root: all). */
 int dc_invalidate_dir(struct dc_cache *c, uint64_t ino, uint32_t gen);
-/* Anything may have changed (an event queue overflowed): forget all. */
+/* Anything may have changed (an event queue overflowed): forget all.
+ * 0, or -EINVAL (c NULL), as for dc_invalidate_inode and _dir. */
 int dc_invalidate_all(struct dc_cache *c);
 /* Turn expiry on or off (ms; 0: never) for answers cached from now on;
- * with either non-zero, what is cached already is forgotten. */
+ * with either non-zero, what is cached already is forgotten.  0 or -EINVAL. */
 int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms);
 
 /*
@@ -304,8 +330,8 @@ int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms);
  * A queue overflow (or a queue so far behind it would soon overflow)
  * invalidates everything; a full watch budget (or a directory that cannot
  * be watched) falls back to ttl (forgetting all); each says so through
- * log().  The watcher's thread runs at nice -10 where allowed.  Mounts and unmounts below root are not
- * reported.  With a hostfs backend, its lookups give the watcher every
+ * log().  The watcher's thread runs at nice -10 where allowed.  Mounts
+ * and unmounts below root are not reported.  With a hostfs backend, its lookups give the watcher every
  * directory they return; other backends call dc_watch_dir themselves.
  */
 enum dc_watch_mode {
@@ -315,7 +341,9 @@ enum dc_watch_mode {
 	DC_WATCH_INOTIFY,
 	DC_WATCH_FANOTIFY,
 };
+/* The mode's name ("auto", "off", "ttl", "inotify", "fanotify"), or NULL. */
 const char *dc_watch_mode_name(enum dc_watch_mode mode);
+/* The mode named name into *out: 0, or -EINVAL (NULL or unknown). */
 int dc_watch_mode_parse(const char *name, enum dc_watch_mode *out);
 
 enum dc_change {
@@ -371,7 +399,8 @@ struct dc_watch;
  * cannot work. */
 int dc_watch_start(struct dc_cache *c, const char *root,
 		   const struct dc_watch_options *opt, struct dc_watch **out);
-/* The mode in use now (never AUTO; TTL after a fallback). */
+/* The mode in use now (never AUTO; TTL after a fallback; OFF for NULL).
+ * Lock-free, from any thread. */
 enum dc_watch_mode dc_watch_mode_of(struct dc_watch *w);
 /* inotify: watch directory (fd: any descriptor of it, O_PATH will do) for
  * the cache; call before its names are looked up, also for a directory a
@@ -403,6 +432,8 @@ struct dc_stats {
 				   backend call on the same name */
 	uint64_t reserved[5];	/* zero in this version */
 };
+/* The counters, summed over every thread (a moment's view, not a
+ * snapshot); nothing when c or st is NULL. */
 void dc_get_stats(struct dc_cache *c, struct dc_stats *st);
 
 /* ---- Backends --------------------------------------------------------- */
@@ -415,25 +446,37 @@ void dc_get_stats(struct dc_cache *c, struct dc_stats *st);
  * The calls may run from many threads at once.
  */
 struct dc_memfs;
+/* An empty namespace (the root alone) into *out: 0, -EINVAL or -ENOMEM. */
 int dc_memfs_new(struct dc_memfs **out);
+/* Free fs, after every cache using it was destroyed. */
 void dc_memfs_free(struct dc_memfs *fs);
 /* A backend over fs; the cache does not free fs. */
 struct dc_backend dc_memfs_backend(struct dc_memfs *fs);
 #define DC_MEMFS_ROOT	1
-/* Add name in directory dir_ino: mode's type says what; target for symlinks. */
+/*
+ * The calls below take names as the cache does (-EINVAL, -ENAMETOOLONG:
+ * too long whatever it holds) and answer as a file system would: -ENOENT
+ * (no such directory or name), -ENOTDIR, -EEXIST, -EMLINK, -ENOMEM.
+ */
+/* Add name in directory dir_ino: mode's type says what; target for
+ * symlinks (-EINVAL: none; -ENOENT: empty).  The new inode in *out. */
 int dc_memfs_add(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 		 uint32_t mode, const char *target, struct dc_inode *out);
-/* A hard link to ino. */
+/* A hard link to ino as name in dir_ino: -EPERM for a directory. */
 int dc_memfs_link(struct dc_memfs *fs, uint64_t ino, uint64_t dir_ino,
 		  const char *name, struct dc_inode *out);
-/* Remove a name: a directory only when empty (-ENOTEMPTY). */
+/* Remove a name: a directory only when empty (-ENOTEMPTY); is_dir says
+ * which is meant (-ENOTDIR, -EISDIR otherwise). */
 int dc_memfs_remove(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 		    int is_dir);
+/* rename(2) within fs, flags DC_RENAME_*: -EINVAL (both flags, or a
+ * directory into its own subtree), and rename(2)'s other errors. */
 int dc_memfs_rename(struct dc_memfs *fs, uint64_t odir, const char *oname,
 		    uint64_t ndir, const char *nname, unsigned flags);
 /* Name in dir without the cache: the reference answer for tests. */
 int dc_memfs_lookup(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 		    struct dc_inode *out);
+/* Names in fs (0 for NULL). */
 uint64_t dc_memfs_count(struct dc_memfs *fs);
 
 /*
@@ -462,7 +505,7 @@ struct dc_hostfs_options {
  * -EINVAL, -ENOMEM, or open(2)'s error for root. */
 int dc_hostfs_open(const char *root, const struct dc_hostfs_options *opt,
 		   struct dc_backend *out);
-/* dc_hostfs_open(root, NULL, out). */
+/* dc_hostfs_open(root, NULL, out); the same errors. */
 int dc_hostfs_backend(const char *root, struct dc_backend *out);
 /* The gen hostfs gives an inode of device dev (st_dev): the kernel's own
  * 32-bit encoding, 12 bits of major and 20 of minor.  A caller that tells

@@ -65,20 +65,20 @@ static uint64_t fail_counter, fail_rng, fail_count;
 
 DC_API void dc_debug_fail_alloc(long every, uint64_t seed)
 {
-	STORE(fail_counter, 0);
-	STORE(fail_rng, seed * 2 + 1);
-	STORE(fail_count, 0);
-	STORE(fail_every, every);
+	dc__store(fail_counter, 0);
+	dc__store(fail_rng, seed * 2 + 1);
+	dc__store(fail_count, 0);
+	dc__store(fail_every, every);
 }
 
 DC_API uint64_t dc_debug_failed_allocs(void)
 {
-	return LOAD(fail_count);
+	return dc__load(fail_count);
 }
 
 static bool should_fail(void)
 {
-	long every = LOAD(fail_every);
+	long every = dc__load(fail_every);
 	uint64_t n;
 
 	if (every == 0)
@@ -89,11 +89,11 @@ static bool should_fail(void)
 			return false;
 	} else {
 		/* xorshift; racing threads may share a draw, which is fine */
-		uint64_t x = LOAD(fail_rng);
+		uint64_t x = dc__load(fail_rng);
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		STORE(fail_rng, x);
+		dc__store(fail_rng, x);
 		if (x % (uint64_t)(-every))
 			return false;
 	}
@@ -216,12 +216,12 @@ void dc__slab_free(struct dc_cache *c, void *obj)
 
 DC_API uint64_t dc_debug_live_entries(void)
 {
-	return LOAD(live_entries);
+	return dc__load(live_entries);
 }
 
 DC_API uint64_t dc_debug_live_bytes(void)
 {
-	return LOAD(live_bytes);
+	return dc__load(live_bytes);
 }
 
 void dc__slab_destroy(struct dc_cache *c)

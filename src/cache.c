@@ -28,25 +28,36 @@ DC_API int dc_version_number(void)
 	return DC_VERSION_NUMBER;
 }
 
+const char *dc__enum_name(const char *const *names, size_t n, unsigned v)
+{
+	return v < n ? names[v] : NULL;
+}
+
+int dc__enum_parse(const char *const *names, size_t n, const char *name)
+{
+	size_t i;
+
+	if (name)
+		for (i = 0; i < n; i++)
+			if (!strcmp(name, names[i]))
+				return (int)i;
+	return -EINVAL;
+}
+
 DC_API const char *dc_mode_name(enum dc_mode mode)
 {
-	if ((unsigned)mode >= sizeof(mode_names) / sizeof(mode_names[0]))
-		return NULL;
-	return mode_names[mode];
+	return dc__enum_name(mode_names, DC_ARRAY_SIZE(mode_names), (unsigned)mode);
 }
 
 DC_API int dc_mode_parse(const char *name, enum dc_mode *out)
 {
-	unsigned i;
+	int v = out ? dc__enum_parse(mode_names, DC_ARRAY_SIZE(mode_names), name)
+		    : -EINVAL;
 
-	if (!name || !out)
-		return -EINVAL;
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
-		if (!strcmp(name, mode_names[i])) {
-			*out = (enum dc_mode)i;
-			return 0;
-		}
-	return -EINVAL;
+	if (v < 0)
+		return v;
+	*out = (enum dc_mode)v;
+	return 0;
 }
 
 /*
@@ -65,8 +76,8 @@ static void hash_key(struct dc_cache *c)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	x = ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec) ^
 	    (uint64_t)(uintptr_t)c ^ (c->id << 48);
-	c->hkey.k0 = mum(x, 0x9e3779b97f4a7c15ull);
-	c->hkey.k1 = mum(x ^ 0xd6e8feb86659fd93ull, 0xbf58476d1ce4e5b9ull);
+	c->hkey.k0 = dc__mum(x, 0x9e3779b97f4a7c15ull);
+	c->hkey.k1 = dc__mum(x ^ 0xd6e8feb86659fd93ull, 0xbf58476d1ce4e5b9ull);
 }
 
 /* ---- expiry ------------------------------------------------------------- */
@@ -75,7 +86,7 @@ uint64_t dc__now(const struct dc_cache *c)
 {
 	struct timespec ts;
 
-	clock_gettime(LOAD(c->ttl_clock) ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE,
+	clock_gettime(dc__load(c->ttl_clock) ? CLOCK_MONOTONIC : CLOCK_MONOTONIC_COARSE,
 		      &ts);
 	/* never 0, which means "no deadline" and "no clock read" */
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
@@ -111,10 +122,10 @@ static void set_ttl(struct dc_cache *c, uint32_t pos_ms, uint32_t neg_ms)
 		pos = pos ? pos - 2 * tick : 0;
 		neg = neg ? neg - 2 * tick : 0;
 	}
-	STORE(c->ttl_clock, (uint32_t)exact);
-	STORE(c->ttl_pos, pos);
-	STORE(c->ttl_neg, neg);
-	STORE(c->ttl_on, (uint32_t)(pos_ms || neg_ms));
+	dc__store(c->ttl_clock, (uint32_t)exact);
+	dc__store(c->ttl_pos, pos);
+	dc__store(c->ttl_neg, neg);
+	dc__store(c->ttl_on, (uint32_t)(pos_ms || neg_ms));
 }
 
 DC_API int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms)
@@ -264,23 +275,23 @@ DC_API void dc_cache_destroy(struct dc_cache *c)
 
 DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 {
-	uint64_t v[ST_NR];
+	uint64_t v[DC_ST_NR];
 
 	if (!c || !st)
 		return;
 	dc__stat_sum(c, v);
 	memset(st, 0, sizeof(*st));
-	st->lookups = v[ST_LOOKUPS];
-	st->hits = v[ST_HITS];
-	st->negative_hits = v[ST_NEG_HITS];
-	st->misses = v[ST_MISSES];
-	st->restarts = v[ST_RESTARTS];
-	st->evictions = v[ST_EVICTIONS];
-	st->lock_waits = v[ST_LOCK_WAITS];
-	st->miss_waits = v[ST_MISS_WAITS];
-	st->entries = LOAD(c->nr_entries);
-	st->negative = LOAD(c->nr_negative);
-	st->bytes = LOAD(c->bytes);
+	st->lookups = v[DC_ST_LOOKUPS];
+	st->hits = v[DC_ST_HITS];
+	st->negative_hits = v[DC_ST_NEG_HITS];
+	st->misses = v[DC_ST_MISSES];
+	st->restarts = v[DC_ST_RESTARTS];
+	st->evictions = v[DC_ST_EVICTIONS];
+	st->lock_waits = v[DC_ST_LOCK_WAITS];
+	st->miss_waits = v[DC_ST_MISS_WAITS];
+	st->entries = dc__load(c->nr_entries);
+	st->negative = dc__load(c->nr_negative);
+	st->bytes = dc__load(c->bytes);
 }
 
 /* ---- paths of entries ---------------------------------------------------- */
@@ -289,19 +300,19 @@ DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 static int build_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 		      size_t size)
 {
-	struct dc_dentry *root = LOAD_ACQ(c->root);	/* see swap_root */
+	struct dc_dentry *root = dc__load_acq(c->root);	/* see swap_root */
 	size_t pos = size;
 	struct dc_name *n;
 
 	buf[--pos] = '\0';
-	if (!LOAD_ACQ(d->parent))	/* a root, this one or a former one */
+	if (!dc__load_acq(d->parent))	/* a root, this one or a former one */
 		d = root;
 	/* acquire: pairs with move_entry's release of parent; a former root
 	 * is DEAD, so a climb from below it stops there */
-	for (; d != root; d = LOAD_ACQ(d->parent)) {
-		if (dflags(d) & DC_F_DEAD)
+	for (; d != root; d = dc__load_acq(d->parent)) {
+		if (dc__flags(d) & DC_F_DEAD)
 			return -ENOENT;
-		n = LOAD_ACQ(d->name);
+		n = dc__load_acq(d->name);
 		if (n->len + 1 > pos)
 			return -ERANGE;
 		pos -= n->len;
@@ -328,11 +339,11 @@ DC_API int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 	dc__thread_enter();
 	do {
 		/* a rename anywhere may have mixed two states of the chain */
-		rseq = seq_begin(&c->rename_seq);
+		rseq = dc__seq_begin(&c->rename_seq);
 		dc__read_lock(c);
 		err = build_path(c, d, buf, size);
 		dc__read_unlock(c);
-	} while (c->mode == DC_MODE_RCU && seq_retry(&c->rename_seq, rseq));
+	} while (c->mode == DC_MODE_RCU && dc__seq_retry(&c->rename_seq, rseq));
 	return err;
 }
 
@@ -342,16 +353,16 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 {
 	struct dc_name *n = d->name;
 
-	if (dflags(d) & DC_F_DEAD || LOAD(d->count) < 0 || !d->parent)
+	if (dc__flags(d) & DC_F_DEAD || dc__load(d->count) < 0 || !d->parent)
 		return -1;
 	if (d->seq & 1 || dc__hash_name(c, d->parent, n->s, n->len) != d->hash)
 		return -1;
 	if (dc__bucket(c, d->hash) != &c->buckets[bucket])
 		return -1;
-	if (!dc__is_dir(d->parent->mode) && !(dflags(d->parent) & DC_F_DEAD))
+	if (!dc__is_dir(d->parent->mode) && !(dc__flags(d->parent) & DC_F_DEAD))
 		return -1;
 	/* a hashed positive but a symlink is in the inode index (hash.c) */
-	if (dc__indexed(d->mode) && !(dflags(d) & DC_F_UNINDEXED)) {
+	if (dc__indexed(d->mode) && !(dc__flags(d) & DC_F_UNINDEXED)) {
 		struct dc_dentry *e = dc__inodes_first(c, d->ino, d->gen);
 
 		while (e && e != d)
@@ -360,7 +371,7 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 			return -1;
 	}
 	/* a hashed child holds a count on its parent */
-	return LOAD(d->parent->count) > 0 ? 0 : -1;
+	return dc__load(d->parent->count) > 0 ? 0 : -1;
 }
 
 DC_API int dc_debug_check(struct dc_cache *c)
@@ -378,7 +389,7 @@ DC_API int dc_debug_check(struct dc_cache *c)
 			struct dc_dentry *e;
 
 			err = check_entry(c, d, i);
-			nidx += dc__indexed(d->mode) && !(dflags(d) & DC_F_UNINDEXED);
+			nidx += dc__indexed(d->mode) && !(dc__flags(d) & DC_F_UNINDEXED);
 			/* one hashed entry per (parent, name) */
 			for (e = d->hnext; e && !err; e = e->hnext)
 				if (e->parent == d->parent && e->hash == d->hash &&
@@ -389,7 +400,7 @@ DC_API int dc_debug_check(struct dc_cache *c)
 	 * many as the table holds */
 	for (i = 0; i < dc__inodes_size(c) / sizeof(*c->inodes) && !err; i++)
 		for (d = c->inodes[i]; d; d = (struct dc_dentry *)d->aux) {
-			if (dflags(d) & DC_F_DEAD || !dc__indexed(d->mode) ||
+			if (dc__flags(d) & DC_F_DEAD || !dc__indexed(d->mode) ||
 			    ++indexed > nidx)
 				err = -1;
 		}
@@ -399,12 +410,12 @@ DC_API int dc_debug_check(struct dc_cache *c)
 	 * held ones taken off (nr_isolated) and the root, they are all */
 	for (d = c->lru_pos.head; d; d = d->lru_next) {
 		listed++, neg += dc__is_negative(d), astray += dc__is_negative(d);
-		if ((dflags(d) & (DC_F_LISTED | DC_F_ONNEG)) != DC_F_LISTED)
+		if ((dc__flags(d) & (DC_F_LISTED | DC_F_ONNEG)) != DC_F_LISTED)
 			err = -1;
 	}
 	for (d = c->lru_neg.head; d; d = d->lru_next) {
 		listed++, neg += dc__is_negative(d);
-		if ((dflags(d) & (DC_F_LISTED | DC_F_ONNEG)) != (DC_F_LISTED | DC_F_ONNEG))
+		if ((dc__flags(d) & (DC_F_LISTED | DC_F_ONNEG)) != (DC_F_LISTED | DC_F_ONNEG))
 			err = -1;
 	}
 	if (listed + c->nr_isolated + 1 != c->nr_entries || neg > c->nr_negative ||

@@ -16,7 +16,7 @@
  *    fails meanwhile and falls back to the locked path, which waits for the
  *    write lock (Linux's lockref_get_not_dead against d_lock).
  *  - Every field a lock-free reader may look at is changed inside
- *    seq_write_begin/seq_write_end on the entry's seq.
+ *    dc__seq_write_begin/dc__seq_write_end on the entry's seq.
  *  - What an in-place change replaces (the backend's inode, a symlink's
  *    text) is given up only after the seq write that unpublishes it: from
  *    then on no reader can reach it, so release() runs on an inode nobody
@@ -59,7 +59,7 @@ int dc__check_name(const char *name, size_t *lenp)
 
 struct dc_xname *dc__xname_new(struct dc_cache *c, const char *s, size_t len)
 {
-	struct dc_xname *x = dc__malloc(c, xname_size(len));
+	struct dc_xname *x = dc__malloc(c, dc__xname_size(len));
 
 	if (!x)
 		return NULL;
@@ -75,9 +75,9 @@ static void xname_free_cb(struct rcu_head *head)
 	struct dc_xname *x = caa_container_of(head, struct dc_xname, rcu);
 	struct dc_cache *c;
 
-	rcu_after_grace(head);
+	dc__rcu_after_grace(head);
 	c = x->c;
-	dc__free(c, x, xname_size(x->n.len));
+	dc__free(c, x, dc__xname_size(x->n.len));
 	dc__tsan_release(c);	/* dc_cache_destroy's rcu_barrier acquires */
 }
 
@@ -136,7 +136,7 @@ struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 		if (dc__is_lnk(in->mode))
 			d->aux = (uintptr_t)target;
 		else if (target)
-			dc__free(c, target, xname_size(target->n.len));
+			dc__free(c, target, dc__xname_size(target->n.len));
 	} else if (dc__is_negative(d)) {
 		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 	}
@@ -162,12 +162,12 @@ void dc__free_now(struct dc_cache *c, struct dc_dentry *d)
 	if (dc__is_lnk(d->mode) && d->aux) {
 		struct dc_xname *x = (struct dc_xname *)d->aux;
 
-		dc__free(c, x, xname_size(x->n.len));
+		dc__free(c, x, dc__xname_size(x->n.len));
 	}
 	if (!name_is_inline(d, d->name)) {
-		struct dc_xname *x = xname_of(d->name);
+		struct dc_xname *x = dc__xname_of(d->name);
 
-		dc__free(c, x, xname_size(x->n.len));
+		dc__free(c, x, dc__xname_size(x->n.len));
 	}
 	dc__slab_free(c, d);
 }
@@ -197,7 +197,7 @@ static void free_list(struct dc_cache *c, struct dc_dentry *d)
 void dc__free_list_now(struct dc_cache *c, struct dc_dentry *list)
 {
 	synchronize_rcu();
-	rcu_after_grace(NULL);
+	dc__rcu_after_grace(NULL);
 	free_list(c, list);
 }
 
@@ -206,7 +206,7 @@ static void free_batch_cb(struct rcu_head *head)
 	struct free_batch *b = caa_container_of(head, struct free_batch, rcu);
 	struct dc_cache *c;
 
-	rcu_after_grace(head);
+	dc__rcu_after_grace(head);
 	c = b->c;
 	free_list(c, b->list);
 	__atomic_sub_fetch(&c->nr_freeing, b->n, __ATOMIC_RELAXED);
@@ -230,7 +230,7 @@ void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n)
 
 	if (!list)
 		return;
-	if (LOAD(c->nr_freeing) <= c->max_entries / 8)
+	if (dc__load(c->nr_freeing) <= c->max_entries / 8)
 		b = dc__malloc(c, sizeof(*b));
 	if (!b) {
 		dc__free_list_now(c, list);
@@ -269,7 +269,7 @@ static void unclaim(struct dc_dentry *d)
 
 bool dc__get_not_dead(struct dc_dentry *d)
 {
-	int32_t v = LOAD(d->count);
+	int32_t v = dc__load(d->count);
 
 	do {
 		if (v < 0)
@@ -293,7 +293,7 @@ DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 	dc__thread_enter();
 	/* once our count is gone the shrinker may take d: the read section
 	 * keeps it allocated while we look at its flags */
-	rcu_lock();
+	dc__rcu_lock();
 	/*
 	 * seq_cst: a release (our reads of d happen before a shrinker's
 	 * claim), and ordered before the load of the flags.  Pairs with the
@@ -304,7 +304,7 @@ DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 	if (__atomic_sub_fetch(&d->count, 1, __ATOMIC_SEQ_CST) == 0 &&
 	    !(__atomic_load_n(&d->flags, __ATOMIC_SEQ_CST) & DC_F_LISTED))
 		dc__lru_relist(c, d);
-	rcu_unlock();
+	dc__rcu_unlock();
 }
 
 /* ---- state changes (write lock held) ------------------------------------ */
@@ -312,14 +312,14 @@ DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 /* Take d out of its chain for good.  Readers on it see DEAD or a new seq. */
 void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
 {
-	uint32_t fl = dflags(d);
+	uint32_t fl = dc__flags(d);
 
 	if (fl & DC_F_DEAD)
 		return;
-	seq_write_begin(&d->seq);
-	dflags_set(d, fl & DC_F_PENDING ? DC_F_DEAD | DC_F_STALE : DC_F_DEAD);
+	dc__seq_write_begin(&d->seq);
+	dc__flags_set(d, fl & DC_F_PENDING ? DC_F_DEAD | DC_F_STALE : DC_F_DEAD);
 	dc__hash_remove(c, d);
-	seq_write_end(&d->seq);
+	dc__seq_write_end(&d->seq);
 }
 
 /* What an in-place change replaces, kept until no reader can reach it. */
@@ -351,20 +351,20 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 			 struct old_inode *old)
 {
 	bool was_neg = dc__is_negative(d), was_astray = dc__astray(d);
-	bool hashed = !(dflags(d) & DC_F_DEAD);
+	bool hashed = !(dc__flags(d) & DC_F_DEAD);
 	uint32_t mode = in ? in->mode : 0;
 
 	if (hashed && dc__indexed(d->mode))
 		dc__inodes_del(c, d);
 	save_inode(d, old);
-	seq_write_begin(&d->seq);
-	STORE(d->ino, in ? in->ino : 0);
-	STORE(d->cookie, in ? in->cookie : 0);
-	STORE(d->gen, in ? in->gen : 0);
-	STORE(d->aux, dc__is_lnk(mode) ? (uintptr_t)target : 0);
-	STORE(d->mode, mode);
+	dc__seq_write_begin(&d->seq);
+	dc__store(d->ino, in ? in->ino : 0);
+	dc__store(d->cookie, in ? in->cookie : 0);
+	dc__store(d->gen, in ? in->gen : 0);
+	dc__store(d->aux, dc__is_lnk(mode) ? (uintptr_t)target : 0);
+	dc__store(d->mode, mode);
 	dc__stamp(c, d);	/* a new answer: its TTL starts */
-	seq_write_end(&d->seq);
+	dc__seq_write_end(&d->seq);
 	/* aux links all but symlinks into the index; readers look at aux
 	 * only when they see a symlink, and their seq check fails if they
 	 * saw the mode from before this change */
@@ -379,7 +379,7 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 	else if (!was_astray && dc__astray(d))
 		c->nr_neg_astray++;
 	if (target && !dc__is_lnk(mode))
-		dc__free(c, target, xname_size(target->n.len));
+		dc__free(c, target, dc__xname_size(target->n.len));
 }
 
 /*
@@ -416,7 +416,7 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 	/* an unused entry belongs on a list: a dc_put that dropped the count
 	 * to 0 just before our claim may have found the claim when it came
 	 * to put it back (dc__lru_relist), and left that to us */
-	if (!(dflags(d) & DC_F_LISTED))
+	if (!(dc__flags(d) & DC_F_LISTED))
 		dc__lru_relist(c, d);
 	drop_text(c, &old);	/* unpublished: see the locking rules */
 	*old_in = old.in;
@@ -440,7 +440,7 @@ void dc__bump_dirgen(struct dc_dentry *dir)
 bool dc__orphaned(const struct dc_dentry *d)
 {
 	for (; d; d = d->parent)
-		if (dflags(d) & DC_F_DEAD)
+		if (dc__flags(d) & DC_F_DEAD)
 			return true;
 	return false;
 }
@@ -454,11 +454,11 @@ DC_API int dc_dentry_stat(struct dc_dentry *d, struct dc_inode *st)
 	if (!d || !st)
 		return -EINVAL;
 	do {
-		seq = seq_begin(&d->seq);
-		st->ino = LOAD(d->ino);
-		st->cookie = LOAD(d->cookie);
-		st->mode = LOAD(d->mode);
-		st->gen = LOAD(d->gen);
-	} while (seq_retry(&d->seq, seq));
+		seq = dc__seq_begin(&d->seq);
+		st->ino = dc__load(d->ino);
+		st->cookie = dc__load(d->cookie);
+		st->mode = dc__load(d->mode);
+		st->gen = dc__load(d->gen);
+	} while (dc__seq_retry(&d->seq, seq));
 	return st->mode ? 0 : -ENOENT;
 }

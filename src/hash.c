@@ -15,7 +15,7 @@
  * its hnext intact, so a reader standing on it walks on into the rest of
  * the chain.  An entry MOVED to another chain (rename) can lead a reader
  * into the wrong chain: c->rename_seq is odd across every move, and a
- * reader that missed re-checks it (dc_lookup_cached in walk.c).
+ * reader that missed re-checks it (lookup_cached in walk.c).
  *
  * The stored hash is of the name keyed with the cache's random key (a
  * 128-bit multiply per word, both factors depending on the key, so that
@@ -38,6 +38,21 @@ uint64_t dc__hash_key(const struct dc_cache *c, const char *s, size_t len)
 
 	dc__hash_component(s, s + len, &c->hkey, &key);
 	return key;
+}
+
+uint64_t dc__hash_bytes(const struct dc_hkey *k, const void *p, size_t len)
+{
+	const char *s = p;
+	uint64_t h = k->k1, w;
+	size_t left = len;
+
+	for (; left >= 8; s += 8, left -= 8) {
+		memcpy(&w, s, 8);
+		h = dc__mix(k, h, w);
+	}
+	if (left)
+		h = dc__mix(k, h, dc__load_tail(s, left));
+	return dc__hash_finish(k, h, len);
 }
 
 uint32_t dc__hash_name(const struct dc_cache *c, const struct dc_dentry *dir,
@@ -111,13 +126,13 @@ void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d)
 		for (e = *h; e && same < DC_INDEX_MAX; e = (struct dc_dentry *)e->aux)
 			same += e->ino == d->ino && e->gen == d->gen;
 	if (same >= DC_INDEX_MAX) {
-		dflags_set(d, DC_F_UNINDEXED);
+		dc__flags_set(d, DC_F_UNINDEXED);
 		c->unindexed[dc__inval_slot(d->ino, d->gen)]++;
 		return;
 	}
 	/* relaxed atomic: a reader that saw this entry as a symlink may load
 	 * aux meanwhile (its seq check then fails before it uses it) */
-	STORE(d->aux, (uintptr_t)*h);
+	dc__store(d->aux, (uintptr_t)*h);
 	*h = d;
 }
 
@@ -125,18 +140,18 @@ void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **h = inodes_head(c, d->ino, d->gen), *e, *prev = NULL;
 
-	if (dflags(d) & DC_F_UNINDEXED) {
-		dflags_clear(d, DC_F_UNINDEXED);
+	if (dc__flags(d) & DC_F_UNINDEXED) {
+		dc__flags_clear(d, DC_F_UNINDEXED);
 		c->unindexed[dc__inval_slot(d->ino, d->gen)]--;
 		return;
 	}
 	for (e = *h; e && e != d; e = (struct dc_dentry *)e->aux)
 		prev = e;
 	if (e && prev)
-		STORE(prev->aux, d->aux);
+		dc__store(prev->aux, d->aux);
 	else if (e)
 		*h = (struct dc_dentry *)d->aux;
-	STORE(d->aux, 0);
+	dc__store(d->aux, 0);
 }
 
 /* The first entry on (ino, gen)'s chain; walk on through aux (the chain
@@ -153,9 +168,9 @@ struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 {
 	struct dc_dentry *d;
 
-	for (d = LOAD(*dc__bucket(c, hash)); d; d = LOAD(d->hnext))
+	for (d = dc__load(*dc__bucket(c, hash)); d; d = dc__load(d->hnext))
 		if (d->hash == hash && d->parent == dir &&
-		    !(dflags(d) & DC_F_DEAD) && dc__name_eq(d->name, s, len))
+		    !(dc__flags(d) & DC_F_DEAD) && dc__name_eq(d->name, s, len))
 			return d;
 	return NULL;
 }
@@ -172,9 +187,9 @@ void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 	 * entries' initialisation through the write lock, and this passes it
 	 * on to the readers' acquire of d->hnext (tests/test_relink.c).
 	 */
-	STORE_REL(d->hnext, LOAD(*b));
+	dc__store_rel(d->hnext, dc__load(*b));
 	/* release: d's fields before the pointer that makes d reachable */
-	STORE_REL(*b, d);
+	dc__store_rel(*b, d);
 	if (dc__indexed(d->mode))
 		dc__inodes_add(c, d);
 }
@@ -189,7 +204,7 @@ void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d)
 	if (*pp)
 		/* release: the successor's publication carries over to readers
 		 * that now reach it through this link */
-		STORE_REL(*pp, LOAD(d->hnext));
+		dc__store_rel(*pp, dc__load(d->hnext));
 	if (dc__indexed(d->mode))
 		dc__inodes_del(c, d);
 }

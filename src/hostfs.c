@@ -115,14 +115,10 @@ static void drop_fd(struct hostfs *h, int fd)
  */
 static int name_copy(const char *name, size_t len, char *buf)
 {
-	if (!name || len == 0)
-		return -EINVAL;
-	if (len > DC_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (memchr(name, '/', len) || memchr(name, '\0', len))
-		return -EINVAL;
-	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
-		return -EINVAL;
+	int err = dc__check_name_long_first(name, len);
+
+	if (err)
+		return err;
 	memcpy(buf, name, len);
 	buf[len] = '\0';
 	return 0;
@@ -172,10 +168,10 @@ static void tell_watcher(struct hostfs *h, int fd, const struct stat *st)
 {
 	struct dc_watch *w;
 
-	if (!LOAD_ACQ(h->watch))
+	if (!dc__load_acq(h->watch))
 		return;
 	pthread_rwlock_rdlock(&h->lock);
-	w = LOAD_ACQ(h->watch);
+	w = dc__load_acq(h->watch);
 	if (w)
 		dc_watch_dir(w, fd, st->st_ino, st->st_dev);
 	pthread_rwlock_unlock(&h->lock);
@@ -399,7 +395,7 @@ int dc__hostfs_watch(const struct dc_backend *be, struct dc_watch *w)
 	if (w && h->watch)
 		err = -EBUSY;
 	else
-		STORE_REL(h->watch, w);
+		dc__store_rel(h->watch, w);
 	pthread_rwlock_unlock(&h->lock);
 	return err;
 }

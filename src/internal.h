@@ -21,7 +21,7 @@
  *  lock-free (rcu mode readers)
  *	read every field above with relaxed atomic loads (pointers with
  *	acquire) inside rcu_read_lock(), and trust nothing they read until the
- *	entry's seq is re-checked unchanged (see seq_begin/seq_retry).
+ *	entry's seq is re-checked unchanged (see dc__seq_begin/dc__seq_retry).
  *  d->count
  *	atomic; DC_COUNT_DEAD once the shrinker has claimed the entry, or
  *	while an update changes the unused entry's inode in place.
@@ -55,6 +55,13 @@ static inline bool dc__zeroed(const void *p, size_t size)
 
 #define DC_API __attribute__((visibility("default")))
 
+#define DC_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* An enum's names (cache.c): the name of value v in a table of n, NULL
+ * past its end; the value named name, or -EINVAL (name NULL or unknown). */
+const char *dc__enum_name(const char *const *names, size_t n, unsigned v);
+int dc__enum_parse(const char *const *names, size_t n, const char *name);
+
 #if defined(__SANITIZE_THREAD__)
 #define DC_TSAN 1
 #elif defined(__has_feature)
@@ -73,10 +80,10 @@ void __tsan_release(void *addr);
 #endif
 
 /* ---- relaxed/acquire/release accessors -------------------------------- */
-#define LOAD(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define LOAD_ACQ(x)	__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
-#define STORE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-#define STORE_REL(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#define dc__load(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define dc__load_acq(x)	__atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define dc__store(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+#define dc__store_rel(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
 
 /*
  * A name as readers see it: its length travels with its bytes, so a reader
@@ -150,19 +157,19 @@ enum {
  * lookups (REFERENCED), so every change is an atomic read-modify-write:
  * a writer's plain store could undo a reader's bit, or the reverse.
  */
-static inline uint32_t dflags(const struct dc_dentry *d)
+static inline uint32_t dc__flags(const struct dc_dentry *d)
 {
 	return __atomic_load_n(&d->flags, __ATOMIC_RELAXED);
 }
 
-static inline void dflags_set(struct dc_dentry *d, uint32_t f)
+static inline void dc__flags_set(struct dc_dentry *d, uint32_t f)
 {
 	__atomic_or_fetch(&d->flags, f, __ATOMIC_RELAXED);
 }
 
 /* release: what the writer did before clearing (PENDING) is seen by those
  * who see the bit clear with an acquire load */
-static inline void dflags_clear(struct dc_dentry *d, uint32_t f)
+static inline void dc__flags_clear(struct dc_dentry *d, uint32_t f)
 {
 	__atomic_and_fetch(&d->flags, ~f, __ATOMIC_RELEASE);
 }
@@ -173,12 +180,12 @@ struct dc_lru {
 
 /* Per-thread statistics: written by their thread only, summed on read. */
 enum {
-	ST_LOOKUPS, ST_HITS, ST_NEG_HITS, ST_MISSES, ST_RESTARTS,
-	ST_EVICTIONS, ST_LOCK_WAITS, ST_MISS_WAITS, ST_NR
+	DC_ST_LOOKUPS, DC_ST_HITS, DC_ST_NEG_HITS, DC_ST_MISSES, DC_ST_RESTARTS,
+	DC_ST_EVICTIONS, DC_ST_LOCK_WAITS, DC_ST_MISS_WAITS, DC_ST_NR
 };
 struct dc_tstat {
 	char pad0[64];			/* no other thread's data on v's lines */
-	uint64_t v[ST_NR];
+	uint64_t v[DC_ST_NR];
 	pthread_t owner;
 	struct dc_tstat *next;
 	char pad1[64];
@@ -274,7 +281,7 @@ void dc__read_unlock(struct dc_cache *c);
 void dc__write_lock(struct dc_cache *c);
 void dc__write_unlock(struct dc_cache *c);
 void dc__stat_add_slow(struct dc_cache *c, int which, uint64_t n);
-void dc__stat_sum(struct dc_cache *c, uint64_t out[ST_NR]);
+void dc__stat_sum(struct dc_cache *c, uint64_t out[DC_ST_NR]);
 void dc__stat_free(struct dc_cache *c);
 
 /* This thread's counters for the cache it used last (see lock.c). */
@@ -293,7 +300,7 @@ static inline void dc__stat_add(struct dc_cache *c, int which, uint64_t n)
 		return;
 	}
 	/* only this thread writes it; relaxed so dc_get_stats may read it */
-	STORE(t->v[which], LOAD(t->v[which]) + n);
+	dc__store(t->v[which], dc__load(t->v[which]) + n);
 }
 
 static inline void dc__stat_inc(struct dc_cache *c, int which)
@@ -306,27 +313,27 @@ static inline void dc__stat_inc(struct dc_cache *c, int which)
  * fields, makes it even; a reader snapshots an even seq, reads, and
  * re-checks.  Fields are relaxed atomics, so the fences carry the order.
  */
-static inline uint32_t seq_begin(const uint32_t *seq)
+static inline uint32_t dc__seq_begin(const uint32_t *seq)
 {
 	/* acquire: the field reads that follow cannot move above this load */
 	return __atomic_load_n(seq, __ATOMIC_ACQUIRE);
 }
 
-static inline bool seq_retry(const uint32_t *seq, uint32_t start)
+static inline bool dc__seq_retry(const uint32_t *seq, uint32_t start)
 {
 	/* acquire fence: the field reads before it complete before the re-read */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return (start & 1) || __atomic_load_n(seq, __ATOMIC_RELAXED) != start;
 }
 
-static inline void seq_write_begin(uint32_t *seq)
+static inline void dc__seq_write_begin(uint32_t *seq)
 {
 	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
 	/* release fence: the odd count is visible before any field store */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-static inline void seq_write_end(uint32_t *seq)
+static inline void dc__seq_write_end(uint32_t *seq)
 {
 	/* release: every field store is visible before the even count */
 	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
@@ -337,12 +344,12 @@ static inline void seq_write_end(uint32_t *seq)
 extern char dc__rcu_token;
 #endif
 
-static inline void rcu_lock(void)
+static inline void dc__rcu_lock(void)
 {
 	rcu_read_lock();
 }
 
-static inline void rcu_unlock(void)
+static inline void dc__rcu_unlock(void)
 {
 #ifdef DC_TSAN
 	/* Pairs with the acquire in the RCU free callbacks: everything this
@@ -367,7 +374,7 @@ static inline void dc__call_rcu(struct rcu_head *head,
 	call_rcu(head, fn);
 }
 
-static inline void rcu_after_grace(struct rcu_head *head)
+static inline void dc__rcu_after_grace(struct rcu_head *head)
 {
 #ifdef DC_TSAN
 	if (head)
@@ -410,16 +417,16 @@ static inline bool dc__inode_changed_since(const struct dc_cache *c, uint64_t in
 	       c->inval_stamp[dc__inval_slot(ino, gen)] > since;
 }
 
-#define ONES	0x0101010101010101ull
-#define HIGHS	0x8080808080808080ull
-#define SLASHES	0x2f2f2f2f2f2f2f2full	/* '/' in every byte */
+#define DC_ONES	0x0101010101010101ull
+#define DC_HIGHS	0x8080808080808080ull
+#define DC_SLASHES	0x2f2f2f2f2f2f2f2full	/* '/' in every byte */
 
 /* Bytes before the first '/' in w (8 when none): a zero byte of w ^ '/'s.
  * The borrow trick can mark bytes above a true zero, never below one. */
-static inline unsigned slash_at(uint64_t w)
+static inline unsigned dc__slash_at(uint64_t w)
 {
-	uint64_t x = w ^ SLASHES;
-	uint64_t z = (x - ONES) & ~x & HIGHS;
+	uint64_t x = w ^ DC_SLASHES;
+	uint64_t z = (x - DC_ONES) & ~x & DC_HIGHS;
 
 	return z ? (unsigned)__builtin_ctzll(z) / 8 : 8;
 }
@@ -431,7 +438,7 @@ static inline unsigned slash_at(uint64_t w)
  * difference, as flipping the top bit does through a 64-bit multiply
  * (which let names be made to collide under every key).
  */
-static inline uint64_t mum(uint64_t a, uint64_t b)
+static inline uint64_t dc__mum(uint64_t a, uint64_t b)
 {
 	unsigned __int128 r = (unsigned __int128)a * b;
 
@@ -439,14 +446,14 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
 }
 
 /* One word into the state: both factors depend on the key. */
-static inline uint64_t mix(const struct dc_hkey *k, uint64_t h, uint64_t w)
+static inline uint64_t dc__mix(const struct dc_hkey *k, uint64_t h, uint64_t w)
 {
-	return mum(w ^ k->k1, h ^ k->k0);
+	return dc__mum(w ^ k->k1, h ^ k->k0);
 }
 
 /* The n < 8 bytes at p as a little-endian word, zero above them: three
  * fixed-size loads, where a memcpy of n bytes would be a call. */
-static inline uint64_t load_tail(const char *p, size_t n)
+static inline uint64_t dc__load_tail(const char *p, size_t n)
 {
 	uint64_t w = 0;
 	uint32_t x4;
@@ -466,6 +473,13 @@ static inline uint64_t load_tail(const char *p, size_t n)
 	if (n & 1)
 		w |= (uint64_t)(unsigned char)p[at] << (8 * at);
 	return w;
+}
+
+/* The state after the last word, with the length, into the key. */
+static inline uint64_t dc__hash_finish(const struct dc_hkey *k, uint64_t h,
+				       size_t len)
+{
+	return dc__mum(h ^ (uint64_t)len, k->k1 ^ 0x9e3779b97f4a7c15ull);
 }
 
 /*
@@ -489,23 +503,28 @@ static inline size_t dc__hash_component(const char *s, const char *end,
 		if (left >= 8)
 			memcpy(&w, p, 8);
 		else
-			w = load_tail(p, left);
-		n = slash_at(w);
+			w = dc__load_tail(p, left);
+		n = dc__slash_at(w);
 		if (n > left)
 			n = (unsigned)left;
 		if (n < 8) {
 			/* keep the n name bytes only */
 			if (n)
-				h = mix(k, h, w & (~0ull >> (64 - 8 * n)));
+				h = dc__mix(k, h, w & (~0ull >> (64 - 8 * n)));
 			p += n;
 			break;
 		}
-		h = mix(k, h, w);
+		h = dc__mix(k, h, w);
 		p += 8;
 	}
-	*key = mum(h ^ (uint64_t)(p - s), k->k1 ^ 0x9e3779b97f4a7c15ull);
+	*key = dc__hash_finish(k, h, (size_t)(p - s));
 	return (size_t)(p - s);
 }
+
+/* The keyed hash of len bytes that may hold anything ('/' included): the
+ * same mixer, for the library's other tables (memfs's names, a watcher's
+ * file handles).  For a name without '/', dc__hash_component's key. */
+uint64_t dc__hash_bytes(const struct dc_hkey *k, const void *p, size_t len);
 
 /*
  * The hash an entry stores and lookups match: the name's key salted with
@@ -514,7 +533,7 @@ static inline size_t dc__hash_component(const char *s, const char *end,
  */
 static inline uint32_t dc__hash_salt(uint64_t key, const struct dc_dentry *dir)
 {
-	return (uint32_t)mum(key ^ (uintptr_t)dir, 0xd6e8feb86659fd93ull);
+	return (uint32_t)dc__mum(key ^ (uintptr_t)dir, 0xd6e8feb86659fd93ull);
 }
 
 /* The bucket of a salted hash in a table of 2^(64 - shift) heads. */
@@ -539,7 +558,7 @@ static inline bool dc__name_eq(const struct dc_name *n, const char *s, size_t le
  * Find a settled, hashed entry for (dir, name) without any lock.  Returns it
  * with its sequence snapshot in *seqp, taken before any of the fields it
  * matched were read: the match is proven only when the caller's later
- * seq_retry(&d->seq, *seqp) succeeds (an odd snapshot always fails it),
+ * dc__seq_retry(&d->seq, *seqp) succeeds (an odd snapshot always fails it),
  * as in Linux's __d_lookup_rcu.  NULL when there is none; a NULL may be a
  * rename's doing (the entry moved chains), so the caller falls back to a
  * slower path and never answers ENOENT from it.  hash is the name's hash
@@ -562,8 +581,8 @@ static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 
 	/* acquire on each link: the entry's fields were written before the
 	 * release store that published it (dc__hash_insert) */
-	for (d = LOAD_ACQ(tab[dc__bucket_index(hash, shift)]); d;
-	     d = LOAD_ACQ(d->hnext)) {
+	for (d = dc__load_acq(tab[dc__bucket_index(hash, shift)]); d;
+	     d = dc__load_acq(d->hnext)) {
 		/*
 		 * The next component's bucket depends only on its key and d's
 		 * address, so start fetching it now, while d's own line is still on its
@@ -575,13 +594,13 @@ static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 			__builtin_prefetch(&tab[dc__bucket_index(
 				dc__hash_salt(*next_key, d), shift)]);
 		/* acquire: the field reads below stay after the snapshot */
-		seq = seq_begin(&d->seq);
-		if (LOAD(d->hash) != hash || LOAD(d->parent) != dir)
+		seq = dc__seq_begin(&d->seq);
+		if (dc__load(d->hash) != hash || dc__load(d->parent) != dir)
 			continue;
 		/* SUSPECT: checked again first, on the locked path */
-		if (dflags(d) & (DC_F_DEAD | DC_F_PENDING | DC_F_SUSPECT))
+		if (dc__flags(d) & (DC_F_DEAD | DC_F_PENDING | DC_F_SUSPECT))
 			continue;
-		if (!dc__name_eq(LOAD_ACQ(d->name), s, len))
+		if (!dc__name_eq(dc__load_acq(d->name), s, len))
 			continue;
 		*seqp = seq;
 		return d;
@@ -611,11 +630,11 @@ void dc__bump_dirgen(struct dc_dentry *dir);
 bool dc__orphaned(const struct dc_dentry *d);
 static inline bool dc__is_dir(uint32_t mode) { return S_ISDIR(mode); }
 static inline bool dc__is_lnk(uint32_t mode) { return S_ISLNK(mode); }
-static inline struct dc_xname *xname_of(struct dc_name *n)
+static inline struct dc_xname *dc__xname_of(struct dc_name *n)
 {
 	return (struct dc_xname *)((char *)n - offsetof(struct dc_xname, n));
 }
-static inline size_t xname_size(size_t len)
+static inline size_t dc__xname_size(size_t len)
 {
 	return sizeof(struct dc_xname) + len + 1;
 }
@@ -630,9 +649,9 @@ uint64_t dc__now(const struct dc_cache *c);
  * (0: none).  Write lock held; a relaxed store, as readers load it. */
 static inline void dc__stamp(struct dc_cache *c, struct dc_dentry *d)
 {
-	uint64_t ttl = LOAD(d->mode) ? LOAD(c->ttl_pos) : LOAD(c->ttl_neg);
+	uint64_t ttl = dc__load(d->mode) ? dc__load(c->ttl_pos) : dc__load(c->ttl_neg);
 
-	STORE(d->expires, ttl ? dc__now(c) + ttl : 0);
+	dc__store(d->expires, ttl ? dc__now(c) + ttl : 0);
 }
 
 /* The same for an answer the backend gave when asked at asked (dc__now
@@ -641,9 +660,9 @@ static inline void dc__stamp(struct dc_cache *c, struct dc_dentry *d)
 static inline void dc__stamp_asked(struct dc_cache *c, struct dc_dentry *d,
 				   uint64_t asked)
 {
-	uint64_t ttl = LOAD(d->mode) ? LOAD(c->ttl_pos) : LOAD(c->ttl_neg);
+	uint64_t ttl = dc__load(d->mode) ? dc__load(c->ttl_pos) : dc__load(c->ttl_neg);
 
-	STORE(d->expires, ttl ? (asked ? asked : dc__now(c)) + ttl : 0);
+	dc__store(d->expires, ttl ? (asked ? asked : dc__now(c)) + ttl : 0);
 }
 
 /* Is d's answer past its deadline at now (0: the caller reads no clock,
@@ -657,14 +676,14 @@ static inline bool dc__expired(const struct dc_dentry *d, uint64_t now)
 	/* TTLs off: no load of expires, which lies past the walk's lines */
 	if (!now)
 		return false;
-	e = LOAD(d->expires);
+	e = dc__load(d->expires);
 	return e && e <= now;
 }
 
 /* The clock for one walk: read once, and only when TTLs are on. */
 static inline uint64_t dc__walk_clock(const struct dc_cache *c)
 {
-	return LOAD(c->ttl_on) ? dc__now(c) : 0;
+	return dc__load(c->ttl_on) ? dc__now(c) : 0;
 }
 
 /* ---- lru.c ------------------------------------------------------------ */
@@ -675,7 +694,7 @@ void dc__lru_adopt(struct dc_cache *c, struct dc_dentry *d);
 /* A settled negative entry. */
 static inline bool dc__is_negative(const struct dc_dentry *d)
 {
-	return d->mode == 0 && !(dflags(d) & (DC_F_PENDING | DC_F_FAILED));
+	return d->mode == 0 && !(dc__flags(d) & (DC_F_PENDING | DC_F_FAILED));
 }
 
 /* A negative entry on the positive list, which the negative cap's pass
@@ -683,15 +702,15 @@ static inline bool dc__is_negative(const struct dc_dentry *d)
 static inline bool dc__astray(const struct dc_dentry *d)
 {
 	return dc__is_negative(d) &&
-	       (dflags(d) & (DC_F_LISTED | DC_F_ONNEG)) == DC_F_LISTED;
+	       (dc__flags(d) & (DC_F_LISTED | DC_F_ONNEG)) == DC_F_LISTED;
 }
 /* Mark d used since the shrinker last looked (its second chance).  Inline:
  * the rcu-walk calls it once per component. */
 static inline void dc__lru_touch(struct dc_dentry *d)
 {
 	/* test first: a hot entry's line stays shared between CPUs */
-	if (!(dflags(d) & DC_F_REFERENCED))
-		dflags_set(d, DC_F_REFERENCED);
+	if (!(dc__flags(d) & DC_F_REFERENCED))
+		dc__flags_set(d, DC_F_REFERENCED);
 }
 void dc__maybe_shrink(struct dc_cache *c);
 long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target);
@@ -707,10 +726,23 @@ void dc__lru_free_all(struct dc_cache *c);
 int dc__invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
 			 const char *name, size_t len, struct dc_inode *old);
 
-/* ---- names ------------------------------------------------------------ */
+/* ---- names (dentry.c) ---------------------------------------------------
+ * The one validator of a component: not NULL, not empty, no '/' or NUL,
+ * not "." or "..", at most DC_NAME_MAX bytes.  0, -EINVAL or -ENAMETOOLONG.
+ */
+/* A NUL-terminated name; its length goes to *lenp (only on success). */
 int dc__check_name(const char *name, size_t *lenp);
-/* The same for a name of len bytes (no NUL inside). */
+/* A name of len bytes.  -EINVAL for a bad byte even when it is too long. */
 int dc__check_name_len(const char *name, size_t len);
+
+/* The same rules in the backends' order (hostfs, memfs): a name too long
+ * is -ENAMETOOLONG whatever bytes it holds. */
+static inline int dc__check_name_long_first(const char *name, size_t len)
+{
+	if (name && len > DC_NAME_MAX)
+		return -ENAMETOOLONG;
+	return dc__check_name_len(name, len);
+}
 
 /* ---- hostfs.c (for watch.c) ------------------------------------------ */
 /* Attach watcher w to backend be when it is hostfs, whose lookups then give

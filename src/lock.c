@@ -18,7 +18,7 @@
 #include "internal.h"
 
 #ifdef DC_TSAN
-char dc__rcu_token;	/* see rcu_unlock() and rcu_after_grace() */
+char dc__rcu_token;	/* see dc__rcu_unlock() and dc__rcu_after_grace() */
 #endif
 
 /* ---- RCU registration -------------------------------------------------- */
@@ -55,7 +55,7 @@ static void mutex_lock_counted(struct dc_cache *c, pthread_mutex_t *m)
 {
 	if (pthread_mutex_trylock(m) == 0)
 		return;
-	dc__stat_inc(c, ST_LOCK_WAITS);
+	dc__stat_inc(c, DC_ST_LOCK_WAITS);
 	pthread_mutex_lock(m);
 }
 
@@ -63,14 +63,14 @@ void dc__read_lock(struct dc_cache *c)
 {
 	switch (c->mode) {
 	case DC_MODE_RCU:
-		rcu_lock();
+		dc__rcu_lock();
 		break;
 	case DC_MODE_GLOBAL:
 		mutex_lock_counted(c, &c->wlock);
 		break;
 	case DC_MODE_RWLOCK:
 		if (pthread_rwlock_tryrdlock(&c->rwlock) != 0) {
-			dc__stat_inc(c, ST_LOCK_WAITS);
+			dc__stat_inc(c, DC_ST_LOCK_WAITS);
 			pthread_rwlock_rdlock(&c->rwlock);
 		}
 		break;
@@ -81,7 +81,7 @@ void dc__read_unlock(struct dc_cache *c)
 {
 	switch (c->mode) {
 	case DC_MODE_RCU:
-		rcu_unlock();
+		dc__rcu_unlock();
 		break;
 	case DC_MODE_GLOBAL:
 		pthread_mutex_unlock(&c->wlock);
@@ -96,7 +96,7 @@ void dc__write_lock(struct dc_cache *c)
 {
 	if (c->mode == DC_MODE_RWLOCK) {
 		if (pthread_rwlock_trywrlock(&c->rwlock) != 0) {
-			dc__stat_inc(c, ST_LOCK_WAITS);
+			dc__stat_inc(c, DC_ST_LOCK_WAITS);
 			pthread_rwlock_wrlock(&c->rwlock);
 		}
 		return;
@@ -151,20 +151,20 @@ void dc__stat_add_slow(struct dc_cache *c, int which, uint64_t n)
 	}
 	dc__tslot.id = c->id;
 	dc__tslot.st = t;
-	STORE(t->v[which], LOAD(t->v[which]) + n);
+	dc__store(t->v[which], dc__load(t->v[which]) + n);
 }
 
-void dc__stat_sum(struct dc_cache *c, uint64_t out[ST_NR])
+void dc__stat_sum(struct dc_cache *c, uint64_t out[DC_ST_NR])
 {
 	struct dc_tstat *t;
 	int i;
 
-	for (i = 0; i < ST_NR; i++)
-		out[i] = LOAD(c->spill.v[i]);
+	for (i = 0; i < DC_ST_NR; i++)
+		out[i] = dc__load(c->spill.v[i]);
 	pthread_mutex_lock(&c->stat_lock);
 	for (t = c->tstats; t; t = t->next)
-		for (i = 0; i < ST_NR; i++)
-			out[i] += LOAD(t->v[i]);
+		for (i = 0; i < DC_ST_NR; i++)
+			out[i] += dc__load(t->v[i]);
 	pthread_mutex_unlock(&c->stat_lock);
 }
 

@@ -59,12 +59,12 @@ static struct dc_dentry *list_pop(struct dc_lru *l)
 /* Put d at the tail of the list its state says.  lru_lock held. */
 static void lru_put(struct dc_cache *c, struct dc_dentry *d)
 {
-	if (LOAD(d->mode) == 0) {
-		dflags_set(d, DC_F_ONNEG | DC_F_LISTED);
+	if (dc__load(d->mode) == 0) {
+		dc__flags_set(d, DC_F_ONNEG | DC_F_LISTED);
 		list_push(&c->lru_neg, d);
 	} else {
-		dflags_clear(d, DC_F_ONNEG);
-		dflags_set(d, DC_F_LISTED);
+		dc__flags_clear(d, DC_F_ONNEG);
+		dc__flags_set(d, DC_F_LISTED);
 		list_push(&c->lru_pos, d);
 	}
 }
@@ -92,7 +92,7 @@ static void relist_locked(struct dc_cache *c, struct dc_dentry *d)
 {
 	/* the root is never listed (a caller's extra dc_put could bring its
 	 * count to 0: it still must never be evicted) */
-	if (!(dflags(d) & (DC_F_LISTED | DC_F_ROOT)) && LOAD(d->count) == 0) {
+	if (!(dc__flags(d) & (DC_F_LISTED | DC_F_ROOT)) && dc__load(d->count) == 0) {
 		c->nr_isolated--;
 		lru_put(c, d);
 	}
@@ -150,7 +150,7 @@ struct targets {
 
 static bool over_negative(struct dc_cache *c, void *arg)
 {
-	return LOAD(c->nr_negative) > ((struct targets *)arg)->negative;
+	return dc__load(c->nr_negative) > ((struct targets *)arg)->negative;
 }
 
 /* Over the negative cap with negatives still on the positive list. */
@@ -161,7 +161,7 @@ static bool over_negative_astray(struct dc_cache *c, void *arg)
 
 static bool over_entries(struct dc_cache *c, void *arg)
 {
-	return LOAD(c->nr_entries) > ((struct targets *)arg)->entries;
+	return dc__load(c->nr_entries) > ((struct targets *)arg)->entries;
 }
 
 /*
@@ -177,7 +177,7 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 	uint32_t fl;
 
 	while (budget-- && over(c, arg) && (d = list_pop(l))) {
-		fl = dflags(d);
+		fl = dc__flags(d);
 		/* from here it is evicted, isolated or put where its state says */
 		if (dc__astray(d))
 			c->nr_neg_astray--;
@@ -189,7 +189,7 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 			continue;
 		}
 		if (!(fl & DC_F_DEAD) && (fl & DC_F_REFERENCED)) {
-			dflags_clear(d, DC_F_REFERENCED);
+			dc__flags_clear(d, DC_F_REFERENCED);
 			lru_put(c, d);
 			continue;
 		}
@@ -197,7 +197,7 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 			isolate(c, d);
 			continue;
 		}
-		dflags_clear(d, DC_F_LISTED);
+		dc__flags_clear(d, DC_F_LISTED);
 		if (dc__is_negative(d))
 			__atomic_sub_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&c->nr_entries, 1, __ATOMIC_RELAXED);
@@ -230,14 +230,14 @@ static long collect(struct dc_cache *c, uint64_t target, uint64_t neg_target,
 	dc__write_lock(c);
 	pthread_mutex_lock(&c->lru_lock);
 	/* two passes: the first may only clear REFERENCED marks */
-	len = LOAD(c->nr_entries) * 2 + 2;
+	len = dc__load(c->nr_entries) * 2 + 2;
 	scan_list(c, &c->lru_neg, len, over_negative, &t, &victims, &n);
 	scan_list(c, &c->lru_pos, len, over_negative_astray, &t, &victims, &n);
 	scan_list(c, &c->lru_pos, len, over_entries, &t, &victims, &n);
 	scan_list(c, &c->lru_neg, len, over_entries, &t, &victims, &n);
 	pthread_mutex_unlock(&c->lru_lock);
 	dc__write_unlock(c);
-	dc__stat_add(c, ST_EVICTIONS, (uint64_t)n);
+	dc__stat_add(c, DC_ST_EVICTIONS, (uint64_t)n);
 	*victimsp = victims;
 	return n;
 }
@@ -281,7 +281,7 @@ long dc__shrink_now(struct dc_cache *c, uint64_t target)
  */
 bool dc__free_some(struct dc_cache *c, uint64_t seen)
 {
-	uint64_t n = LOAD(c->nr_entries), take = n / 4 + 1;
+	uint64_t n = dc__load(c->nr_entries), take = n / 4 + 1;
 
 	if (take > DC_FREE_SOME_MAX)
 		take = DC_FREE_SOME_MAX;
@@ -290,7 +290,7 @@ bool dc__free_some(struct dc_cache *c, uint64_t seen)
 		__atomic_add_fetch(&c->nr_freed_now, 1, __ATOMIC_RELAXED);
 		return true;
 	}
-	return LOAD(c->nr_freed_now) != seen;
+	return dc__load(c->nr_freed_now) != seen;
 }
 
 /*
@@ -304,7 +304,7 @@ bool dc__free_some(struct dc_cache *c, uint64_t seen)
  */
 void dc__maybe_shrink(struct dc_cache *c)
 {
-	uint64_t n = LOAD(c->nr_entries), neg = LOAD(c->nr_negative);
+	uint64_t n = dc__load(c->nr_entries), neg = dc__load(c->nr_negative);
 	uint64_t target = c->max_entries - c->max_entries / 16;
 	uint64_t neg_target = c->max_negative - c->max_negative / 16;
 	int idle = 0;
@@ -315,7 +315,7 @@ void dc__maybe_shrink(struct dc_cache *c)
 					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 		dc__shrink(c, target, neg_target);
 		/* release: pairs with the acquire of the next one to start */
-		STORE_REL(c->shrinking, 0);
+		dc__store_rel(c->shrinking, 0);
 	} else if (n > c->max_entries + c->max_entries / 8 ||
 		   neg > c->max_negative + c->max_negative / 8) {
 		dc__shrink(c, target, neg_target);
@@ -340,7 +340,7 @@ void dc__lru_free_all(struct dc_cache *c)
 		/* a directory with children goes after them: its last
 		 * child's going puts it back, to be freed in turn */
 		if (d->count > 0) {
-			dflags_clear(d, DC_F_LISTED);
+			dc__flags_clear(d, DC_F_LISTED);
 			c->nr_isolated++;
 			continue;
 		}

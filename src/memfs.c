@@ -89,48 +89,35 @@ struct dc_memfs {
 
 /* ---- Names ----------------------------------------------------------- */
 
-/* A single component, len bytes: the rules of dcache.h. */
-static int name_check(const char *name, size_t len)
-{
-	if (!name || len == 0)
-		return -EINVAL;
-	if (len > DC_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (memchr(name, '/', len) || memchr(name, '\0', len))
-		return -EINVAL;
-	if (name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.')))
-		return -EINVAL;
-	return 0;
-}
-
-/* The same for a NUL-terminated name; its length goes to *lenp. */
+/* A NUL-terminated name; its length goes to *lenp. */
 static int name_check_str(const char *name, size_t *lenp)
 {
 	if (!name)
 		return -EINVAL;
 	*lenp = strnlen(name, DC_NAME_MAX + 1);
-	return name_check(name, *lenp);
+	return dc__check_name_long_first(name, *lenp);
 }
 
-/*
- * FNV-1a over the name, seeded with the directory, then a murmur3
- * finaliser so that the low bits (the bucket index) depend on all of it.
- */
+/* The checks of a call that names an entry: a memfs and a valid name. */
+static int fs_name_check(const struct dc_memfs *fs, const char *name,
+			 size_t *lenp)
+{
+	if (!fs)
+		return -EINVAL;
+	return name_check_str(name, lenp);
+}
+
+/* The library's keyed name hash, under a fixed key (memfs trusts its
+ * names' makers), salted with the directory: the low bits (the bucket
+ * index) depend on all of it. */
+static const struct dc_hkey memfs_hkey = {
+	0x243f6a8885a308d3ull, 0x13198a2e03707344ull,
+};
+
 static uint32_t name_hash(uint64_t dir, const char *name, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (dir * 0x9e3779b97f4a7c15ull);
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)name[i];
-		h *= 0x100000001b3ull;
-	}
-	h ^= len;
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 33;
-	return (uint32_t)h;
+	return (uint32_t)dc__mix(&memfs_hkey,
+				 dc__hash_bytes(&memfs_hkey, name, len), dir);
 }
 
 /* ---- Nodes ----------------------------------------------------------- */
@@ -463,9 +450,7 @@ DC_API int dc_memfs_add(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 	size_t len;
 	int err;
 
-	if (!fs)
-		return -EINVAL;
-	err = name_check_str(name, &len);
+	err = fs_name_check(fs, name, &len);
 	if (err)
 		return err;
 	err = mode_check(mode, &mode);
@@ -516,9 +501,7 @@ DC_API int dc_memfs_link(struct dc_memfs *fs, uint64_t ino, uint64_t dir_ino,
 	size_t len;
 	int err;
 
-	if (!fs)
-		return -EINVAL;
-	err = name_check_str(name, &len);
+	err = fs_name_check(fs, name, &len);
 	if (err)
 		return err;
 
@@ -560,9 +543,7 @@ DC_API int dc_memfs_remove(struct dc_memfs *fs, uint64_t dir_ino, const char *na
 	size_t len;
 	int err;
 
-	if (!fs)
-		return -EINVAL;
-	err = name_check_str(name, &len);
+	err = fs_name_check(fs, name, &len);
 	if (err)
 		return err;
 
@@ -744,7 +725,7 @@ static int memfs_lookup_len(struct dc_memfs *fs, uint64_t dir_ino,
 			    const char *name, size_t len,
 			    struct dc_inode *out)
 {
-	int err = name_check(name, len);
+	int err = dc__check_name_long_first(name, len);
 
 	if (err)
 		return err;
@@ -760,9 +741,7 @@ DC_API int dc_memfs_lookup(struct dc_memfs *fs, uint64_t dir_ino, const char *na
 	size_t len;
 	int err;
 
-	if (!fs)
-		return -EINVAL;
-	err = name_check_str(name, &len);
+	err = fs_name_check(fs, name, &len);
 	if (err)
 		return err;
 	return memfs_lookup_len(fs, dir_ino, name, len, out);

@@ -51,8 +51,8 @@ static int prepare(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	err = dc__check_name(name, &n->len);
 	if (err)
 		return err;
-	if (!dc__is_dir(LOAD(dir->mode)))
-		return LOAD(dir->mode) ? -ENOTDIR : -ENOENT;
+	if (!dc__is_dir(dc__load(dir->mode)))
+		return dc__load(dir->mode) ? -ENOTDIR : -ENOENT;
 	n->s = name;
 	n->key = dc__hash_key(c, name, n->len);
 	dc__thread_enter();
@@ -65,7 +65,7 @@ static struct dc_dentry *find_settled(struct dc_cache *c, struct dc_dentry *dir,
 {
 	struct dc_dentry *d = dc__find_locked(c, dir, n->s, n->len, hash_in(dir, n));
 
-	if (d && (dflags(d) & DC_F_PENDING)) {
+	if (d && (dc__flags(d) & DC_F_PENDING)) {
 		dc__unhash(c, d);
 		d = NULL;
 	}
@@ -123,10 +123,21 @@ static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 	if (p)
 		e = dc__find_locked(c, p, dir->name->s, dir->name->len,
 				    dc__hash_name(c, p, dir->name->s, dir->name->len));
-	if (e && !(dflags(e) & DC_F_PENDING) && dc__is_dir(e->mode) &&
+	if (e && !(dc__flags(e) & DC_F_PENDING) && dc__is_dir(e->mode) &&
 	    same_inode(e, dir))
 		return e;
 	return find_dir_by_ino(c, dir);
+}
+
+/* Write-lock the cache for a change of one of dir's names: dir's live
+ * entry, its generation bumped (NULL: gone).  The caller unlocks. */
+static struct dc_dentry *lock_live_dir(struct dc_cache *c, struct dc_dentry *dir)
+{
+	dc__write_lock(c);
+	dir = live_dir(c, dir);
+	if (dir)
+		dc__bump_dirgen(dir);
+	return dir;
 }
 
 /* Hash a new entry (NULL: out of memory, the name simply stays uncached). */
@@ -146,7 +157,7 @@ static void release_inode(struct dc_cache *c, const struct dc_inode *in,
 	if (c->be.ops->release)
 		c->be.ops->release(c->be.ctx, in);
 	if (target)
-		dc__free(c, target, xname_size(target->n.len));
+		dc__free(c, target, dc__xname_size(target->n.len));
 }
 
 /*
@@ -160,12 +171,12 @@ static int adopt(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		 const struct dc_inode *in, struct dc_inode *own)
 {
 	struct dc_inode din = {
-		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
+		dc__load(dir->ino), dc__load(dir->cookie), dc__load(dir->mode), dc__load(dir->gen)
 	};
 	int err;
 
 	for (int frees = 0; ; frees++) {
-		uint64_t freed = LOAD(c->nr_freed_now);
+		uint64_t freed = dc__load(c->nr_freed_now);
 
 		*own = *in;
 		own->cookie = 0;
@@ -292,10 +303,8 @@ static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *na
 	err = prepare(c, dir, name, &n);
 	if (err)
 		return err;
-	dc__write_lock(c);
-	dir = live_dir(c, dir);
+	dir = lock_live_dir(c, dir);
 	if (dir) {
-		dc__bump_dirgen(dir);
 		d = find_settled(c, dir, &n);
 		/* unless it is negative already or turns negative in place */
 		if (!d || (d->mode && (dc__is_dir(d->mode) ||
@@ -338,7 +347,7 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 	struct dc_name *old = d->name;
 	struct dc_dentry *odir = d->parent;
 
-	seq_write_begin(&d->seq);
+	dc__seq_write_begin(&d->seq);
 	dc__hash_remove(c, d);
 	if (odir != ndir) {
 		dc_get(ndir);
@@ -346,17 +355,17 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 		 * of entries) to ndir, which they may never have reached any
 		 * other way; what we saw of it through the write lock, its
 		 * initialisation included, goes with the pointer */
-		STORE_REL(d->parent, ndir);
+		dc__store_rel(d->parent, ndir);
 	}
 	/* release: the new name's bytes before the pointer to them */
-	STORE_REL(d->name, &x->n);
-	STORE(d->hash, hash);
+	dc__store_rel(d->name, &x->n);
+	dc__store(d->hash, hash);
 	dc__hash_insert(c, d);
-	seq_write_end(&d->seq);
+	dc__seq_write_end(&d->seq);
 	if (odir != ndir)
 		dc_put(c, odir);
 	if ((unsigned char *)old != d->iname)
-		dc__xname_free_rcu(c, xname_of(old));
+		dc__xname_free_rcu(c, dc__xname_of(old));
 }
 
 /*
@@ -409,9 +418,9 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 		return 0;
 	}
 	forget(c, t);	/* replaced: an empty directory, if one */
-	seq_write_begin(&c->rename_seq);
+	dc__seq_write_begin(&c->rename_seq);
 	move_entry(c, s, ndir, xs, hash_in(ndir, nn));
-	seq_write_end(&c->rename_seq);
+	dc__seq_write_end(&c->rename_seq);
 	/*
 	 * The old name is gone -- unless the target, which the cache did not
 	 * know, was another name of the same inode, and rename(2) did nothing.
@@ -470,7 +479,7 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 		err = 0;
 	}
 	if (xs)
-		dc__free(c, xs, xname_size(xs->n.len));
+		dc__free(c, xs, dc__xname_size(xs->n.len));
 	dc__maybe_shrink(c);
 	return err;
 }
@@ -488,12 +497,12 @@ static void swap_root(struct dc_cache *c, struct dc_dentry *nr)
 	struct dc_dentry *old = c->root;
 
 	nr->count = 1;		/* the cache's own, as root_init's */
-	seq_write_begin(&old->seq);
-	dflags_set(old, DC_F_DEAD);
-	seq_write_end(&old->seq);
+	dc__seq_write_begin(&old->seq);
+	dc__flags_set(old, DC_F_DEAD);
+	dc__seq_write_end(&old->seq);
 	/* release: the new root's fields before the pointer to it */
-	STORE_REL(c->root, nr);
-	dflags_clear(old, DC_F_ROOT);	/* an entry like any other now */
+	dc__store_rel(c->root, nr);
+	dc__flags_clear(old, DC_F_ROOT);	/* an entry like any other now */
 	dc__lru_adopt(c, old);		/* and the cache's count goes */
 }
 
@@ -550,7 +559,7 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	/* no parent: a root, now or before (an entry never gains or loses a
 	 * parent), which live_entry maps to the root; asked of the backend
 	 * unlocked */
-	if (!LOAD(d->parent))
+	if (!dc__load(d->parent))
 		nr = new_root(c);
 	dc__write_lock(c);
 	d = live_entry(c, d);	/* NULL: nothing of it is cached any more */
@@ -578,10 +587,8 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 
 	if (err)
 		return err;
-	dc__write_lock(c);
-	dir = live_dir(c, dir);
+	dir = lock_live_dir(c, dir);
 	if (dir) {
-		dc__bump_dirgen(dir);
 		forget(c, dc__find_locked(c, dir, n.s, n.len, hash_in(dir, &n)));
 	}
 	dc__write_unlock(c);
@@ -655,9 +662,9 @@ DC_API int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino,
  * its names did not change, or their own events say so.  Write lock. */
 static void suspect(struct dc_dentry *d)
 {
-	seq_write_begin(&d->seq);
-	dflags_set(d, DC_F_SUSPECT);
-	seq_write_end(&d->seq);
+	dc__seq_write_begin(&d->seq);
+	dc__flags_set(d, DC_F_SUSPECT);
+	dc__seq_write_end(&d->seq);
 }
 
 DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)

@@ -187,7 +187,7 @@ static bool is_dotdot(const struct component *cp)
  * a walk from either starts at the cache's root now. */
 static bool is_root(const struct dc_dentry *d)
 {
-	return !LOAD_ACQ(d->parent);
+	return !dc__load_acq(d->parent);
 }
 
 /* The error for standing in a non-directory, or 0. */
@@ -216,15 +216,15 @@ static int need_dir(uint32_t mode)
 static int orphaned(const struct dc_cache *c, const struct dc_dentry *d)
 {
 
-	const struct dc_dentry *root = LOAD_ACQ(c->root);
+	const struct dc_dentry *root = dc__load_acq(c->root);
 	unsigned steps;
 
 	for (steps = 0; steps < 4096; steps++) {
-		if (dflags(d) & DC_F_DEAD)
+		if (dc__flags(d) & DC_F_DEAD)
 			return 1;
 		if (d == root)
 			return 0;
-		d = LOAD_ACQ(d->parent);
+		d = dc__load_acq(d->parent);
 		if (!d)
 			return 1;	/* a root, but no longer the root */
 	}
@@ -243,7 +243,7 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 {
 	struct dc_cache *c = nd->c;
 	/* acquire: pairs with swap_root's release (update.c) */
-	struct dc_dentry *cur, *child, *root = LOAD_ACQ(c->root);
+	struct dc_dentry *cur, *child, *root = dc__load_acq(c->root);
 	struct component cp;
 	uint32_t seq, cseq, mode;
 	int err;
@@ -251,9 +251,9 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 	cur = (nd->cur.p[0] == '/' || !base || is_root(base)) ? root : base;
 	if (cur != root && orphaned(c, cur) != 0)
 		return -ECHILD;		/* ref-walk knows what to do with it */
-	seq = seq_begin(&cur->seq);
+	seq = dc__seq_begin(&cur->seq);
 	while (next_component(nd, &cp)) {
-		err = need_dir(LOAD(cur->mode));
+		err = need_dir(dc__load(cur->mode));
 		if (err)
 			goto fail_validate;
 		if (is_dot(&cp))
@@ -262,12 +262,12 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 			if (cur == root)
 				continue;
 			/* acquire: pairs with move_entry's release of parent */
-			child = LOAD_ACQ(cur->parent);
+			child = dc__load_acq(cur->parent);
 			if (!child)	/* a former root: forgotten, ref-walk's */
 				return -ECHILD;
-			cseq = seq_begin(&child->seq);
+			cseq = dc__seq_begin(&child->seq);
 			/* interlock: the parent's seq first, then cur's check */
-			if (seq_retry(&cur->seq, seq))
+			if (dc__seq_retry(&cur->seq, seq))
 				return -ECHILD;
 			cur = child;
 			seq = cseq;
@@ -277,7 +277,7 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 			err = -ENAMETOOLONG;
 			goto fail_validate;
 		}
-		if (dflags(cur) & DC_F_DEAD)
+		if (dc__flags(cur) & DC_F_DEAD)
 			return -ECHILD;
 		child = dc__find_rcu(c, cur, cp.name, cp.len,
 				     dc__hash_salt(cp.key, cur), &cseq,
@@ -285,25 +285,25 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		if (!child)
 			return -ECHILD;
 		/* interlock: child's seq was taken; now prove cur held it */
-		if (seq_retry(&cur->seq, seq))
+		if (dc__seq_retry(&cur->seq, seq))
 			return -ECHILD;
 		/* past its TTL: ref-walk asks the backend (revalidate) */
 		if (dc__expired(child, nd->now))
 			return -ECHILD;
-		mode = LOAD(child->mode);
+		mode = dc__load(child->mode);
 		/* a negative answer is as much a use as a positive one: a
 		 * name probed often (PATH, include paths) stays cached */
 		dc__lru_touch(child);
 		if (mode == 0) {
-			if (seq_retry(&child->seq, cseq))
+			if (dc__seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			nd->neg_hit = true;
 			return -ENOENT;
 		}
 		if (dc__is_lnk(mode) && follow(nd, &cp)) {
-			struct dc_xname *x = (struct dc_xname *)LOAD_ACQ(child->aux);
+			struct dc_xname *x = (struct dc_xname *)dc__load_acq(child->aux);
 
-			if (!x || seq_retry(&child->seq, cseq))
+			if (!x || dc__seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			/* x stays allocated until we leave the read section */
 			err = push_link(nd, x->n.s, x->n.len);
@@ -311,7 +311,7 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 				return err;
 			if (err == 1) {
 				cur = root;
-				seq = seq_begin(&cur->seq);
+				seq = dc__seq_begin(&cur->seq);
 			}
 			continue;
 		}
@@ -319,7 +319,7 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		seq = cseq;
 	}
 	if (nd->must_dir) {
-		err = need_dir(LOAD(cur->mode));
+		err = need_dir(dc__load(cur->mode));
 		if (err)
 			goto fail_validate;
 	}
@@ -328,7 +328,7 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 	return 0;
 
 fail_validate:
-	return seq_retry(&cur->seq, seq) ? -ECHILD : err;
+	return dc__seq_retry(&cur->seq, seq) ? -ECHILD : err;
 }
 
 /* ---- misses ------------------------------------------------------------- */
@@ -337,7 +337,7 @@ fail_validate:
 static void wait_clear(struct dc_cache *c, struct dc_dentry *d, uint32_t flag)
 {
 	pthread_mutex_lock(&c->pend_lock);
-	while (dflags(d) & flag)
+	while (dc__flags(d) & flag)
 		pthread_cond_wait(&c->pend_cv, &c->pend_lock);
 	pthread_mutex_unlock(&c->pend_lock);
 }
@@ -376,17 +376,17 @@ static int backend_lookup(struct dc_cache *c, struct dc_dentry *dir,
 			  struct dc_xname **target)
 {
 	struct dc_inode din = {
-		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
+		dc__load(dir->ino), dc__load(dir->cookie), dc__load(dir->mode), dc__load(dir->gen)
 	};
 	char *buf;
 	int err, tries = 0, frees = 0;
 	uint64_t freed;
 
 again:
-	dc__stat_inc(c, ST_MISSES);
+	dc__stat_inc(c, DC_ST_MISSES);
 	*target = NULL;
 	memset(out, 0, sizeof(*out));
-	freed = LOAD(c->nr_freed_now);
+	freed = dc__load(c->nr_freed_now);
 	err = c->be.ops->lookup(c->be.ctx, &din, name, len, out);
 	/* out of descriptors: free some (see dc__free_some) and ask again */
 	if ((err == -EMFILE || err == -ENFILE) && frees++ < 3 &&
@@ -434,15 +434,15 @@ static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
 		 * backend again instead of taking this answer.  An entry an
 		 * update overtook is DEAD and STALE already; it stays so.
 		 */
-		if (!(dflags(p) & DC_F_DEAD)) {
-			seq_write_begin(&p->seq);
-			dflags_set(p, DC_F_DEAD);
+		if (!(dc__flags(p) & DC_F_DEAD)) {
+			dc__seq_write_begin(&p->seq);
+			dc__flags_set(p, DC_F_DEAD);
 			dc__hash_remove(c, p);
-			seq_write_end(&p->seq);
+			dc__seq_write_end(&p->seq);
 		}
-		STORE(p->ino, (uint64_t)-err);
-		dflags_set(p, DC_F_FAILED);
-		dflags_clear(p, DC_F_PENDING);	/* release: after the error */
+		dc__store(p->ino, (uint64_t)-err);
+		dc__flags_set(p, DC_F_FAILED);
+		dc__flags_clear(p, DC_F_PENDING);	/* release: after the error */
 		return;
 	}
 	if (err == 0)
@@ -450,7 +450,7 @@ static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
 	/* its TTL counts from the asking, not from now */
 	dc__stamp_asked(c, p, asked);
 	/* release: the answer's fields before the flag that says "settled" */
-	dflags_clear(p, DC_F_PENDING);
+	dc__flags_clear(p, DC_F_PENDING);
 	if (err)
 		__atomic_add_fetch(&c->nr_negative, 1, __ATOMIC_RELAXED);
 }
@@ -484,7 +484,7 @@ static int lookup_uncached(struct dc_cache *c, struct dc_dentry *dir,
 			if (c->be.ops->release)
 				c->be.ops->release(c->be.ctx, &in);
 			if (target)
-				dc__free(c, target, xname_size(target->n.len));
+				dc__free(c, target, dc__xname_size(target->n.len));
 		}
 		return -ENOMEM;
 	}
@@ -507,14 +507,14 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 		      bool suspect, uint32_t *mode)
 {
 	struct dc_inode din = {
-		LOAD(dir->ino), LOAD(dir->cookie), LOAD(dir->mode), LOAD(dir->gen)
+		dc__load(dir->ino), dc__load(dir->cookie), dc__load(dir->mode), dc__load(dir->gen)
 	};
 	struct dc_xname *target;
 	struct dc_inode in;
 	int err;
 
 	if (c->be.ops->revalidate && !suspect) {
-		dc__stat_inc(c, ST_MISSES);
+		dc__stat_inc(c, DC_ST_MISSES);
 		return c->be.ops->revalidate(c->be.ctx, &din, name, len, cached);
 	}
 	err = backend_lookup(c, dir, name, len, &in, &target);
@@ -526,7 +526,7 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 	if (c->be.ops->release)
 		c->be.ops->release(c->be.ctx, &in);
 	if (target)
-		dc__free(c, target, xname_size(target->n.len));
+		dc__free(c, target, dc__xname_size(target->n.len));
 	if (!cached->mode || in.ino != cached->ino || in.gen != cached->gen ||
 	    (in.mode & S_IFMT) != (cached->mode & S_IFMT))
 		return 0;
@@ -537,9 +537,9 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 /* The same inode's new permission bits, in place.  Write lock held. */
 static void set_mode(struct dc_dentry *d, uint32_t mode)
 {
-	seq_write_begin(&d->seq);
-	STORE(d->mode, mode);
-	seq_write_end(&d->seq);
+	dc__seq_write_begin(&d->seq);
+	dc__store(d->mode, mode);
+	dc__seq_write_end(&d->seq);
 }
 
 /*
@@ -563,19 +563,19 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	size_t len = d->name->len;
 	uint32_t seq = d->seq;	/* even: the write lock is held */
 	uint64_t since = c->inval_seq, asked;
-	bool suspect = dflags(d) & DC_F_SUSPECT;
+	bool suspect = dc__flags(d) & DC_F_SUSPECT;
 	uint32_t mode = cached.mode;
 	int ok;
 
 	__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
-	if (dflags(d) & DC_F_REVAL) {
+	if (dc__flags(d) & DC_F_REVAL) {
 		dc__write_unlock(c);
-		dc__stat_inc(c, ST_MISS_WAITS);
+		dc__stat_inc(c, DC_ST_MISS_WAITS);
 		wait_clear(c, d, DC_F_REVAL);
 		dc_put(c, d);
 		return 0;
 	}
-	dflags_set(d, DC_F_REVAL);
+	dc__flags_set(d, DC_F_REVAL);
 	/* a rename may give d another name meanwhile, freeing this one */
 	memcpy(name, d->name->s, len);
 	dc__write_unlock(c);
@@ -586,16 +586,16 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	    dc__inode_changed_since(c, cached.ino, cached.gen, since)) {
 		/* told of a change while we asked: ask again */
 		ok = 0;
-	} else if (ok >= 1 && d->seq == seq && !(dflags(d) & DC_F_DEAD) &&
+	} else if (ok >= 1 && d->seq == seq && !(dc__flags(d) & DC_F_DEAD) &&
 		   !dc__orphaned(dir)) {
 		/* d unchanged (any change of its name, place or inode is a
 		 * seq write) and reachable: the answer is about d as it is */
 		if (ok == 2)
 			set_mode(d, mode);
 		if (suspect) {
-			seq_write_begin(&d->seq);
-			dflags_clear(d, DC_F_SUSPECT);
-			seq_write_end(&d->seq);
+			dc__seq_write_begin(&d->seq);
+			dc__flags_clear(d, DC_F_SUSPECT);
+			dc__seq_write_end(&d->seq);
 		}
 		dc__stamp_asked(c, d, asked);	/* from the asking, not now */
 		ok = 1;
@@ -605,7 +605,7 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	}
 	/* release: the new deadline (or DEAD) before the flag's clearing,
 	 * which the waiters' wait_clear reads under pend_lock */
-	dflags_clear(d, DC_F_REVAL);
+	dc__flags_clear(d, DC_F_REVAL);
 	dc__write_unlock(c);
 	wake_waiters(c);
 	if (!ok)
@@ -644,18 +644,17 @@ again:
 	d = dc__find_locked(c, dir, name, len, hash);
 	if (d) {
 		/*
-		 * Settled or pending is decided here, under the lock.  It used
-		 * to be tested after the unlock, where the owner of a pending
-		 * entry may already have settled it with an error: the FAILED
-		 * entry (mode 0) was then taken for a settled negative one and
-		 * the lookup answered -ENOENT for a name that exists.  The
-		 * torture found it with allocation failures on (a symlink's
-		 * miss fails with -ENOMEM when its text cannot be allocated);
-		 * any backend error could do it.
+		 * Settled or pending is decided here, under the lock.  After
+		 * the unlock the owner of a pending entry may already have
+		 * settled it with an error (any backend error; a symlink's
+		 * miss fails with -ENOMEM when its text cannot be allocated):
+		 * the FAILED entry (mode 0) would be taken for a settled
+		 * negative one, and the lookup would answer -ENOENT for a name
+		 * that exists.
 		 */
-		bool pending = dflags(d) & DC_F_PENDING;
+		bool pending = dc__flags(d) & DC_F_PENDING;
 
-		if (!pending && ((dflags(d) & DC_F_SUSPECT) ||
+		if (!pending && ((dc__flags(d) & DC_F_SUSPECT) ||
 				 dc__expired(d, dc__walk_clock(c)))) {
 			if (revalidate(c, dir, d)) {
 				*out = d;
@@ -670,11 +669,11 @@ again:
 			return 0;
 		}
 		/* counted before the wait: single flight can be watched */
-		dc__stat_inc(c, ST_MISS_WAITS);
+		dc__stat_inc(c, DC_ST_MISS_WAITS);
 		wait_clear(c, d, DC_F_PENDING);
-		fl = dflags(d);
+		fl = dc__flags(d);
 		if ((fl & (DC_F_FAILED | DC_F_STALE)) == DC_F_FAILED) {
-			err = -(int)LOAD(d->ino);	/* the owner's error */
+			err = -(int)dc__load(d->ino);	/* the owner's error */
 			dc_put(c, d);
 			return err;
 		}
@@ -731,7 +730,7 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 	dc__read_lock(c);
 	if (c->mode != DC_MODE_RCU) {
 		d = dc__find_locked(c, dir, cp->name, cp->len, hash);
-		if (d && ((dflags(d) & (DC_F_PENDING | DC_F_SUSPECT)) ||
+		if (d && ((dc__flags(d) & (DC_F_PENDING | DC_F_SUSPECT)) ||
 			  dc__expired(d, now)))
 			d = NULL;
 		if (d)	/* the shrinker needs the write lock: d is not dying */
@@ -740,19 +739,19 @@ static struct dc_dentry *lookup_cached(struct dc_cache *c, struct dc_dentry *dir
 		return d;
 	}
 	for (;;) {
-		rseq = seq_begin(&c->rename_seq);
+		rseq = dc__seq_begin(&c->rename_seq);
 		d = dc__find_rcu(c, dir, cp->name, cp->len, hash, &dseq, NULL);
 		if (d && dc__expired(d, now))
 			d = NULL;	/* lookup_slow revalidates it */
 		if (d && dc__get_not_dead(d)) {
 			/* still the entry we matched, now that it is pinned? */
-			if (!seq_retry(&d->seq, dseq))
+			if (!dc__seq_retry(&d->seq, dseq))
 				break;
 			dc_put(c, d);
 			continue;
 		}
 		/* a miss during a rename may be the rename's doing: retry */
-		if (!seq_retry(&c->rename_seq, rseq)) {
+		if (!dc__seq_retry(&c->rename_seq, rseq)) {
 			d = NULL;
 			break;
 		}
@@ -769,7 +768,7 @@ static struct dc_dentry *get_parent(struct dc_cache *c, struct dc_dentry *d)
 
 	dc__read_lock(c);
 	do
-		p = LOAD_ACQ(d->parent);	/* see move_entry */
+		p = dc__load_acq(d->parent);	/* see move_entry */
 	while (p && !dc__get_not_dead(p));	/* only if d moved and p went away */
 	dc__read_unlock(c);
 	return p ? p : dc_get(d);
@@ -785,11 +784,11 @@ static struct dc_dentry *get_root(struct dc_cache *c)
 {
 	struct dc_dentry *r;
 
-	rcu_lock();
+	dc__rcu_lock();
 	do
-		r = LOAD_ACQ(c->root);	/* acquire: see swap_root */
+		r = dc__load_acq(c->root);	/* acquire: see swap_root */
 	while (!dc__get_not_dead(r));
-	rcu_unlock();
+	dc__rcu_unlock();
 	return r;
 }
 
@@ -808,10 +807,10 @@ static int copy_link(struct nameidata *nd, struct dc_dentry *link,
 		return -ENOMEM;
 	dc__read_lock(c);
 	do {
-		seq = seq_begin(&link->seq);
-		mode = LOAD(link->mode);
-		x = (struct dc_xname *)LOAD_ACQ(link->aux);
-	} while (seq_retry(&link->seq, seq));
+		seq = dc__seq_begin(&link->seq);
+		mode = dc__load(link->mode);
+		x = (struct dc_xname *)dc__load_acq(link->aux);
+	} while (dc__seq_retry(&link->seq, seq));
 	/* a consistent snapshot: x is the text, freed no sooner than the
 	 * end of this read section (or kept by the lock, in lock modes) */
 	if (dc__is_lnk(mode) && x)
@@ -856,7 +855,7 @@ static int step_ref(struct nameidata *nd, struct dc_dentry *dir,
 
 	/* an unhashed directory's cached children may be stale, and so may
 	 * an orphan's: the slow path asks the backend (lookup_uncached) */
-	if (!nd->orphan && !(dflags(dir) & DC_F_DEAD))
+	if (!nd->orphan && !(dc__flags(dir) & DC_F_DEAD))
 		d = lookup_cached(nd->c, dir, cp, hash, nd->now);
 	if (d) {
 		dc__lru_touch(d);
@@ -872,7 +871,7 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 {
 	struct dc_cache *c = nd->c;
 	/* compared with, never followed: references come from get_root */
-	struct dc_dentry *cur, *child = NULL, *root = LOAD_ACQ(c->root);
+	struct dc_dentry *cur, *child = NULL, *root = dc__load_acq(c->root);
 	struct component cp;
 	uint32_t mode;
 	bool missed;
@@ -895,7 +894,7 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 		nd->orphan = o;
 	}
 	while (next_component(nd, &cp)) {
-		err = need_dir(LOAD(cur->mode));
+		err = need_dir(dc__load(cur->mode));
 		if (err)
 			break;
 		if (is_dot(&cp))
@@ -916,7 +915,7 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 		err = step_ref(nd, cur, &cp, &child);
 		if (err)
 			break;
-		mode = LOAD(child->mode);
+		mode = dc__load(child->mode);
 		if (mode == 0) {
 			nd->neg_hit = nd->missed == missed;
 			dc_put(c, child);
@@ -946,7 +945,7 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 		cur = child;
 	}
 	if (!err && nd->must_dir)
-		err = need_dir(LOAD(cur->mode));
+		err = need_dir(dc__load(cur->mode));
 	if (err) {
 		dc_put(c, cur);
 		return err;
@@ -972,9 +971,9 @@ static int check_path(const char *path, size_t *lenp)
 static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err)
 {
 	if (err == 0 && !nd->missed)
-		dc__stat_inc(c, ST_HITS);
+		dc__stat_inc(c, DC_ST_HITS);
 	else if (err == -ENOENT && nd->neg_hit)
-		dc__stat_inc(c, ST_NEG_HITS);
+		dc__stat_inc(c, DC_ST_NEG_HITS);
 }
 
 /* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced. */
@@ -987,35 +986,35 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 	uint32_t seq;
 	int err;
 
-	dc__stat_inc(c, ST_LOOKUPS);
+	dc__stat_inc(c, DC_ST_LOOKUPS);
 	if (c->mode == DC_MODE_RCU) {
 		nd_init(&nd, c, path, len, flags);
-		rcu_lock();
+		dc__rcu_lock();
 		err = walk_rcu(&nd, base, &d, &seq);
 		if (err == 0) {
 			if (st) {
-				st->ino = LOAD(d->ino);
-				st->cookie = LOAD(d->cookie);
-				st->mode = LOAD(d->mode);
-				st->gen = LOAD(d->gen);
+				st->ino = dc__load(d->ino);
+				st->cookie = dc__load(d->cookie);
+				st->mode = dc__load(d->mode);
+				st->gen = dc__load(d->gen);
 			} else if (!dc__get_not_dead(d)) {
 				err = -ECHILD;
 			}
 			/* the copy (or the pin) is of the state we walked to? */
-			if (!err && seq_retry(&d->seq, seq)) {
+			if (!err && dc__seq_retry(&d->seq, seq)) {
 				if (!st)
 					dc_put(c, d);
 				err = -ECHILD;
 			}
 		}
-		rcu_unlock();
+		dc__rcu_unlock();
 		if (err != -ECHILD) {
 			count_answer(c, &nd, err);
 			if (!err && res)
 				*res = d;
 			return err;
 		}
-		dc__stat_inc(c, ST_RESTARTS);
+		dc__stat_inc(c, DC_ST_RESTARTS);
 	}
 	nd_init(&nd, c, path, len, flags);
 	err = walk_ref(&nd, base, &d);
@@ -1032,34 +1031,34 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 	return 0;
 }
 
-DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
-		      const char *path, unsigned flags, struct dc_inode *st)
+/* dc_resolve and dc_walk: their checks, then the walk, whose answer goes
+ * to st or to out (the one that is not NULL). */
+static int walk_checked(struct dc_cache *c, struct dc_dentry *base,
+			const char *path, unsigned flags, struct dc_inode *st,
+			struct dc_dentry **out)
 {
 	size_t len;
 	int err;
 
-	if (!c || !path || !st || (flags & ~DC_NOFOLLOW))
+	if (!c || !path || (!st && !out) || (flags & ~DC_NOFOLLOW))
 		return -EINVAL;
 	err = check_path(path, &len);
 	if (err)
 		return err;
 	dc__thread_enter();
-	return walk_path(c, base, path, len, flags, st, NULL);
+	return walk_path(c, base, path, len, flags, st, out);
+}
+
+DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
+		      const char *path, unsigned flags, struct dc_inode *st)
+{
+	return walk_checked(c, base, path, flags, st, NULL);
 }
 
 DC_API int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
 		   unsigned flags, struct dc_dentry **out)
 {
-	size_t len;
-	int err;
-
-	if (!c || !path || !out || (flags & ~DC_NOFOLLOW))
-		return -EINVAL;
-	err = check_path(path, &len);
-	if (err)
-		return err;
-	dc__thread_enter();
-	return walk_path(c, base, path, len, flags, NULL, out);
+	return walk_checked(c, base, path, flags, NULL, out);
 }
 
 DC_API int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name,

@@ -52,20 +52,20 @@ static void *reader(void *arg)
 
 	(void)arg;
 	dc_resolve(cache, NULL, "/a", 0, &st);	/* registers with liburcu */
-	rcu_lock();
+	dc__rcu_lock();
 	__atomic_store_n(&ready, 1, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&moved, __ATOMIC_RELAXED))
 		;
 	/* acquire, as dc__find_rcu walks a chain and ".." climbs */
-	n = which == HNEXT ? LOAD_ACQ(d->hnext) : LOAD_ACQ(d->parent);
+	n = which == HNEXT ? dc__load_acq(d->hnext) : dc__load_acq(d->parent);
 	CHECK(n != NULL);
 	if (n) {
-		CHECK_EQ(LOAD(n->hash), dc__hash_name(cache, LOAD(n->parent), nname,
-						       strlen(nname)));
-		CHECK(dc__name_eq(LOAD_ACQ(n->name), nname, strlen(nname)));
-		CHECK_EQ(LOAD(n->mode) & S_IFMT, which == HNEXT ? S_IFREG : S_IFDIR);
+		CHECK_EQ(dc__load(n->hash), dc__hash_name(cache, dc__load(n->parent), nname,
+							  strlen(nname)));
+		CHECK(dc__name_eq(dc__load_acq(n->name), nname, strlen(nname)));
+		CHECK_EQ(dc__load(n->mode) & S_IFMT, which == HNEXT ? S_IFREG : S_IFDIR);
 	}
-	rcu_unlock();
+	dc__rcu_unlock();
 	return NULL;
 }
 

@@ -1016,7 +1016,7 @@ static void test_held_isolated(enum dc_mode mode)
 	CHECK_EQ(c->nr_isolated, HELD);
 	CHECK(listed_entries(c) <= 2 * HELD - HELD);
 	for (i = 0; i < HELD; i++)
-		CHECK(!(dflags(held[i]) & DC_F_LISTED));
+		CHECK(!(dc__flags(held[i]) & DC_F_LISTED));
 	CHECK_EQ(dc_debug_check(c), 0);
 	/* unused again: back on a list, and evictable */
 	for (i = 0; i < HELD; i++)
