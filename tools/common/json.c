@@ -7,7 +7,7 @@
 #include <math.h>	/* isnan, isinf: macros, no -lm needed */
 #include <string.h>
 
-#include "json.h"
+#include "common/json.h"
 
 void json_init(struct json *j, FILE *f)
 {

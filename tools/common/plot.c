@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "plot.h"
-#include "proc.h"
+#include "common/plot.h"
+#include "common/proc.h"
 
 int plot_begin(struct plot *p, const char *who)
 {

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "common/proc.h"
 
 extern char **environ;
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
+#include "common/stats.h"
 
 int stats_cmp_double(const void *a, const void *b)
 {

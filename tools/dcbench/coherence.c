@@ -50,7 +50,7 @@
 #include "cli.h"
 #include "coherence.h"
 #include "fsmount.h"
-#include "json.h"
+#include "common/json.h"
 
 #define CMD		"coherence"
 #define MAX_KINDS	9		/* every kind fsmount.c knows, once each */

@@ -24,7 +24,7 @@
 #include "fsload.h"
 #include "fsmeta.h"
 #include "fsmount.h"
-#include "json.h"
+#include "common/json.h"
 
 #define CMD		"fsmeta"
 #define MAX_CONFIGS	16	/* kinds, some with their own timeouts */

@@ -27,7 +27,7 @@
 
 #include "cli.h"
 #include "fsmount.h"
-#include "json.h"
+#include "common/json.h"
 
 #define CMD		"kernbench"
 #define MAX_MODES	8

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "dcache.h"
+#include "common/stats.h"
 #include "micro/micro.h"
 #include "micro/util.h"
 
@@ -199,7 +200,7 @@ void run_updates(struct bench *b)
 		dirh_close(&ims[k], &h[k]);
 		im_destroy(&ims[k]);
 		for (int u = 0; u < U_NR; u++)
-			b->upd_med[k][u] = median(b->upd[k][u], b->upd_n[k][u]);
+			b->upd_med[k][u] = stats_median(b->upd[k][u], b->upd_n[k][u]);
 	}
 	if (schedfd >= 0)
 		close(schedfd);

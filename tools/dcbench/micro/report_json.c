@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "common/json.h"
 #include "micro/micro.h"
 
 /* 2 since "scaling" is of wall-clock throughput and the lookups counted

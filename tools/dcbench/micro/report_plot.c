@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/plot.h"
 #include "micro/micro.h"
 #include "micro/util.h"
 
@@ -28,39 +29,24 @@ static bool plotted(struct bench *b, int sc, int k)
 
 int plot(struct bench *b, const char *file, const char *host, const char *date)
 {
-	char script[] = "/tmp/dcbench-micro-plot.XXXXXX";
 	const char *ext = strrchr(file, '.');
 	bool png = ext && !strcmp(ext, ".png");
 	unsigned nsc = 0, cols, rows;
+	struct plot p;
 	FILE *f;
-	int fd;
 
-	if (!have_gnuplot()) {
-		fprintf(stderr, "dcbench micro: gnuplot is not installed (Debian: "
-			"gnuplot-nox); no plot drawn\n");
-		return -1;
-	}
 	for (int sc = 0; sc < SC_NR; sc++)
 		nsc += b->ran[sc];
-	if (!nsc)
+	if (!nsc || plot_begin(&p, "dcbench micro"))
 		return -1;
+	f = p.f;
 	cols = nsc < 3 ? nsc : 3;
 	rows = (nsc + cols - 1) / cols;
-	fd = mkstemp(script);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		fprintf(stderr, "dcbench micro: plot: %s\n", strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(script);
-		}
-		return -1;
-	}
 	fprintf(f, "set terminal %s size %u,%u font 'sans,10'\n",
 		png ? "pngcairo" : "svg dynamic", 420 * cols, 330 * rows + 40);
-	fputs("set output '", f);
-	for (const char *s = file; *s; s++)
-		fputs(*s == '\'' ? "''" : (char[]){ *s, 0 }, f);
-	fprintf(f, "'\nset multiplot layout %u,%u title 'dcbench micro: %s, %s, %u cores "
+	fputs("set output ", f);
+	plot_quote(f, file);
+	fprintf(f, "\nset multiplot layout %u,%u title 'dcbench micro: %s, %s, %u cores "
 		"(Mops/s over wall time, median of %u runs; higher is better)'\n", rows, cols, host, date,
 		b->cores, b->runs);
 	fputs("set logscale x 2\nset logscale y 10\nset grid\nset key top left font ',8'\n"
@@ -98,11 +84,7 @@ int plot(struct bench *b, const char *file, const char *host, const char *date)
 		}
 	}
 	fputs("unset multiplot\n", f);
-	if (fclose(f)) {
-		unlink(script);
-		return -1;
-	}
-	if (run_gnuplot("micro", script))
+	if (plot_finish(&p))
 		return -1;
 	fprintf(rep, "plot: %s\n", file);
 	return 0;

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "common/stats.h"
 #include "micro/micro.h"
 #include "micro/util.h"
 
@@ -23,7 +24,7 @@ static double paired_scaling(const struct cell *c, const struct cell *one)
 
 	for (unsigned i = 0; i < c->nr; i++)
 		r[i] = c->mopsw[i] / one->mopsw[i];
-	return median(r, c->nr);
+	return stats_median(r, c->nr);
 }
 
 /* The kernel's floor, and what each component costs beyond it: each
@@ -34,8 +35,8 @@ static void beyond_floor(struct cell *c)
 
 	for (unsigned i = 0; i < c->nr; i++)
 		r[i] = (c->ns[i] - c->floor[i]) / per;
-	c->floor_med = median(c->floor, c->nfloor);
-	c->beyond_med = median(r, c->nr);
+	c->floor_med = stats_median(c->floor, c->nfloor);
+	c->beyond_med = stats_median(r, c->nr);
 }
 
 void summarize(struct bench *b)
@@ -51,16 +52,16 @@ void summarize(struct bench *b)
 				c->floor_med = c->beyond_med = NAN;
 				if (!b->ran[sc] || !c->measured || !c->nr)
 					continue;
-				c->ns_med = median(c->ns, c->nr);
-				c->ns_mean = mean(c->ns, c->nr);
-				c->ns_sd = stddev(c->ns, c->nr);
+				c->ns_med = stats_median(c->ns, c->nr);
+				c->ns_mean = stats_mean(c->ns, c->nr);
+				c->ns_sd = stats_sd(c->ns, c->nr);
 				c->nsc_med = sc == SC_MIXED1 || sc == SC_MIXED10 ? NAN :
-					     median(c->nsc, c->nr);
-				c->mops_med = median(c->mops, c->nr);
-				c->mops_mean = mean(c->mops, c->nr);
-				c->mops_sd = stddev(c->mops, c->nr);
-				c->mopsw_med = median(c->mopsw, c->nr);
-				c->share_med = median(c->share, c->nr);
+					     stats_median(c->nsc, c->nr);
+				c->mops_med = stats_median(c->mops, c->nr);
+				c->mops_mean = stats_mean(c->mops, c->nr);
+				c->mops_sd = stats_sd(c->mops, c->nr);
+				c->mopsw_med = stats_median(c->mopsw, c->nr);
+				c->share_med = stats_median(c->share, c->nr);
 				if (c->nfloor == c->nr && c->comps)
 					beyond_floor(c);
 			}

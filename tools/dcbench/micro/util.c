@@ -1,24 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * util.c - dcbench micro's general helpers (util.h): allocation, time,
- * RNG, statistics, the xz reader and the gnuplot runner.
+ * util.c - dcbench micro's general helpers (util.h): allocation that
+ * exits, time, RNG, and a whole listing read into memory.
  */
-#include <errno.h>
-#include <lzma.h>
-#include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
+#include "common/logreader.h"
 #include "micro/util.h"
-
-#define MAX_MEDIAN	101	/* figures median() sorts on its stack */
-
-extern char **environ;
 
 void oom(size_t n)
 {
@@ -83,155 +73,35 @@ uint64_t pow2_at_least(uint64_t n)
 	return p;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-double median(const double *v, unsigned n)
-{
-	double t[MAX_MEDIAN];
-
-	if (n == 0)
-		return NAN;
-	memcpy(t, v, n * sizeof(*t));
-	qsort(t, n, sizeof(*t), cmp_double);
-	return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
-
-double mean(const double *v, unsigned n)
-{
-	double s = 0;
-
-	for (unsigned i = 0; i < n; i++)
-		s += v[i];
-	return n ? s / n : NAN;
-}
-
-double stddev(const double *v, unsigned n)
-{
-	double m = mean(v, n), s = 0;
-
-	if (n < 2)
-		return NAN;
-	for (unsigned i = 0; i < n; i++)
-		s += (v[i] - m) * (v[i] - m);
-	return sqrt(s / (n - 1));
-}
-
-
 /* Read a whole file, decompressing it if it is xz. */
 int slurp(const char *file, char **out, size_t *outlen)
 {
-	static const unsigned char xzmagic[6] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
-	FILE *f = fopen(file, "rb");
-	char *raw = NULL, *dec = NULL;
-	size_t len = 0, cap = 0, dlen = 0, dcap;
-	lzma_stream lz = LZMA_STREAM_INIT;
-	lzma_ret ret;
+	struct logreader r;
+	char err[256], *buf = NULL;
+	size_t len = 0, cap = 0;
+	long n;
 
-	if (!f) {
-		fprintf(stderr, "dcbench micro: %s: %s\n", file, strerror(errno));
+	if (lr_open(&r, file, err, sizeof(err))) {
+		fprintf(stderr, "dcbench micro: %s\n", err);
+		lr_close(&r);
 		return -1;
 	}
-	for (;;) {
-		size_t n;
-
-		if (len == cap) {
-			cap = cap ? cap * 2 : (1u << 20);
-			raw = xrealloc(raw, cap);
-		}
-		n = fread(raw + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	if (ferror(f)) {
-		fprintf(stderr, "dcbench micro: %s: read error\n", file);
-		fclose(f);
-		free(raw);
-		return -1;
-	}
-	fclose(f);
-	if (len < 6 || memcmp(raw, xzmagic, 6)) {
-		*out = raw;
-		*outlen = len;
-		return 0;
-	}
-	if (lzma_stream_decoder(&lz, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK) {
-		fprintf(stderr, "dcbench micro: %s: cannot start the xz decoder\n", file);
-		free(raw);
-		return -1;
-	}
-	dcap = len * 8;
-	dec = xmalloc(dcap);
-	lz.next_in = (const uint8_t *)raw;
-	lz.avail_in = len;
 	do {
-		if (dlen == dcap) {
-			dcap *= 2;
-			dec = xrealloc(dec, dcap);
+		if (cap - len < READ_CHUNK) {
+			cap = cap ? cap * 2 : 4 * READ_CHUNK;
+			buf = xrealloc(buf, cap);
 		}
-		lz.next_out = (uint8_t *)dec + dlen;
-		lz.avail_out = dcap - dlen;
-		ret = lzma_code(&lz, LZMA_FINISH);
-		dlen = dcap - lz.avail_out;
-	} while (ret == LZMA_OK);
-	lzma_end(&lz);
-	free(raw);
-	if (ret != LZMA_STREAM_END) {
-		fprintf(stderr, "dcbench micro: %s: corrupt xz data (%d)\n", file, (int)ret);
-		free(dec);
+		n = lr_read(&r, buf + len, cap - len, err, sizeof(err));
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0);
+	lr_close(&r);
+	if (n < 0) {
+		fprintf(stderr, "dcbench micro: %s: %s\n", file, err);
+		free(buf);
 		return -1;
 	}
-	*out = dec;
-	*outlen = dlen;
-	return 0;
-}
-
-bool have_gnuplot(void)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-
-	if (!path)
-		path = "/usr/bin:/bin";
-	for (const char *p = path;;) {
-		const char *e = strchr(p, ':');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-
-		snprintf(buf, sizeof(buf), "%.*s/gnuplot", (int)len, len ? p : ".");
-		if (access(buf, X_OK) == 0)
-			return true;
-		if (!e)
-			return false;
-		p = e + 1;
-	}
-}
-
-
-int run_gnuplot(const char *cmd, const char *script)
-{
-	char *argv[] = { "gnuplot", (char *)script, NULL };
-	pid_t pid;
-	int status, err;
-
-	fflush(NULL);
-	err = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
-	if (err) {
-		fprintf(stderr, "dcbench %s: cannot run gnuplot: %s; no plot drawn\n",
-			cmd, strerror(err));
-		unlink(script);
-		return -1;
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	unlink(script);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "dcbench %s: gnuplot failed; no plot drawn\n", cmd);
-		return -1;
-	}
+	*out = buf;
+	*outlen = len;
 	return 0;
 }

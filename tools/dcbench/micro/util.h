@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * util.h - the general helpers dcbench micro uses: allocation that exits
- * on failure, a monotonic clock, a seeded RNG, the statistics of a run's
- * figures, reading a file that may be xz-compressed, and running gnuplot.
- * Other tools carry their own copies of most of these; they are kept
- * here together, apart from the suite's own code, so that they can be
- * shared once tools/ has a common place for them.
+ * on failure (the suite has a mount to undo), a monotonic clock, a seeded
+ * RNG, and reading a whole file that may be xz-compressed (through
+ * common/logreader.h).
  */
 #ifndef DCBENCH_MICRO_UTIL_H
 #define DCBENCH_MICRO_UTIL_H
@@ -33,23 +31,10 @@ uint32_t rng_below(uint64_t *s, uint32_t n);
 /* The least power of two >= n, at least 16. */
 uint64_t pow2_at_least(uint64_t n);
 
-/* Of n figures (n <= 101 for median); NaN when there are too few. */
-double median(const double *v, unsigned n);
-double mean(const double *v, unsigned n);
-double stddev(const double *v, unsigned n);
-
 /*
  * The whole of file into a malloc'd buffer (*out, *outlen), decompressed
  * if it is xz.  0, or -1 with a message on stderr.
  */
 int slurp(const char *file, char **out, size_t *outlen);
-
-/* Is gnuplot an executable file in a directory of $PATH? */
-bool have_gnuplot(void);
-/*
- * Run gnuplot on script, then remove the script.  0 when it exited 0;
- * otherwise -1 with "dcbench CMD: ..." on stderr (no plot drawn).
- */
-int run_gnuplot(const char *cmd, const char *script);
 
 #endif /* DCBENCH_MICRO_UTIL_H */

@@ -16,8 +16,8 @@
 
 #include "cli.h"
 #include "trace/import.h"
-#include "json.h"
-#include "proc.h"
+#include "common/json.h"
+#include "common/proc.h"
 #include "trace/trace.h"
 
 const char dcb_import_help[] =

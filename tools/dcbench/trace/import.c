@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "trace/import_internal.h"
-#include "trace/logreader.h"
+#include "common/logreader.h"
 #include "trace/util.h"
 
 /* ---- lines ---- */

@@ -3,89 +3,37 @@
  * plot.c - dcbench compare --plot: lookups/s against threads, one line per
  * cache mode, drawn by gnuplot (when it is installed) into an SVG or PNG.
  */
-#include <errno.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "common/plot.h"
 #include "trace/report.h"
-
-extern char **environ;
-
-/* Find program in $PATH. */
-static bool have_prog(const char *prog)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-
-	if (!path)
-		path = "/usr/bin:/bin";
-	for (const char *p = path;;) {
-		const char *e = strchr(p, ':');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)len, len ? p : ".", prog);
-		if (access(buf, X_OK) == 0)
-			return true;
-		if (!e)
-			return false;
-		p = e + 1;
-	}
-}
-
-static void gp_quote(FILE *f, const char *s)
-{
-	fputc('\'', f);
-	for (; *s; s++) {
-		if (*s == '\'')
-			fputc('\'', f);	/* gnuplot: '' inside single quotes */
-		fputc(*s, f);
-	}
-	fputc('\'', f);
-}
 
 int compare_plot(const char *file, const char *trace, struct agg *ag, unsigned nag,
 		 const unsigned *tl, unsigned nt, const int *modes, unsigned nm,
 		 unsigned copies)
 {
-	char script[] = "/tmp/dcbench-plot.XXXXXX";
 	const char *ext = strrchr(file, '.');
 	bool png = ext && !strcmp(ext, ".png");
-	char *argv[] = { "gnuplot", script, NULL };
+	struct plot p;
 	FILE *f;
-	pid_t pid;
-	int fd, status, err;
 
-	if (!have_prog("gnuplot")) {
-		fprintf(stderr, "dcbench compare: gnuplot is not installed (Debian: "
-			"gnuplot-nox); no plot drawn\n");
+	if (plot_begin(&p, "dcbench compare"))
 		return -1;
-	}
-	fd = mkstemp(script);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		fprintf(stderr, "dcbench compare: plot: %s\n", strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(script);
-		}
-		return -1;
-	}
+	f = p.f;
 	fprintf(f, "set terminal %s size 800,500 font 'sans,11'\n",
 		png ? "png" : "svg dynamic");
 	fputs("set output ", f);
-	gp_quote(f, file);
+	plot_quote(f, file);
 	fputs("\nset title ", f);
 	{
 		char title[600];
 
 		snprintf(title, sizeof(title), "dcbench compare: %s (%u cores)", trace, cli_cores());
-		gp_quote(f, title);
+		plot_quote(f, title);
 	}
 	if (copies)
 		fprintf(f, "\nset xlabel 'threads (%u cop%s)'", copies, copies == 1 ? "y" : "ies");
@@ -117,24 +65,5 @@ int compare_plot(const char *file, const char *trace, struct agg *ag, unsigned n
 				fprintf(f, "%u %.6g\n", ag[i].threads, ag[i].lookups_per_s);
 		fputs("e\n", f);
 	}
-	if (fclose(f)) {
-		unlink(script);
-		return -1;
-	}
-	fflush(NULL);
-	err = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
-	if (err) {
-		fprintf(stderr, "dcbench compare: cannot run gnuplot: %s; no plot drawn\n",
-			strerror(err));
-		unlink(script);
-		return -1;
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	unlink(script);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "dcbench compare: gnuplot failed; no plot drawn\n");
-		return -1;
-	}
-	return 0;
+	return plot_finish(&p);
 }

@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "trace/report.h"
-#include "trace/stats.h"
+#include "common/stats.h"
 
 /* The median of a counter over the runs. */
 static uint64_t median_u(const struct agg *a, size_t off)

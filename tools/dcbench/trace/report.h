@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "json.h"
+#include "common/json.h"
 #include "trace/replay.h"
 #include "trace/trace.h"
 

@@ -2,8 +2,8 @@
 /*
  * logreader.h - read a log file ("-": stdin), plain or xz-compressed.
  */
-#ifndef DCBENCH_TRACE_LOGREADER_H
-#define DCBENCH_TRACE_LOGREADER_H
+#ifndef DC_TOOLS_LOGREADER_H
+#define DC_TOOLS_LOGREADER_H
 
 #include <lzma.h>
 #include <stdbool.h>
@@ -25,4 +25,4 @@ int lr_open(struct logreader *r, const char *path, char *err, size_t errlen);
 long lr_read(struct logreader *r, char *buf, size_t cap, char *err, size_t errlen);
 void lr_close(struct logreader *r);
 
-#endif /* DCBENCH_TRACE_LOGREADER_H */
+#endif /* DC_TOOLS_LOGREADER_H */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "trace/logreader.h"
+#include "common/logreader.h"
 
 static const unsigned char xz_magic[6] = { 0xfd, '7', 'z', 'X', 'Z', 0 };
 
