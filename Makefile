@@ -82,9 +82,7 @@ DCBENCH_SRCS := $(filter-out tools/dcbench/import_main_test.c,$(DCBENCH_SRCS))
 
 CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_import
 
-DCFS_SRCS   := tools/dcfs/main.c tools/dcfs/loop.c tools/dcfs/node.c tools/dcfs/ops.c \
-               tools/dcfs/coherence.c \
-               tools/dcfs/uring.c tools/dcfs/sandbox.c
+DCFS_SRCS   := $(wildcard tools/dcfs/*.c)
 
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLES     := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
@@ -151,7 +149,7 @@ $(BUILD)/tests/test_writers: tests/test_writers.c tools/dcbench/floodnames.c too
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
 # dcfs's node table alone, with its race window staged (no mount)
-$(BUILD)/tests/test_node: tests/test_node.c tools/dcfs/node.c tools/dcfs/dcfs.h tests/harness.h $(BUILD)/libdcache.a
+$(BUILD)/tests/test_node: tests/test_node.c tools/dcfs/node.c tools/dcfs/nodefd.c tools/dcfs/dcfs.h tests/harness.h $(BUILD)/libdcache.a
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -DNODE_RACE_WINDOW -Itests -Itools/dcfs $(CFLAGS) \
 	    $(filter %.c,$^) -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
@@ -201,7 +199,7 @@ torture: deps
 
 # ---- dcfs: the FUSE passthrough file system on libdcache ----------------------
 
-$(BUILD)/dcfs: $(DCFS_SRCS) tools/dcfs/dcfs.h $(BUILD)/libdcache.a
+$(BUILD)/dcfs: $(DCFS_SRCS) $(wildcard tools/dcfs/*.h) $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(SECCOMP_CFLAGS) $(CFLAGS) $(DCFS_SRCS) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(FUSE_LIBS) $(SECCOMP_LIBS) $(LIBS)
 
