@@ -121,13 +121,23 @@ extern struct dcfs_counters dcfs_ctr;
 #define CTR_ADD(f, v)	__atomic_add_fetch(&dcfs_ctr.f, (v), __ATOMIC_RELAXED)
 #define CTR_GET(f)	__atomic_load_n(&dcfs_ctr.f, __ATOMIC_RELAXED)
 
+/* ---- log.c: diagnostics ---------------------------------------------------- */
 /*
- * main.c: a diagnostic, prio a syslog(3) level, no newline.  On stderr
+ * A diagnostic, prio a syslog(3) level, no newline.  On stderr
  * ("dcfs: " first) until dcfs runs as a daemon, then through syslog
  * (ident dcfs, LOG_DAEMON): a daemon's stderr is /dev/null.
  */
 void dcfs_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A failure to start: dcfs_log at LOG_ERR, then exit 1. */
+void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+/* libfuse's messages (and its -d request log) go the same way. */
+void log_take_fuse(void);
+/* Connect to syslog now: a sandbox hides /dev/log later. */
+void log_open_syslog(void);
+/* Diagnostics through syslog from now on (a forked child's too). */
+void dcfs_log_to_syslog(void);
 
 /* ---- node.c: the node table and a node's life ---------------------------- */
 int nodes_init(uint64_t nbuckets);
@@ -341,10 +351,26 @@ bool uring_active(void);
 /* Requests served through the ring so far. */
 uint64_t uring_requests(void);
 
-/* ---- sandbox.c: capabilities, seccomp, a mount namespace ------------------ */
-/* main.c: diagnostics through syslog from now on (a forked child's too). */
-void dcfs_log_to_syslog(void);
+/* ---- stats.c: --stats FILE ------------------------------------------------- */
+/*
+ * Before the mount (check_paths): FILE's directory resolved and opened,
+ * since the daemon moves to / and may be sandboxed.  Exits (said) when
+ * FILE cannot be written there or lies inside the mount point.  Nothing
+ * without --stats.
+ */
+void stats_setup(void);
+/* One snapshot, state "starting", "running" or "exited", cs the cache's
+ * statistics: 0, or an errno.  0 without --stats. */
+int stats_write(const char *state, const struct dc_stats *cs,
+		enum dc_watch_mode coherence);
+/* A snapshot now and every second after, on a thread of its own; a
+ * failure said once.  Stopped (joined) by stats_stop. */
+void stats_start(void);
+void stats_stop(void);
+/* The last snapshot ("exited"), a failure said. */
+void stats_final(const struct dc_stats *cs, enum dc_watch_mode coherence);
 
+/* ---- sandbox.c: capabilities, seccomp, a mount namespace ------------------ */
 /*
  * As root, before any thread exists: refuse (-1, said) when acting as the
  * caller lacks CAP_SETUID or CAP_SETGID, else drop every capability dcfs
