@@ -87,7 +87,7 @@ struct dcfs {
 	enum dc_mode mode;
 	struct dnode *root;
 	int root_fd;			/* SOURCE_DIR, O_PATH */
-	/* fd-less files (node.c): SOURCE_DIR opened O_RDONLY for
+	/* fd-less files (nodefd.c): SOURCE_DIR opened O_RDONLY for
 	 * open_by_handle_at, or -1 where handles do not work; its mount */
 	int handle_fd, mount_id;
 	int64_t fd_budget;		/* node descriptors before going fd-less */
@@ -312,13 +312,17 @@ static inline double dcfs_attr_timeout(void)
 
 /* ---- ops.c: the FUSE operations (ops.h: what their files share) ----------- */
 extern const struct fuse_lowlevel_ops dcfs_ops;
-/* caller.c.  A request thread's first call: root's file-system ids and capabilities,
- * no groups, a umask of 0 in an fs_struct of its own.  A thread starts
- * with its creator's, and a worker may be started by one acting as a
- * caller (loop_block_begin). */
+/*
+ * caller.c: a request thread's first call: root's file-system ids and
+ * capabilities, no groups, a umask of 0 in an fs_struct of its own.  A
+ * thread starts with its creator's, and a worker may be started by one
+ * acting as a caller (loop_block_begin).
+ */
 void caller_reset(void);
 
-/* loop.c: serve the session on at most `threads` workers, `readers` (0:
+/* ---- loop.c: the request loop ------------------------------------------- */
+
+/* Serve the session on at most `threads` workers, `readers` (0:
  * one per CPU) of them kept reading; returns 0 or a negative errno. */
 int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers);
 /* End the loop; async-signal-safe. */

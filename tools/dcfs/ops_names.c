@@ -47,8 +47,8 @@ struct dref {
 /*
  * name was just created in r (by us): tell the cache what it is now.  The
  * node's reference goes to the cache; the descriptor opened to learn the
- * inode is stashed for the lookup that follows.  If anything fails, the cache forgets the name instead (it may
- * forget, it must not lie).
+ * inode is stashed for the lookup that follows.  If anything fails, the
+ * cache forgets the name instead (it may forget, it must not lie).
  */
 static void announce(struct dref *r, const char *name, const char *link)
 {

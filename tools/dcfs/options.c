@@ -483,7 +483,7 @@ void parse_args(int argc, char **argv)
 	int npos = 0, i;
 
 	dcfs.mode = DC_MODE_RCU;
-	dcfs.entry_timeout = dcfs.attr_timeout = -1;	/* by coherence, below */
+	dcfs.entry_timeout = dcfs.attr_timeout = -1;	/* by coherence (main.c) */
 	dcfs.coherence = DC_WATCH_AUTO;
 	dcfs.ttl_ms = 1000;
 	for (i = 1; i < argc; i++) {
