@@ -199,7 +199,8 @@ $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libdcbench.a $(TOOL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
-$(BUILD)/tests/test_node: $(OBJ)/tests/test_node.o $(OBJ)/tests/node-race.o $(TOOL_LIBS)
+$(BUILD)/tests/test_node: $(OBJ)/tests/test_node.o $(OBJ)/tests/node-race.o $(OBJ)/tools/dcfs/nodefd.o \
+			  $(TOOL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
 

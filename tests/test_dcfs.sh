@@ -245,11 +245,11 @@ check "refused starts mounted nothing" not_mounted "$T/r.mnt"
 check "fusermount3 -u unmounts and the daemon exits" stop s
 
 # ---- the command line: --help, --version, usage errors ----------------------------
-# Every long option the parser knows (the options[] table in main.c) must
+# Every long option the parser knows (the options[] table in options.c) must
 # be in --help; a usage error is a message and the synopsis on stderr,
 # exit 2; the version is libdcache's.
 help=$("$DCFS" --help 2>&1); rc=$?
-names=$(sed -n '/^} options\[\] = {$/,/^};$/s/^\t{ "\([a-z-]*\)",.*/\1/p' tools/dcfs/main.c)
+names=$(sed -n '/^} options\[\] = {$/,/^};$/s/^\t{ "\([a-z-]*\)",.*/\1/p' tools/dcfs/options.c)
 missing=
 for o in $names; do grep -Eq -- "(^|[ ,])--$o([^-a-z]|$)" <<<"$help" || missing="$missing --$o"; done
 for o in "-f, --foreground" "-d, --debug" "-o OPT" "-h, --help" "-V, --version" noallow_other; do

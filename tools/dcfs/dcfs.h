@@ -70,8 +70,8 @@ struct dnode {
 	int fd;
 	bool gone;			/* a removed directory (node_forget) */
 	struct file_handle *fh;
-	/* handle-less I/O (ops.c): a file's O_RDONLY [0] and O_RDWR [1]
-	 * descriptors, opened on first use under lock, closed with fd */
+	/* handle-less I/O (nodefd.c): a file's O_RDONLY [0] and O_RDWR [1]
+	 * descriptors, kept on first use under lock, closed with fd */
 	int io_fd[2];
 	int64_t refs;
 	uint64_t nlookup;
@@ -87,7 +87,7 @@ struct dcfs {
 	enum dc_mode mode;
 	struct dnode *root;
 	int root_fd;			/* SOURCE_DIR, O_PATH */
-	/* fd-less files (node.c): SOURCE_DIR opened O_RDONLY for
+	/* fd-less files (nodefd.c): SOURCE_DIR opened O_RDONLY for
 	 * open_by_handle_at, or -1 where handles do not work; its mount */
 	int handle_fd, mount_id;
 	int64_t fd_budget;		/* node descriptors before going fd-less */
@@ -121,19 +121,27 @@ extern struct dcfs_counters dcfs_ctr;
 #define CTR_ADD(f, v)	__atomic_add_fetch(&dcfs_ctr.f, (v), __ATOMIC_RELAXED)
 #define CTR_GET(f)	__atomic_load_n(&dcfs_ctr.f, __ATOMIC_RELAXED)
 
+/* ---- log.c: diagnostics ---------------------------------------------------- */
 /*
- * main.c: a diagnostic, prio a syslog(3) level, no newline.  On stderr
+ * A diagnostic, prio a syslog(3) level, no newline.  On stderr
  * ("dcfs: " first) until dcfs runs as a daemon, then through syslog
  * (ident dcfs, LOG_DAEMON): a daemon's stderr is /dev/null.
  */
 void dcfs_log(int prio, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* A failure to start: dcfs_log at LOG_ERR, then exit 1. */
+void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+/* libfuse's messages (and its -d request log) go the same way. */
+void log_take_fuse(void);
+/* Connect to syslog now: a sandbox hides /dev/log later. */
+void log_open_syslog(void);
+/* Diagnostics through syslog from now on (a forked child's too). */
+void dcfs_log_to_syslog(void);
 
-/* ---- node.c ---------------------------------------------------------- */
+/* ---- node.c: the node table and a node's life ---------------------------- */
 int nodes_init(uint64_t nbuckets);
 void nodes_fini(void);
-/* The backend libdcache calls on a miss (ctx unused: one file system). */
-extern const struct dc_backend_ops dcfs_backend_ops;
 /* The root node (nlookup 1 for good), before the cache exists. */
 int node_make_root(int root_fd, struct dnode **out);
 /* After the cache exists: the root node's directory entry. */
@@ -168,12 +176,20 @@ void node_forget(struct dnode *n, uint64_t count);
 void nodes_drop_kernel_refs(void);
 int64_t nodes_count(void);
 
-/* The descriptor a backend lookup opened, kept for the next activation,
- * and the attributes it found. */
-void stash_set(struct dnode *n, int fd, const struct stat *st);
-int *stash_fd_for(struct dnode *n);
-const struct stat *stash_stat_for(struct dnode *n);
-void stash_clear(void);
+/* Before name in dir is unlinked or replaced: a file held by handle that
+ * the kernel knows takes a descriptor (keeps its data while open). */
+void node_pin_victim(struct dnode *dir, const char *name);
+
+/* A directory's cache entry, referenced for the caller (dc_put it), or
+ * NULL (not a directory, or one the kernel forgot). */
+struct dc_dentry *node_dentry_get(struct dnode *n);
+
+/* A node the kernel knows (nlookup > 0) for inode (dev, ino), referenced,
+ * or NULL. */
+struct dnode *node_find_known(uint64_t dev, uint64_t ino);
+/* Every node the kernel knows, referenced, in a malloc'ed array (*out;
+ * NULL when none); their count.  Short of memory: those found so far. */
+size_t nodes_collect_known(struct dnode ***out);
 
 static inline struct dnode *ino_node(fuse_ino_t ino)
 {
@@ -193,12 +209,19 @@ static inline bool keeps_fd(uint32_t type)
 	return S_ISDIR(type);
 }
 
+/* ---- nodefd.c: a node's descriptors ---------------------------------------- */
 /*
  * Nodes over the descriptor budget (see struct dnode): at start, whether
  * file handles work on SOURCE_DIR, and the budget (a quarter of nofile:
  * the rest is for directories, I/O and directory streams).
  */
 void nodes_setup_handles(uint64_t nofile);
+/* The handle of what fd (O_PATH) is, if open_by_handle_at can reopen it
+ * (malloc'ed), or NULL. */
+struct file_handle *node_handle_of(int fd);
+/* Do two handles name the same inode (same generation)? */
+bool node_handle_same(const struct file_handle *a,
+		      const struct file_handle *b);
 
 /*
  * Any node's O_PATH descriptor for the rest of this request (the caller
@@ -207,9 +230,6 @@ void nodes_setup_handles(uint64_t nofile);
  */
 int node_fd_use(struct dnode *n);
 void node_fd_done(void);
-/* Before name in dir is unlinked or replaced: a file held by handle that
- * the kernel knows takes a descriptor (keeps its data while open). */
-void node_pin_victim(struct dnode *dir, const char *name);
 /* stat n, reached as name in dir (dir may be NULL): 0 or -1 with errno */
 int node_stat(struct dnode *n, struct dnode *dir, const char *name,
 	      struct stat *st);
@@ -234,16 +254,35 @@ static inline void node_dir_fd_put(int tmp)
 		close(tmp);
 }
 
-/* A directory's cache entry, referenced for the caller (dc_put it), or
- * NULL (not a directory, or one the kernel forgot). */
-struct dc_dentry *node_dentry_get(struct dnode *n);
+/* File n's descriptor for reads (write false) or writes, if it has kept
+ * one, else -1 (acquire: pairs with node_io_keep's release). */
+static inline int node_io_get(struct dnode *n, bool write)
+{
+	return __atomic_load_n(&n->io_fd[write], __ATOMIC_ACQUIRE);
+}
+/*
+ * fd was just opened on file n for reads or writes: n keeps it, or over
+ * the budget this thread does until node_io_done().  Returns the
+ * descriptor to use: fd, or the one another request kept meanwhile (fd is
+ * then closed).
+ */
+int node_io_keep(struct dnode *n, bool write, int fd);
+/* Close what this thread kept for one request's I/O (node_io_keep). */
+void node_io_done(void);
 
-/* A node the kernel knows (nlookup > 0) for inode (dev, ino), referenced,
- * or NULL. */
-struct dnode *node_find_known(uint64_t dev, uint64_t ino);
-/* Every node the kernel knows, referenced, in a malloc'ed array (*out;
- * NULL when none); their count.  Short of memory: those found so far. */
-size_t nodes_collect_known(struct dnode ***out);
+/* ---- backend.c: the libdcache backend over SOURCE_DIR --------------------- */
+/* The backend libdcache calls on a miss (ctx unused: one file system). */
+extern const struct dc_backend_ops dcfs_backend_ops;
+/* The cache's inode for node n, whose attributes are st. */
+void backend_inode(struct dc_inode *out, const struct stat *st,
+		   struct dnode *n);
+
+/* The descriptor a backend lookup opened, kept for the next activation,
+ * and the attributes it found. */
+void stash_set(struct dnode *n, int fd, const struct stat *st);
+int *stash_fd_for(struct dnode *n);
+const struct stat *stash_stat_for(struct dnode *n);
+void stash_clear(void);
 
 /* ---- coherence.c: changes made in SOURCE_DIR behind dcfs ----------------- */
 /* Start watching (the cache and the session exist, the mount is up). */
@@ -271,15 +310,19 @@ static inline double dcfs_attr_timeout(void)
 	return v;
 }
 
-/* ---- ops.c ----------------------------------------------------------- */
+/* ---- ops.c: the FUSE operations (ops.h: what their files share) ----------- */
 extern const struct fuse_lowlevel_ops dcfs_ops;
-/* A request thread's first call: root's file-system ids and capabilities,
- * no groups, a umask of 0 in an fs_struct of its own.  A thread starts
- * with its creator's, and a worker may be started by one acting as a
- * caller (loop_block_begin). */
+/*
+ * caller.c: a request thread's first call: root's file-system ids and
+ * capabilities, no groups, a umask of 0 in an fs_struct of its own.  A
+ * thread starts with its creator's, and a worker may be started by one
+ * acting as a caller (loop_block_begin).
+ */
 void caller_reset(void);
 
-/* loop.c: serve the session on at most `threads` workers, `readers` (0:
+/* ---- loop.c: the request loop ------------------------------------------- */
+
+/* Serve the session on at most `threads` workers, `readers` (0:
  * one per CPU) of them kept reading; returns 0 or a negative errno. */
 int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers);
 /* End the loop; async-signal-safe. */
@@ -312,10 +355,26 @@ bool uring_active(void);
 /* Requests served through the ring so far. */
 uint64_t uring_requests(void);
 
-/* ---- sandbox.c: capabilities, seccomp, a mount namespace ------------------ */
-/* main.c: diagnostics through syslog from now on (a forked child's too). */
-void dcfs_log_to_syslog(void);
+/* ---- stats.c: --stats FILE ------------------------------------------------- */
+/*
+ * Before the mount (check_paths): FILE's directory resolved and opened,
+ * since the daemon moves to / and may be sandboxed.  Exits (said) when
+ * FILE cannot be written there or lies inside the mount point.  Nothing
+ * without --stats.
+ */
+void stats_setup(void);
+/* One snapshot, state "starting", "running" or "exited", cs the cache's
+ * statistics: 0, or an errno.  0 without --stats. */
+int stats_write(const char *state, const struct dc_stats *cs,
+		enum dc_watch_mode coherence);
+/* A snapshot now and every second after, on a thread of its own; a
+ * failure said once.  Stopped (joined) by stats_stop. */
+void stats_start(void);
+void stats_stop(void);
+/* The last snapshot ("exited"), a failure said. */
+void stats_final(const struct dc_stats *cs, enum dc_watch_mode coherence);
 
+/* ---- sandbox.c: capabilities, seccomp, a mount namespace ------------------ */
 /*
  * As root, before any thread exists: refuse (-1, said) when acting as the
  * caller lacks CAP_SETUID or CAP_SETGID, else drop every capability dcfs

@@ -6,9 +6,9 @@
  * Why not libfuse's fuse_session_loop_mt: it keeps every idle worker
  * blocked in read(/dev/fuse), and the kernel wakes them in turn (an
  * exclusive FIFO wait), so with its ten workers nearly every request wakes
- * a thread that slept, most often on the other CPU: an inter-processor
- * interrupt, which on this VM is an exit to the hypervisor.  fsmeta over
- * the Linux tree on 2 CPUs ran twice as fast with 2 workers as with 10
+ * a thread that slept, most often on another CPU: an inter-processor
+ * interrupt (under virtualization, an exit to the hypervisor), so a
+ * metadata load runs much faster on as many workers as CPUs than on ten
  * (docs/dcfs.md, "Worker threads").  Fewer workers alone is no answer: one
  * request that waits on the disk (an fsync) then holds up every other.
  *
@@ -22,8 +22,8 @@
  * once some other worker is free to read, and exits after PARK_EXIT_S
  * parked.  While no request arrives for IDLE_TICKS the monitor sleeps,
  * and the first request after wakes it.  The tick is long (10 ms)
- * because each one preempts someone: at 1 ms the ticks alone cost a
- * kernel build about 10 s of daemon CPU.
+ * because each one preempts someone: a short tick alone would cost a
+ * long build a noticeable share of the daemon's CPU.
  *
  * Blocked workers: a few host calls may block for tens of seconds (an open
  * that breaks a lease waits up to /proc/sys/fs/lease-break-time).  Counted

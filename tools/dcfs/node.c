@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * node.c - dcfs's nodes: the table keyed by (st_dev, st_ino), their life
- * cycle, and the libdcache backend over SOURCE_DIR whose cookies they are.
+ * node.c - dcfs's nodes: the table keyed by (st_dev, st_ino) and a node's
+ * life (get, activate, forget, refresh, free).  How a request reaches a
+ * node's inode (its descriptor, one opened by handle, one for I/O) is
+ * nodefd.c; the libdcache backend whose cookies nodes are is backend.c.
  *
  * Life of a node
  * --------------
@@ -16,8 +18,8 @@
  *
  * and is freed by the node_put() that takes refs to zero.  Zero is final.
  *
- * The lookup/forget race (what libfuse 3.18 fixed in passthrough_hp)
- * -------------------------------------------------------------------
+ * The lookup/forget race
+ * ----------------------
  * A FUSE lookup must never hand out a node that is being freed.  Here a
  * lookup reaches a node in one of two ways, and both hold a reference
  * before they touch nlookup:
@@ -41,23 +43,14 @@
  *                taken in node_get and when a node is unlinked for freeing.
  *                Nothing else is called under it.
  *   node lock    (n->lock) - nlookup crossing zero, fd, fh and io_fd of a
- *                non-directory, dentry of a directory.  Under
- *                it dcfs calls openat/fstat/name_to_handle_at and dc_get
- *                (no lock of libdcache).
- *
- * More nodes than descriptors
- * ---------------------------
- * The kernel may hold more inodes than the process may open files (a walk
- * of a kernel tree with timeouts 0 keeps every inode it met).  Directories
- * always hold a descriptor; a file or symlink activated when the nodes'
- * descriptors (node_fds, io descriptors included) have reached fd_budget
- * holds a file handle instead, and each request on it opens a descriptor
- * by handle for its own duration.  Where handles do not work (not root,
- * a file system without them, a file on another mount) files hold
- * descriptors as before and the limit is the limit (EMFILE, counted).
+ *                non-directory, dentry of a directory.  Under it dcfs
+ *                calls openat/fstat/name_to_handle_at and dc_get (no lock
+ *                of libdcache).
  *   libdcache    calls release() (node_put) with its write lock held; a
  *                node_put may take a stripe lock: the order is always
  *                cache lock -> stripe lock, never the reverse.
+ * nodefd.c takes the node lock only to keep an I/O descriptor
+ * (node_io_keep), under the same rules.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -164,7 +157,8 @@ static void node_free(struct dnode *n)
 		close(n->fd);
 		CTR_ADD(node_fds, -1);
 	}
-	/* closed by node_forget already; kept safe if a path ever skips it */
+	/* none left unless a request kept one after the kernel's last FORGET:
+	 * node_forget closes them when nlookup reaches zero */
 	for (int i = 0; i < 2; i++)
 		if (n->io_fd[i] >= 0) {
 			close(n->io_fd[i]);
@@ -237,72 +231,7 @@ out:
 	return cnt;
 }
 
-/* ---- fd-less files ------------------------------------------------------ */
-
-/* The handle of what fd (O_PATH) is, and its mount id in *mid. */
-static struct file_handle *handle_at(int fd, int *mid)
-{
-	struct file_handle *fh = malloc(sizeof(*fh) + MAX_HANDLE_SZ), *small;
-
-	if (!fh)
-		return NULL;
-	fh->handle_bytes = MAX_HANDLE_SZ;
-	if (name_to_handle_at(fd, "", fh, mid, AT_EMPTY_PATH) < 0) {
-		free(fh);
-		return NULL;
-	}
-	small = realloc(fh, sizeof(*fh) + fh->handle_bytes);
-	return small ? small : fh;
-}
-
-void nodes_setup_handles(uint64_t nofile)
-{
-	struct file_handle *fh;
-	int mid, fd, probe;
-
-	/* files hold descriptors up to a quarter of the limit; the rest is
-	 * for what cannot go without: directories (one each, for as long as
-	 * the cache holds them), handle-less I/O, directory streams (a
-	 * snapshot past the budget), libfuse's pipes */
-	dcfs.handle_fd = -1;
-	dcfs.fd_budget = (int64_t)(nofile / 4);
-	/* open_by_handle_at wants a real descriptor of the file system, not
-	 * an O_PATH one, and CAP_DAC_READ_SEARCH: try both once */
-	fd = openat(dcfs.root_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	fh = handle_at(dcfs.root_fd, &mid);
-	probe = fh ? open_by_handle_at(fd, fh, O_PATH | O_CLOEXEC) : -1;
-	free(fh);
-	if (probe < 0) {
-		close(fd);
-		return;
-	}
-	close(probe);
-	dcfs.handle_fd = fd;
-	dcfs.mount_id = mid;
-}
-
-/* The handle of what fd (O_PATH) is, if open_by_handle_at can reopen it. */
-static struct file_handle *handle_of(int fd)
-{
-	int mid;
-	struct file_handle *fh = handle_at(fd, &mid);
-
-	if (fh && mid != dcfs.mount_id) {
-		free(fh);
-		return NULL;
-	}
-	return fh;
-}
-
-/* Do two handles name the same inode (same generation)? */
-static bool same_handle(const struct file_handle *a, const struct file_handle *b)
-{
-	return a->handle_type == b->handle_type &&
-	       a->handle_bytes == b->handle_bytes &&
-	       !memcmp(a->f_handle, b->f_handle, a->handle_bytes);
-}
+/* ---- making and finding nodes ------------------------------------------ */
 
 /*
  * May a node met in the table under the key (dev, ino) stand for what fd
@@ -334,9 +263,9 @@ static bool same_inode(struct dnode *n, int fd, struct file_handle **mine,
 		return false;
 	if (!*tried) {
 		*tried = true;
-		*mine = fd >= 0 ? handle_of(fd) : NULL;
+		*mine = fd >= 0 ? node_handle_of(fd) : NULL;
 	}
-	return *mine && same_handle(fh, *mine);
+	return *mine && node_handle_same(fh, *mine);
 }
 
 /*
@@ -348,31 +277,6 @@ static bool same_inode(struct dnode *n, int fd, struct file_handle **mine,
 static bool dirs_over(void)
 {
 	return CTR_GET(node_fds) >= 2 * dcfs.fd_budget;
-}
-
-int node_dir_fd(struct dnode *n, int *tmp)
-{
-	int fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
-	struct file_handle *fh;
-
-	*tmp = -1;
-	if (fd >= 0)
-		return fd;
-	fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
-	if (!fh || dcfs.handle_fd < 0 || __atomic_load_n(&n->gone, __ATOMIC_ACQUIRE)) {
-		errno = ENOENT;		/* removed: empty for good */
-		return -1;
-	}
-	fd = open_by_handle_at(dcfs.handle_fd, fh, O_PATH | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == EMFILE || errno == ENFILE)
-			CTR_ADD(emfile, 1);
-		else if (errno == ESTALE)
-			errno = ENOENT;	/* removed behind our back */
-		return -1;
-	}
-	*tmp = fd;
-	return fd;
 }
 
 static struct dnode *node_alloc(const struct stat *st)
@@ -421,7 +325,7 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 	 * identity from birth (same_inode). */
 	fresh = node_alloc(st);
 	if ((!keeps_fd(type) || dirs_over()) && dcfs.handle_fd >= 0 && *fdp >= 0) {
-		mine = handle_of(*fdp);
+		mine = node_handle_of(*fdp);
 		tried = true;
 	}
 	pthread_mutex_lock(l);
@@ -490,6 +394,8 @@ void node_set_root_dentry(struct dnode *root, struct dc_dentry *d)
 	__atomic_store_n(&root->dentry, d, __ATOMIC_RELEASE);
 }
 
+/* ---- a directory's cache entry ---------------------------------------- */
+
 /* Is d (or a directory above it) dropped from the cache? */
 static bool dentry_dead(struct dc_dentry *d)
 {
@@ -540,6 +446,8 @@ struct dc_dentry *node_dentry_get(struct dnode *n)
 	return d;
 }
 
+/* ---- the kernel's lookup count ----------------------------------------- */
+
 /*
  * First activation of file n, whose descriptor is fd: 1 to go fd-less
  * (hold only a handle), 0 to keep fd, -ESTALE if fd is not n's inode.
@@ -554,9 +462,9 @@ static int go_fdless(struct dnode *n, int fd)
 	bool over = dcfs.handle_fd >= 0 && CTR_GET(node_fds) >= dcfs.fd_budget;
 
 	if (fh || over)
-		now = handle_of(fd);
+		now = node_handle_of(fd);
 	if (fh) {
-		bool same = now && same_handle(fh, now);
+		bool same = now && node_handle_same(fh, now);
 
 		free(now);
 		if (!same)
@@ -576,84 +484,6 @@ static int go_fdless(struct dnode *n, int fd)
 }
 
 /*
- * This thread's descriptor opened by handle, and for which node.  The slot
- * holds a reference on the node, so a later request that forgets to call
- * node_fd_done() cannot match a freed node's address reused by another.
- */
-static __thread struct dnode *use_node;
-static __thread int use_fd = -1;
-
-int node_fd_use(struct dnode *n)
-{
-	/* acquire: pairs with node_activate's release store of fd */
-	int fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
-	struct file_handle *fh;
-
-	if (fd >= 0)
-		return fd;
-	if (use_node == n)
-		return use_fd;
-	node_fd_done();
-	fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
-	if (!fh) {
-		errno = ESTALE;
-		return -1;
-	}
-	fd = open_by_handle_at(dcfs.handle_fd, fh, O_PATH | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == EMFILE || errno == ENFILE)
-			CTR_ADD(emfile, 1);
-		return -1;
-	}
-	node_ref(n);
-	use_node = n;
-	use_fd = fd;
-	return fd;
-}
-
-void node_fd_done(void)
-{
-	struct dnode *n = use_node;
-
-	if (n) {
-		close(use_fd);
-		use_node = NULL;
-		use_fd = -1;
-		node_put(n);
-	}
-}
-
-int node_stat_at(struct dnode *n, int dirfd, const char *name, struct stat *st)
-{
-	int fd = __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE), res, e;
-	bool ours = use_node != n;	/* else the caller is using it */
-
-	if (fd >= 0)
-		return fstat(fd, st);
-	/* fd-less: the name is the cheap way (one call, no descriptor), if
-	 * it still names n: the same device and inode number is the same
-	 * file, however it was reached */
-	if (dirfd >= 0 && fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    (uint64_t)st->st_ino == n->ino && (uint64_t)st->st_dev == n->dev)
-		return 0;
-	fd = node_fd_use(n);
-	if (fd < 0)
-		return -1;
-	res = fstat(fd, st);
-	e = errno;
-	if (ours)
-		node_fd_done();
-	errno = e;
-	return res;
-}
-
-int node_stat(struct dnode *n, struct dnode *dir, const char *name,
-	      struct stat *st)
-{
-	return node_stat_at(n, dir ? node_fd(dir) : -1, name, st);
-}
-
-/*
  * name in dir is about to be unlinked, or replaced by a rename, through the
  * mount.  If it is a file held by handle that the kernel knows, the node
  * takes a descriptor first: a process may have the file open (handle-less
@@ -669,9 +499,7 @@ void node_pin_victim(struct dnode *dir, const char *name)
 	struct dnode *n;
 	struct stat st;
 	uint64_t b;
-	int fd;
-
-	int dfd, tmp;
+	int fd, dfd, tmp;
 
 	if (CTR_GET(fdless) == 0)
 		return;
@@ -935,230 +763,3 @@ void nodes_drop_kernel_refs(void)
 	}
 	free(list);
 }
-
-/* ---- the per-thread descriptor stash ---------------------------------- */
-
-/*
- * A backend lookup opens an O_PATH descriptor on the name and fstat()s it
- * to learn what it is.  A directory or symlink node keeps the descriptor;
- * for any other file it is exactly the one node_activate() is about to
- * open again, so the lookup leaves it here, with a reference on the node,
- * for the thread's next activation of that node.  The attributes go with
- * it: the LOOKUP being served replies with them rather than stat the same
- * inode a second time.  ops.c empties the stash after each use, so what
- * it holds always comes from the request in hand.
- */
-static __thread struct dnode *stash_node;
-static __thread int stash_fd = -1;
-static __thread struct stat stash_st;
-
-void stash_clear(void)
-{
-	if (stash_node) {
-		if (stash_fd >= 0)	/* -1 once node_activate took it */
-			close(stash_fd);
-		node_put(stash_node);
-		stash_node = NULL;
-		stash_fd = -1;
-	}
-}
-
-void stash_set(struct dnode *n, int fd, const struct stat *st)
-{
-	stash_clear();
-	node_ref(n);
-	stash_node = n;
-	stash_fd = fd;
-	stash_st = *st;
-}
-
-/* The stashed descriptor if it is n's, to pass to node_activate. */
-int *stash_fd_for(struct dnode *n)
-{
-	return stash_node == n ? &stash_fd : NULL;
-}
-
-/* The stashed attributes if they are n's. */
-const struct stat *stash_stat_for(struct dnode *n)
-{
-	return stash_node == n ? &stash_st : NULL;
-}
-
-/* ---- the backend ------------------------------------------------------ */
-
-static void fill_inode(struct dc_inode *out, const struct stat *st,
-		       struct dnode *n)
-{
-	out->ino = st->st_ino;
-	out->cookie = (uint64_t)(uintptr_t)n;
-	out->mode = st->st_mode;
-	out->gen = dc_hostfs_gen(st->st_dev);
-}
-
-static int be_root(void *ctx, struct dc_inode *out)
-{
-	struct dnode *r = dcfs.root;
-	struct stat st;
-
-	(void)ctx;
-	if (fstat(r->fd, &st) < 0)
-		return -errno;
-	node_ref(r);		/* the root entry's reference */
-	fill_inode(out, &st, r);
-	return 0;
-}
-
-/*
- * One name in a directory node, as root (dcfs switches credentials only
- * around the system calls that create).  O_PATH|O_NOFOLLOW: a symlink is
- * returned as itself, and nothing is opened for reading.
- */
-static int be_lookup(void *ctx, const struct dc_inode *dir, const char *name,
-		     size_t len, struct dc_inode *out)
-{
-	struct dnode *dn = (struct dnode *)(uintptr_t)dir->cookie, *n;
-	char buf[DC_NAME_MAX + 1];
-	struct stat st;
-	int fd, dfd, tmp, err;
-
-	(void)ctx;
-	if (len > DC_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (!S_ISDIR(dir->mode) || !dn)
-		return -ENOTDIR;
-	dfd = node_dir_fd(dn, &tmp);	/* ENOENT: removed, empty for good */
-	if (dfd < 0)
-		return -errno;
-	memcpy(buf, name, len);
-	buf[len] = '\0';
-	fd = openat(dfd, buf, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	err = -errno;
-	node_dir_fd_put(tmp);
-	if (fd < 0) {
-		if (err == -EMFILE || err == -ENFILE)
-			CTR_ADD(emfile, 1);
-		return err;
-	}
-	if (fstat(fd, &st) < 0) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	err = node_get(&st, &fd, &n);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	stash_set(n, fd, &st);	/* fd is -1 if the node kept it */
-	fill_inode(out, &st, n);
-	return 0;
-}
-
-/*
- * An expired answer (ttl mode): still what name in dir is?  One fstatat,
- * where a lookup would open a descriptor and probe the node table.  The
- * same inode (number, device, type and mode) is the same answer.
- */
-static int be_revalidate(void *ctx, const struct dc_inode *dir, const char *name,
-			 size_t len, const struct dc_inode *cached)
-{
-	struct dnode *dn = (struct dnode *)(uintptr_t)dir->cookie;
-	char buf[DC_NAME_MAX + 1];
-	struct stat st;
-	int fd, tmp, res;
-
-	(void)ctx;
-	if (len > DC_NAME_MAX || !dn || !S_ISDIR(dir->mode))
-		return -EINVAL;
-	fd = node_dir_fd(dn, &tmp);
-	if (fd < 0)	/* ENOENT: removed, empty for good */
-		return errno == ENOENT ? cached->mode == 0 : -errno;
-	memcpy(buf, name, len);
-	buf[len] = '\0';
-	res = fstatat(fd, buf, &st, AT_SYMLINK_NOFOLLOW);
-	if (res < 0)
-		res = errno == ENOENT ? cached->mode == 0 : -errno;
-	else
-		res = cached->mode == st.st_mode && cached->ino == (uint64_t)st.st_ino &&
-		      cached->gen == dc_hostfs_gen(st.st_dev);
-	node_dir_fd_put(tmp);
-	return res;
-}
-
-static int be_getattr(void *ctx, struct dc_inode *inode)
-{
-	struct dnode *n = (struct dnode *)(uintptr_t)inode->cookie;
-	struct stat st;
-	int fd, tmp = -1, res;
-
-	(void)ctx;
-	/* a directory's own or by handle; another file's, only while the
-	 * kernel holds it (then it has one) */
-	fd = !n ? -1 : S_ISDIR(n->type) ? node_dir_fd(n, &tmp) : node_fd(n);
-	if (fd < 0)
-		return -ESTALE;
-	res = fstat(fd, &st) < 0 ? -errno : 0;
-	node_dir_fd_put(tmp);
-	if (res == 0)
-		fill_inode(inode, &st, n);
-	return res;
-}
-
-static int be_readlink(void *ctx, const struct dc_inode *link, char *buf,
-		       size_t size)
-{
-	struct dnode *n = (struct dnode *)(uintptr_t)link->cookie;
-	struct file_handle *fh;
-	int fd, tmp = -1, *sp;
-	ssize_t len;
-
-	(void)ctx;
-	if (!n || !S_ISLNK(n->type) || size == 0)
-		return -EINVAL;
-	/* the descriptor this thread's lookup of the link just opened
-	 * (libdcache reads a link right after looking it up), else the
-	 * node's own, else one of this call's by handle (never
-	 * node_fd_use's: a request on this thread may be using that slot) */
-	sp = stash_fd_for(n);
-	fd = sp && *sp >= 0 ? *sp : __atomic_load_n(&n->fd, __ATOMIC_ACQUIRE);
-	if (fd < 0) {
-		fh = __atomic_load_n(&n->fh, __ATOMIC_ACQUIRE);
-		if (!fh || dcfs.handle_fd < 0)
-			return -ESTALE;
-		fd = tmp = open_by_handle_at(dcfs.handle_fd, fh, O_PATH | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
-	}
-	len = readlinkat(fd, "", buf, size);
-	if (len < 0)
-		len = -errno;
-	if (tmp >= 0)
-		close(tmp);
-	if (len < 0)
-		return (int)len;
-	if ((size_t)len >= size || len > INT_MAX)
-		return -ENAMETOOLONG;
-	buf[len] = '\0';
-	return (int)len;
-}
-
-static void be_release(void *ctx, const struct dc_inode *inode)
-{
-	(void)ctx;
-	node_put((struct dnode *)(uintptr_t)inode->cookie);
-}
-
-static void be_destroy(void *ctx)
-{
-	(void)ctx;
-}
-
-const struct dc_backend_ops dcfs_backend_ops = {
-	.root		= be_root,
-	.lookup		= be_lookup,
-	.getattr	= be_getattr,
-	.revalidate	= be_revalidate,
-	.readlink	= be_readlink,
-	.release	= be_release,
-	.destroy	= be_destroy,
-};

@@ -5,10 +5,10 @@
  *
  * Why: through /dev/fuse the kernel hands a request to whichever reader
  * waited longest, on whichever CPU, and a wake-up across CPUs is an
- * inter-processor interrupt (on this VM an exit to the hypervisor).  A
- * one-thread stat loop took 168-171 us per stat with dcfs free to run on
- * both CPUs and 109-110 us with dcfs and the client on one (docs/dcfs.md,
- * "Which CPU serves a request").  Since Linux 6.14 the kernel can instead
+ * inter-processor interrupt (under virtualization, an exit to the
+ * hypervisor): a one-thread stat loop is much slower with dcfs free to run
+ * on any CPU than with dcfs and the client on one (docs/dcfs.md, "Which
+ * CPU serves a request").  Since Linux 6.14 the kernel can instead
  * queue each request on a per-CPU queue (fs/fuse/dev_uring.c): the queue
  * of the CPU the caller runs on.  Here each queue gets `depth` threads,
  * each pinned to that CPU where dcfs may run there, each with its own
