@@ -77,8 +77,8 @@ LIB_PIC  := $(LIB_SRCS:src/%.c=$(BUILD)/pic/%.o)
 TEST_SRCS := $(wildcard tests/test_*.c)
 TESTS     := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 
-DCBENCH_SRCS := $(wildcard tools/dcbench/*.c)
-DCBENCH_SRCS := $(filter-out tools/dcbench/import_main_test.c,$(DCBENCH_SRCS))
+DCBENCH_SRCS := $(shell find tools/dcbench -name '*.c' ! -name import_main_test.c)
+DCBENCH_HDRS := $(shell find tools/dcbench -name '*.h')
 
 CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_import
 
@@ -128,8 +128,8 @@ $(BUILD)/dcache.pc: dcache.pc.in $(BUILD)/install-dirs include/dcache.h
 $(BUILD)/dcpath: tools/dcpath/dcpath.c $(BUILD)/libdcache.a
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< -o $@ $(LDFLAGS) $(BUILD)/libdcache.a $(LIBS)
 
-$(BUILD)/dcbench: $(DCBENCH_SRCS) tools/dcbench/*.h $(BUILD)/libdcache.a
-	$(CC) $(CPPFLAGS) -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
+$(BUILD)/dcbench: $(DCBENCH_SRCS) $(DCBENCH_HDRS) $(BUILD)/libdcache.a
+	$(CC) $(CPPFLAGS) -Itools -Itools/dcbench $(CFLAGS) $(DCBENCH_SRCS) -o $@ \
 	    $(LDFLAGS) $(BUILD)/libdcache.a $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
 $(BUILD)/tests/test_import: tests/test_import.c tools/dcbench/import.c tools/dcbench/trace.c tools/dcbench/*.h

@@ -281,10 +281,8 @@ options() {
             }
         }' "$f"
 }
-{ for f in "$TOP"/tools/dcbench/*.c; do
-      case $f in */import_main_test.c) continue ;; esac
-      options "$f"
-  done; } | sort -u >"$TMP/dcbench.opts"
+{ find "$TOP/tools/dcbench" -name '*.c' ! -name import_main_test.c | sort |
+  while read -r f; do options "$f"; done; } | sort -u >"$TMP/dcbench.opts"
 options "$TOP/tools/dcpath/dcpath.c" | sort -u >"$TMP/dcpath.opts"
 # the commands, from dcbench's command table
 sed -n '/commands\[\] = {/,/^};/p' "$TOP/tools/dcbench/main.c" |

@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "coherence.h"
+#include "fs/coherence/coherence.h"
 #include "dcache.h"
 #include "flood.h"
-#include "fsmeta.h"
+#include "fs/fsmeta.h"
 #include "import.h"
 #include "json.h"
 #include "memstorm.h"

@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "fsmount.h"
+#include "fs/fsmount.h"
 #include "json.h"
 
 #define CMD		"kernbench"

@@ -21,9 +21,9 @@
 
 #include "cli.h"
 #include "dcache.h"
-#include "fsload.h"
-#include "fsmeta.h"
-#include "fsmount.h"
+#include "fs/fsload.h"
+#include "fs/fsmeta.h"
+#include "fs/fsmount.h"
 #include "json.h"
 
 #define CMD		"fsmeta"
