@@ -58,7 +58,5 @@ int cmd_import(int argc, char **argv);
 int cmd_capture(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_compare(int argc, char **argv);
-/* kernbench.c: a kernel build natively and through dcfs */
-int dcb_kernbench_main(int argc, char **argv);
 
 #endif /* DCBENCH_CLI_H */

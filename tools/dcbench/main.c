@@ -23,6 +23,7 @@
 #include "dcache.h"
 #include "flood.h"
 #include "fs/fsmeta.h"
+#include "fs/kernbench.h"
 #include "import.h"
 #include "json.h"
 #include "memstorm.h"

@@ -42,6 +42,7 @@
 
 #include "cli.h"
 #include "fs/fsmount.h"
+#include "fs/host.h"
 #include "fs/coherence/coherence.h"
 #include "fs/coherence/run.h"
 
@@ -169,80 +170,63 @@ struct args {
 	const char *fs, *source, *mount, *work;
 };
 
+/* An option's number, unless the option was refused already (bad). */
+static int num(int bad, const char *opt, const char *v, unsigned lo, unsigned hi,
+	       unsigned *out)
+{
+	return bad ? bad : cli_uint(CMD, opt, v, lo, hi, out);
+}
+
+/* 0, -1 after --help, or the exit status of a usage error. */
 static int parse_args(int argc, char **argv, struct setup *s, struct args *a)
 {
 	int bad = 0;
 
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc && !bad; i++) {
 		const char *v = NULL;
 
-		if (!strcmp(argv[i], "-h") || cli_opt(CMD, argc, argv, &i, "help", false, &v, &bad)) {
-			if (bad)
-				return bad;
-			fputs(dcb_coherence_help, stdout);
-			return -1;
-		}
-		if (cli_opt(CMD, argc, argv, &i, "fs", true, &v, &bad)) {
-			if (bad)
-				return bad;
+		if (cli_opt(CMD, argc, argv, &i, "fs", true, &v, &bad))
 			a->fs = v;
-		} else if (cli_opt(CMD, argc, argv, &i, "source", true, &v, &bad)) {
-			if (bad)
-				return bad;
+		else if (cli_opt(CMD, argc, argv, &i, "source", true, &v, &bad))
 			a->source = v;
-		} else if (cli_opt(CMD, argc, argv, &i, "mount", true, &v, &bad)) {
-			if (bad)
-				return bad;
+		else if (cli_opt(CMD, argc, argv, &i, "mount", true, &v, &bad))
 			a->mount = v;
-		} else if (cli_opt(CMD, argc, argv, &i, "workdir", true, &v, &bad)) {
-			if (bad)
-				return bad;
+		else if (cli_opt(CMD, argc, argv, &i, "workdir", true, &v, &bad))
 			a->work = v;
-		} else if (cli_opt(CMD, argc, argv, &i, "changes", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(CMD, "--changes", v, 1, 10000000, &s->changes)))
-				return bad;
-		} else if (cli_opt(CMD, argc, argv, &i, "bound-ms", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(CMD, "--bound-ms", v, 0, 3600000, &s->bound_ms)))
-				return bad;
-		} else if (cli_opt(CMD, argc, argv, &i, "give-up-ms", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(CMD, "--give-up-ms", v, 1, 3600000, &s->give_up_ms)))
-				return bad;
-		} else if (cli_opt(CMD, argc, argv, &i, "seed", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(CMD, "--seed", v, 0, UINT_MAX, &s->seed)))
-				return bad;
-		} else if (cli_opt(CMD, argc, argv, &i, "readers", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(CMD, "--readers", v, 0, MAX_READERS, &s->readers)))
-				return bad;
-		} else if (cli_opt(CMD, argc, argv, &i, "through-mount", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(CMD, "--through-mount", v, 0, 100, &s->through)))
-				return bad;
-		} else if (cli_opt(CMD, argc, argv, &i, "peer-timeout", true, &v, &bad)) {
-			if (bad || (bad = cli_seconds(CMD, "--peer-timeout", v, &s->peer_to)))
-				return bad;
-		} else if (cli_opt(CMD, argc, argv, &i, "dcfs-args", true, &v, &bad) ||
-			   cli_opt(CMD, argc, argv, &i, "dcfs-opts", true, &v, &bad)) {
-			if (bad)
-				return bad;
+		else if (cli_opt(CMD, argc, argv, &i, "changes", true, &v, &bad))
+			bad = num(bad, "--changes", v, 1, 10000000, &s->changes);
+		else if (cli_opt(CMD, argc, argv, &i, "bound-ms", true, &v, &bad))
+			bad = num(bad, "--bound-ms", v, 0, 3600000, &s->bound_ms);
+		else if (cli_opt(CMD, argc, argv, &i, "give-up-ms", true, &v, &bad))
+			bad = num(bad, "--give-up-ms", v, 1, 3600000, &s->give_up_ms);
+		else if (cli_opt(CMD, argc, argv, &i, "seed", true, &v, &bad))
+			bad = num(bad, "--seed", v, 0, UINT_MAX, &s->seed);
+		else if (cli_opt(CMD, argc, argv, &i, "readers", true, &v, &bad))
+			bad = num(bad, "--readers", v, 0, MAX_READERS, &s->readers);
+		else if (cli_opt(CMD, argc, argv, &i, "through-mount", true, &v, &bad))
+			bad = num(bad, "--through-mount", v, 0, 100, &s->through);
+		else if (cli_opt(CMD, argc, argv, &i, "peer-timeout", true, &v, &bad))
+			bad = bad ? bad : cli_seconds(CMD, "--peer-timeout", v, &s->peer_to);
+		else if (cli_opt(CMD, argc, argv, &i, "dcfs-args", true, &v, &bad) ||
+			 cli_opt(CMD, argc, argv, &i, "dcfs-opts", true, &v, &bad))
 			s->dcfs_args = v;
-		} else if (cli_opt(CMD, argc, argv, &i, "json", true, &v, &bad)) {
-			if (bad)
-				return bad;
+		else if (cli_opt(CMD, argc, argv, &i, "json", true, &v, &bad))
 			s->json = v;
-		} else if (cli_opt(CMD, argc, argv, &i, "require-bound", false, &v, &bad)) {
-			if (bad)
-				return bad;
+		else if (cli_opt(CMD, argc, argv, &i, "require-bound", false, &v, &bad))
 			s->require = true;
-		} else if (cli_opt(CMD, argc, argv, &i, "flood", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(CMD, "--flood", v, 0, 10000000, &s->flood)))
-				return bad;
-		} else if (cli_opt(CMD, argc, argv, &i, "require-overflow", false, &v, &bad)) {
-			if (bad)
-				return bad;
+		else if (cli_opt(CMD, argc, argv, &i, "flood", true, &v, &bad))
+			bad = num(bad, "--flood", v, 0, 10000000, &s->flood);
+		else if (cli_opt(CMD, argc, argv, &i, "require-overflow", false, &v, &bad))
 			s->require_overflow = true;
-		} else {
+		else if (!strcmp(argv[i], "-h") || cli_opt(CMD, argc, argv, &i, "help", false, &v, &bad)) {
+			if (!bad)
+				fputs(dcb_coherence_help, stdout);
+			return bad ? bad : -1;
+		} else
 			return cli_usage(CMD, "unknown option or argument '%s'", argv[i]);
-		}
 	}
+	if (bad)
+		return bad;
 	if (!a->fs)
 		return cli_usage(CMD, "which file systems? (--fs KIND[,KIND...])");
 	if (s->require_overflow && !s->flood)
@@ -260,29 +244,12 @@ static bool inside(const char *a, const char *b)
  * given.  made[]: what to remove at the end (work, source, mount). */
 static int prepare_dirs(struct setup *s, const struct args *a, bool made[3])
 {
-	const char *tmp = getenv("TMPDIR");
+	enum fsh_work how;
 	char path[PATH_MAX];
 
-	if (a->work) {
-		if (mkdir(a->work, 0755) < 0 && errno != EEXIST) {
-			fprintf(stderr, "dcbench coherence: --workdir %s: %s\n", a->work, strerror(errno));
-			return EXIT_FAIL;
-		}
-		if (!realpath(a->work, s->work)) {
-			fprintf(stderr, "dcbench coherence: --workdir %s: %s\n", a->work, strerror(errno));
-			return EXIT_FAIL;
-		}
-	} else {
-		if (!tmp || !*tmp)
-			tmp = "/tmp";
-		if ((size_t)snprintf(s->work, sizeof(s->work), "%s/dcbench-coherence.XXXXXX", tmp) >=
-		    sizeof(s->work) || !mkdtemp(s->work)) {
-			fprintf(stderr, "dcbench coherence: cannot make a work directory under %s: %s\n",
-				tmp, strerror(errno));
-			return EXIT_FAIL;
-		}
-		made[0] = true;
-	}
+	if (fsh_make_work(CMD, "--workdir", a->work, s->work, &how) < 0)
+		return EXIT_FAIL;
+	made[0] = how == FSH_WORK_TEMP;
 	for (int k = 1; k < 3; k++) {
 		char *dst = k == 1 ? s->source : s->mount;
 
@@ -307,48 +274,23 @@ static int prepare_dirs(struct setup *s, const struct args *a, bool made[3])
 
 static void remove_work(const struct setup *s, const bool made[3])
 {
-	struct dirent *e;
-	char path[PATH_MAX + 256];
-	struct stat st;
-	DIR *d;
-
 	if (made[2])
 		rmdir(s->mount);
 	if (made[1])
 		rmdir(s->source);
-	if (!made[0])
-		return;
-	d = opendir(s->work);
-	if (d) {
-		while ((e = readdir(d))) {
-			coh_put(path, sizeof(path), "%s/%s", s->work, e->d_name);
-			if (lstat(path, &st) == 0 && !S_ISDIR(st.st_mode))
-				unlink(path);
-		}
-		closedir(d);
-	}
-	if (rmdir(s->work) < 0)
-		fprintf(stderr, "dcbench coherence: could not remove %s: %s\n", s->work,
-			strerror(errno));
+	if (made[0])
+		fsh_remove_work(CMD, s->work);
 }
 
 /* What the command needs before it makes anything: 0 or an exit status. */
 static int check_host(void)
 {
-	struct stat st;
-
 	if (geteuid() != 0) {
 		fprintf(stderr, "dcbench coherence: needs root: it mounts file systems and "
 			"chowns files\n");
 		return EXIT_FAIL;
 	}
-	if (stat("/dev/fuse", &st) < 0 || !S_ISCHR(st.st_mode) ||
-	    access("/dev/fuse", R_OK | W_OK) < 0) {
-		fprintf(stderr, "dcbench coherence: no usable /dev/fuse (modprobe fuse; in a "
-			"container, give it /dev/fuse)\n");
-		return EXIT_FAIL;
-	}
-	return 0;
+	return fsh_check_fuse(CMD) < 0 ? EXIT_FAIL : 0;
 }
 
 /* The source and the mount point, once both are known. */
@@ -362,25 +304,137 @@ static int check_dirs(const struct setup *s)
 	return 0;
 }
 
+static void set_defaults(struct setup *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->changes = 1000;
+	s->bound_ms = 100;
+	s->give_up_ms = 3000;
+	s->seed = 1;
+	s->readers = 2;
+	s->through = 10;
+	s->peer_to = -1;
+}
+
+/* Each file system's run, its buffers; -1 when out of memory. */
+static int alloc_runs(struct setup *s, struct run **out)
+{
+	struct run *runs = calloc(s->nkinds, sizeof(*runs));
+
+	*out = runs;
+	if (!runs)
+		return -1;
+	for (unsigned i = 0; i < s->nkinds; i++) {
+		struct run *r = &runs[i];
+
+		r->s = s;
+		r->kind = s->kinds[i];
+		pthread_mutex_init(&r->names.lock, NULL);
+		pthread_mutex_init(&r->quar.lock, NULL);
+		r->buf = malloc(DATA_MAX + 1);
+		r->old = malloc(2 * DATA_MAX);
+		r->recs = calloc(s->changes, sizeof(*r->recs));
+		if (!r->buf || !r->old || !r->recs)
+			return -1;
+	}
+	return 0;
+}
+
+static void free_runs(const struct setup *s, struct run *runs)
+{
+	if (runs)
+		for (unsigned i = 0; i < s->nkinds; i++) {
+			free(runs[i].buf);
+			free(runs[i].old);
+			free(runs[i].recs);
+			free(runs[i].names.e);
+			free(runs[i].quar.e);
+		}
+	free(runs);
+}
+
+/* Every file system in turn, each reported as soon as it has run. */
+static void run_all(const struct setup *s, struct run *runs, FILE *rep)
+{
+	struct sigaction old[3];
+
+	/* A signal ends the change in hand; then the readers stop, the file
+	 * system is unmounted, the trees removed and the signal's default
+	 * action taken. */
+	fsh_catch_signals(on_signal, old);
+	fprintf(rep, "coherence: %u changes per file system (seed %u), %u%% through the mount, "
+		"%u reader%s; bound %u ms, give up after %u ms; source %s, mount %s\n",
+		s->changes, s->seed, s->through, s->readers, s->readers == 1 ? "" : "s",
+		s->bound_ms, s->give_up_ms, s->source, s->mount);
+	for (unsigned i = 0; i < s->nkinds && !coh_interrupted; i++) {
+		struct run *r = &runs[i];
+
+		r->tried = true;
+		coh_run_kind(r);
+		if (coh_summarise(r) < 0) {
+			fprintf(stderr, "dcbench coherence: out of memory\n");
+			r->ran = false;
+		}
+		coh_print_kind(rep, r);
+		fflush(rep);
+	}
+	fsh_restore_signals(old);
+}
+
+/* The closing summary and what --require-* asks: the exit status;
+ * *failed when a file system did not run. */
+static int verdict(const struct setup *s, const struct run *runs, FILE *rep, bool *failed)
+{
+	bool over = false, no_overflow = false;
+	int rc;
+
+	fprintf(rep, "\n");
+	for (unsigned i = 0; i < s->nkinds; i++) {
+		const struct run *r = &runs[i];
+
+		if (r->tried)
+			coh_print_verdict(rep, r);
+		*failed |= !r->ran;
+		over |= r->all.over || r->all.failed;
+		no_overflow |= r->ran && fsm_kind_dcfs(r->kind) && r->overflows <= 0;
+	}
+	rc = *failed || coh_interrupted ? EXIT_FAIL : EXIT_OK;
+	if (s->require && over) {
+		fprintf(rep, "coherence: --require-bound: not met (a change stale past %u ms, "
+			"never seen, or failed)\n", s->bound_ms);
+		rc = EXIT_FAIL;
+	}
+	if (s->require_overflow && no_overflow) {
+		fprintf(rep, "coherence: --require-overflow: not met (a dcfs kind logged no "
+			"overflow of its event queue)\n");
+		rc = EXIT_FAIL;
+	}
+	return rc;
+}
+
+static int save_json(const struct setup *s, struct run *runs)
+{
+	FILE *f = strcmp(s->json, "-") ? fopen(s->json, "w") : stdout;
+
+	if (!f || coh_write_json(s, runs, f) < 0 || (f != stdout && fclose(f) != 0)) {
+		fprintf(stderr, "dcbench coherence: cannot write %s: %s\n", s->json,
+			strerror(errno));
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
 int dcb_coherence_main(int argc, char **argv)
 {
 	struct setup s;
 	struct args a = { 0 };
 	struct run *runs = NULL;
-	struct sigaction sa, old_int, old_term, old_hup;
 	bool made[3] = { false, false, false };
-	bool failed = false, over = false, no_overflow = false;
+	bool failed = false;
 	FILE *rep = stdout;
 	int rc;
 
-	memset(&s, 0, sizeof(s));
-	s.changes = 1000;
-	s.bound_ms = 100;
-	s.give_up_ms = 3000;
-	s.seed = 1;
-	s.readers = 2;
-	s.through = 10;
-	s.peer_to = -1;
+	set_defaults(&s);
 	rc = parse_args(argc, argv, &s, &a);
 	if (rc)
 		return rc < 0 ? EXIT_OK : rc;
@@ -396,104 +450,21 @@ int dcb_coherence_main(int argc, char **argv)
 		goto out;
 	s.umask = umask(0);
 	umask(s.umask);
-	runs = calloc(s.nkinds, sizeof(*runs));
-	if (!runs) {
+	if (alloc_runs(&s, &runs) < 0) {
 		fprintf(stderr, "dcbench coherence: out of memory\n");
 		rc = EXIT_FAIL;
 		goto out;
 	}
-	for (unsigned i = 0; i < s.nkinds; i++) {
-		struct run *r = &runs[i];
-
-		r->s = &s;
-		r->kind = s.kinds[i];
-		pthread_mutex_init(&r->names.lock, NULL);
-		pthread_mutex_init(&r->quar.lock, NULL);
-		r->buf = malloc(DATA_MAX + 1);
-		r->old = malloc(2 * DATA_MAX);
-		r->recs = calloc(s.changes, sizeof(*r->recs));
-		if (!r->buf || !r->old || !r->recs) {
-			fprintf(stderr, "dcbench coherence: out of memory\n");
-			rc = EXIT_FAIL;
-			goto out;
-		}
-	}
-
-	/* A signal ends the change in hand; then the readers stop, the file
-	 * system is unmounted, the trees removed and the signal's default
-	 * action taken. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-
-	fprintf(rep, "coherence: %u changes per file system (seed %u), %u%% through the mount, "
-		"%u reader%s; bound %u ms, give up after %u ms; source %s, mount %s\n",
-		s.changes, s.seed, s.through, s.readers, s.readers == 1 ? "" : "s", s.bound_ms,
-		s.give_up_ms, s.source, s.mount);
-	for (unsigned i = 0; i < s.nkinds && !coh_interrupted; i++) {
-		struct run *r = &runs[i];
-
-		r->tried = true;
-		coh_run_kind(r);
-		if (coh_summarise(r) < 0) {
-			fprintf(stderr, "dcbench coherence: out of memory\n");
-			r->ran = false;
-		}
-		coh_print_kind(rep, r);
-		fflush(rep);
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-
-	fprintf(rep, "\n");
-	for (unsigned i = 0; i < s.nkinds; i++) {
-		struct run *r = &runs[i];
-
-		if (r->tried)
-			coh_print_verdict(rep, r);
-		failed |= !r->ran;
-		over |= r->all.over || r->all.failed;
-		no_overflow |= r->ran && fsm_kind_dcfs(r->kind) && r->overflows <= 0;
-	}
-	rc = failed || coh_interrupted ? EXIT_FAIL : EXIT_OK;
-	if (s.require && over) {
-		fprintf(rep, "coherence: --require-bound: not met (a change stale past %u ms, "
-			"never seen, or failed)\n", s.bound_ms);
+	run_all(&s, runs, rep);
+	rc = verdict(&s, runs, rep, &failed);
+	if (s.json && !coh_interrupted && save_json(&s, runs))
 		rc = EXIT_FAIL;
-	}
-	if (s.require_overflow && no_overflow) {
-		fprintf(rep, "coherence: --require-overflow: not met (a dcfs kind logged no "
-			"overflow of its event queue)\n");
-		rc = EXIT_FAIL;
-	}
-	if (s.json && !coh_interrupted) {
-		FILE *f = strcmp(s.json, "-") ? fopen(s.json, "w") : stdout;
-
-		if (!f || coh_write_json(&s, runs, f) < 0 || (f != stdout && fclose(f) != 0)) {
-			fprintf(stderr, "dcbench coherence: cannot write %s: %s\n", s.json,
-				strerror(errno));
-			rc = EXIT_FAIL;
-		}
-	}
 	if (failed && made[0]) {
 		fprintf(stderr, "dcbench coherence: kept %s for the daemons' logs\n", s.work);
 		made[0] = false;
 	}
 out:
-	if (runs)
-		for (unsigned i = 0; i < s.nkinds; i++) {
-			free(runs[i].buf);
-			free(runs[i].old);
-			free(runs[i].recs);
-			free(runs[i].names.e);
-			free(runs[i].quar.e);
-		}
-	free(runs);
+	free_runs(&s, runs);
 	remove_work(&s, made);
 	if (coh_interrupted) {
 		fprintf(stderr, "dcbench coherence: interrupted\n");

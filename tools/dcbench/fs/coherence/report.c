@@ -226,6 +226,15 @@ static void strings_json(struct json *j, const char *key, char (*list)[640], uns
 	json_arr_end(j);
 }
 
+/* A message, or null when there is none. */
+static void text_or_null(struct json *j, const char *key, const char *s)
+{
+	if (s[0])
+		json_kstr(j, key, s);
+	else
+		json_knull(j, key);
+}
+
 int coh_write_json(const struct setup *s, struct run *runs, FILE *f)
 {
 	struct json j;
@@ -254,19 +263,13 @@ int coh_write_json(const struct setup *s, struct run *runs, FILE *f)
 		json_obj_begin(&j);
 		json_kstr(&j, "kind", r->kind);
 		json_kbool(&j, "ran", r->ran);
-		if (r->error[0])
-			json_kstr(&j, "error", r->error);
-		else
-			json_knull(&j, "error");
+		text_or_null(&j, "error", r->error);
 		json_kuint(&j, "names", r->entries);
 		json_kbool(&j, "xattrs", r->xattrs);
 		json_knum(&j, "warm_up_s", r->warm_s);
 		json_kuint(&j, "reader_ops", r->reader_ops);
 		json_kuint(&j, "skipped_stale_before", r->skipped);
-		if (r->note[0])
-			json_kstr(&j, "note", r->note);
-		else
-			json_knull(&j, "note");
+		text_or_null(&j, "note", r->note);
 		json_kuint(&j, "floods", r->floods);
 		json_kuint(&j, "flood_files", r->flood_files);
 		json_knum(&j, "flood_s", r->flood_s);
@@ -276,10 +279,7 @@ int coh_write_json(const struct setup *s, struct run *runs, FILE *f)
 			json_kint(&j, "overflows_logged", r->overflows);
 		else
 			json_knull(&j, "overflows_logged");
-		if (r->flood_err[0])
-			json_kstr(&j, "flood_error", r->flood_err);
-		else
-			json_knull(&j, "flood_error");
+		text_or_null(&j, "flood_error", r->flood_err);
 		stats_json(&j, &r->all);
 		json_key(&j, "by_change");
 		json_arr_begin(&j);
