@@ -149,7 +149,7 @@ $(OBJ)/examples/%.o: examples/%.c
 # everything else: the tools, the engines, the tests
 $(OBJ)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) -Itools -Itools/common -Itools/dcbench -Itests $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) -Itools -Itools/dcbench -Itests $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # ---- libraries and programs ------------------------------------------------------
 
@@ -233,7 +233,7 @@ fuzz: deps
 	@mkdir -p build-fuzz/corpus_walk build-fuzz/corpus_import
 	clang -std=c11 $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_walk.c $(LIB_SRCS) \
 	    -o build-fuzz/fuzz_walk $(LIBS)
-	clang -std=c11 $(CPPFLAGS) -Itools -Itools/common -Itools/dcbench $(FUZZ_FLAGS) \
+	clang -std=c11 $(CPPFLAGS) -Itools -Itools/dcbench $(FUZZ_FLAGS) \
 	    tests/fuzz/fuzz_import.c $(FUZZ_IMPORT_SRCS) -o build-fuzz/fuzz_import $(LZMA_LIBS)
 	cd build-fuzz && ./fuzz_walk -max_total_time=$(FUZZ_SECONDS) -dict=../tests/fuzz/walk.dict \
 	    corpus_walk ../tests/fuzz/corpus_walk

@@ -71,8 +71,6 @@ int cmd_compare(int argc, char **argv);
 /* stress.c: the torture and memstorm engines of tests/torture/ */
 int cmd_torture(int argc, char **argv);
 int cmd_memstorm(int argc, char **argv);
-/* kernbench.c: a kernel build natively and through dcfs */
-int dcb_kernbench_main(int argc, char **argv);
 /* micro/cmd.c: the micro-benchmark suite (docs/micro.md) */
 int dcb_micro_main(int argc, char **argv);
 

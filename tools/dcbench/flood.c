@@ -4,10 +4,10 @@
  *
  * Two sets of crafted names, each against ordinary names of the same
  * length, in one directory each of a memfs tree:
- *  unkeyed       8-byte names that share one hash under an unkeyed hash of
- *                libdcache's former construction (a constant start, a
- *                64-bit multiply-xorshift per word): computed once, they
- *                shared one chain in every directory of every process;
+ *  unkeyed       8-byte names that share one hash under an unkeyed hash
+ *                (a constant start, a 64-bit multiply-xorshift per word):
+ *                computed once, they share one chain in every directory
+ *                of every process that hashes so;
  *  differential  176-byte names that share one state under a 64-bit
  *                multiply-xorshift whatever its key: flipping a word's top
  *                bit changes the state the same way under every key, and

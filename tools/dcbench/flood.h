@@ -8,9 +8,9 @@
 
 /*
  * n names of DCB_FLOOD_SHORT bytes (plus a NUL, in names[i * 9]) that share
- * one hash under an unkeyed hash of libdcache's former construction: a
- * constant starting state, a 64-bit multiply-xorshift per word, the
- * parent only perturbing the bucket.
+ * one hash under an unkeyed hash of this construction: a constant
+ * starting state, a 64-bit multiply-xorshift per word, the parent only
+ * perturbing the bucket.
  */
 void dcb_flood_unkeyed(char *names, int n);
 /*

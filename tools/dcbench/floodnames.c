@@ -2,9 +2,9 @@
 /*
  * floodnames.c - names made to share one hash chain (flood.h), for
  * `dcbench flood` and tests/test_writers.c.  Each set inverts or cancels
- * a construction libdcache's name hash once had, so that a cache whose
- * hash is keyed and whose mixing no difference survives spreads them
- * like any names.
+ * a weak construction of a name hash (unkeyed; a mixing some difference
+ * survives), so that a cache whose hash is keyed and whose mixing no
+ * difference survives spreads them like any names.
  */
 #include <stdbool.h>
 #include <stdint.h>

@@ -10,10 +10,11 @@
 #include <string.h>
 
 #include "cli.h"
-#include "coherence.h"
+#include "fs/coherence/coherence.h"
 #include "dcache.h"
 #include "flood.h"
-#include "fsmeta.h"
+#include "fs/fsmeta.h"
+#include "fs/kernbench.h"
 
 static const char usage_text[] =
 "usage: dcbench COMMAND [OPTIONS]\n"

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsmount.h"
+#include "fs/fsmount.h"
 
 #define PEER_EXAMPLES	"/usr/share/doc/libfuse3-dev/examples"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * kernbench.c - dcbench kernbench: the 2002 dcache_rcu experiment for real.
+ * kernbench.c - `dcbench kernbench`: the 2002 dcache_rcu experiment for real.
  * A kernel tree is built natively and through dcfs in each libdcache mode,
  * timed the way kernbench did: every run a `make clean`, then a timed
  * `make -j N`; Elapsed, User, System and CPU% of the build (from wait4 on
@@ -26,7 +26,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "fsmount.h"
+#include "fs/fsmount.h"
+#include "fs/host.h"
+#include "fs/kernbench.h"
 #include "common/json.h"
 
 #define CMD		"kernbench"
@@ -393,9 +395,10 @@ static const struct series *find(const struct series *all, unsigned n, unsigned 
 }
 
 /*
- * Issue 4's figures: with timeouts of 1 s, rcu Elapsed <= 1.2x native; with
- * timeouts 0, the daemon's CPU for rcu no higher than for global (within
- * one sd).  Under other timeouts the same ratios are printed as "info".
+ * The goals (docs/dcbench.md): with timeouts of 1 s, rcu Elapsed <= 1.2x
+ * native; with timeouts 0, the daemon's CPU for rcu no higher than for
+ * global (within one sd).  Under other timeouts the same ratios are
+ * printed as "info".
  */
 static void print_goals(FILE *out, const struct series *all, unsigned n, unsigned cpus)
 {
@@ -540,10 +543,8 @@ int dcb_kernbench_main(int argc, char **argv)
 		fprintf(stderr, "dcbench kernbench: mounting dcfs needs root\n");
 		return EXIT_FAIL;
 	}
-	if (needs_mount() && access("/dev/fuse", R_OK | W_OK) < 0) {
-		fprintf(stderr, "dcbench kernbench: /dev/fuse: %s\n", strerror(errno));
+	if (needs_mount() && fsh_check_fuse(CMD) < 0)
 		return EXIT_FAIL;
-	}
 	if (make_workdir(tmpl, sizeof(tmpl)) < 0)
 		return EXIT_FAIL;
 	/* no SA_RESTART: wait4 in fsm_run returns, and passes SIGTERM on to

@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fsload.h"
+#include "fs/fsload.h"
 
 #define SCRATCH_PREFIX	".fsmeta."
 

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * util.c - the small things every part of `dcbench coherence` uses: a
+ * seeded random sequence, the clock, bounded formatting, relative paths
+ * inside the tree, whole-file reads and writes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fs/coherence/run.h"
+
+uint64_t coh_mix(uint64_t z)
+{
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* splitmix64 */
+static uint64_t rnd(uint64_t *s)
+{
+	return coh_mix(*s += 0x9e3779b97f4a7c15ULL);
+}
+
+unsigned coh_below(uint64_t *s, unsigned n)
+{
+	return n ? (unsigned)(rnd(s) % n) : 0;
+}
+
+/* snprintf for text that may be cut short (names are kept short enough
+ * that paths never are) */
+void coh_put(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+}
+
+int64_t coh_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+
+#define FNV0	0xcbf29ce484222325ULL
+
+uint64_t coh_fnv(const void *p, size_t n, uint64_t h)
+{
+	const unsigned char *c = p;
+
+	while (n--)
+		h = (h ^ *c++) * 0x100000001b3ULL;
+	return h;
+}
+
+const char *coh_err_name(int err)
+{
+	const char *n = strerrorname_np(err);
+
+	return n ? n : strerror(err);
+}
+
+/* Is path dir itself or below it? */
+bool coh_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || path[n] == '\0');
+}
+
+unsigned coh_depth(const char *path)
+{
+	unsigned d = 1;
+
+	for (; *path; path++)
+		d += *path == '/';
+	return d;
+}
+
+void coh_at(char *out, const char *base, const char *rel)
+{
+	coh_put(out, PATH_MAX, "%s/%s", base, rel);
+}
+
+/* "d0/s1" for "d0/s1/f3"; "." for a name at the top. */
+void coh_parent_of(const char *path, char *out)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash)
+		coh_put(out, REL_MAX, ".");
+	else
+		coh_put(out, REL_MAX, "%.*s", (int)(slash - path), path);
+}
+
+int coh_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Reads at most max bytes of path; the length, or -1 with errno. */
+ssize_t coh_read_file(const char *path, unsigned char *buf, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t got = 0;
+	int saved;
+
+	if (fd < 0)
+		return -1;
+	while (got < max) {
+		ssize_t n = read(fd, buf + got, max - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			saved = errno;
+			close(fd);
+			errno = saved;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	return (ssize_t)got;
+}
