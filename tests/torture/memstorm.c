@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "dcache.h"
 #include "memstorm.h"
 
@@ -139,14 +140,6 @@ static void sample(struct storm *s, uint64_t rss0)
 		s->peak_rss = rss - rss0;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int memstorm_run(const struct memstorm_opts *mo, struct memstorm_result *r)
 {
 	struct dc_options o = { .mode = mo->mode, .max_entries = mo->cap };
@@ -179,7 +172,7 @@ int memstorm_run(const struct memstorm_opts *mo, struct memstorm_result *r)
 		return 1;
 	}
 	chunk = s.names / (uint64_t)s.threads + 1;
-	t0 = now_s();
+	t0 = clock_s();
 	for (i = 0; i < s.threads; i++) {
 		parts[i] = (struct part){ &s, chunk * (uint64_t)i, chunk * (uint64_t)(i + 1) };
 		if (parts[i].to > s.names)
@@ -204,10 +197,10 @@ int memstorm_run(const struct memstorm_opts *mo, struct memstorm_result *r)
 		if (!alive)
 			break;
 		if (isatty(2))
-			fprintf(stderr, "\rmemstorm: %.0f s", now_s() - t0);
+			fprintf(stderr, "\rmemstorm: %.0f s", clock_s() - t0);
 		usleep(20000);
 	}
-	secs = now_s() - t0;
+	secs = clock_s() - t0;
 	sample(&s, rss0);
 	if (isatty(2))
 		fputc('\n', stderr);

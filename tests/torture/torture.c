@@ -61,6 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "torture.h"
 #include "dcache-debug.h"
 
@@ -675,14 +676,6 @@ static int build(struct torture *t)
 	return err;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * Quiescent now: every name answers what it holds, whatever the cache
  * kept or forgot during the run (after allocation failures above all).
@@ -808,7 +801,7 @@ int torture_run(const struct torture_opts *o, struct torture_result *r)
 	must(t, dc_walk(t->c, NULL, "m/sub", 0, &t->sub), "walk to m/sub");
 	if (o->fail_every)	/* from here to the join: see the top */
 		dc_debug_fail_alloc(o->fail_every, o->fail_seed);
-	t0 = now_s();
+	t0 = clock_s();
 	for (i = 0; i < n; i++) {
 		w[i] = (struct worker){ .t = t, .id = i,
 			.seed = (o->seed + 1) * 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1) | 1 };
@@ -818,7 +811,7 @@ int torture_run(const struct torture_opts *o, struct torture_result *r)
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < n; i++)
 		pthread_join(th[i], NULL);
-	r->seconds = now_s() - t0;
+	r->seconds = clock_s() - t0;
 	if (o->fail_every) {
 		r->failed_allocs = dc_debug_failed_allocs();
 		dc_debug_fail_alloc(0, 0);

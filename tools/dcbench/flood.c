@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/clock.h"
+#include "common/stats.h"
 #include "dcache.h"
 #include "cli.h"
 #include "flood.h"
@@ -38,30 +40,6 @@ struct set {
 	uint64_t cdir, odir;		/* the directories holding them */
 	double insert[2][64], resolve[2][64];	/* [crafted?][run], ns per name */
 };
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(const double *v, unsigned n)
-{
-	double s[64];
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
 
 /* Tell a new cache of the n names of one directory, then resolve them
  * all warm; ns per name into *ins and *res.  Wrong answers counted. */
@@ -87,19 +65,19 @@ static int one_run(struct dc_memfs *fs, enum dc_mode mode, const char *dirname,
 		dc_cache_destroy(c);
 		return err;
 	}
-	t0 = now_ns();
+	t0 = (double)clock_ns();
 	for (i = 0; i < n; i++)
 		if (dc_create(c, dir, names + (size_t)i * (len + 1), &in[i]))
 			(*wrong)++;
-	*ins = (now_ns() - t0) / n;
+	*ins = ((double)clock_ns() - t0) / n;
 	dc_put(c, dir);
-	t0 = now_ns();
+	t0 = (double)clock_ns();
 	for (i = 0; i < n; i++) {
 		snprintf(path, sizeof(path), "/%s/%s", dirname, names + (size_t)i * (len + 1));
 		if (dc_resolve(c, NULL, path, 0, &st) || st.ino != in[i].ino)
 			(*wrong)++;
 	}
-	*res = (now_ns() - t0) / n;
+	*res = ((double)clock_ns() - t0) / n;
 	dc_cache_destroy(c);
 	return 0;
 }
@@ -245,8 +223,8 @@ int dcb_flood_main(int argc, char **argv)
 		       "ordinary", "ratio");
 	for (s = 0; s < 2; s++) {
 		struct set *t = &sets[s];
-		double ic = median(t->insert[1], runs), io = median(t->insert[0], runs);
-		double rc = median(t->resolve[1], runs), ro = median(t->resolve[0], runs);
+		double ic = stats_median(t->insert[1], runs), io = stats_median(t->insert[0], runs);
+		double rc = stats_median(t->resolve[1], runs), ro = stats_median(t->resolve[0], runs);
 
 		if (json)
 			printf("%s{\"set\": \"%s\", \"name_bytes\": %zu, "

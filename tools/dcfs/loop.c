@@ -65,6 +65,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "dcfs.h"
 
 #define TICK_NS		10000000ull	/* 10 ms: see "Stalls" in docs/dcfs.md */
@@ -134,14 +135,6 @@ static __thread struct worker *self;
 static __thread bool self_blocked;
 static __thread uid_t self_blocked_uid;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Before main: the signal handler may post `done` at any time after. */
 __attribute__((constructor)) static void init_done(void)
 {
@@ -201,7 +194,7 @@ static bool maybe_park_locked(struct worker *w)
 	int rc = 0;
 
 	if (active <= pool.readers ||
-	    (active <= pool.threads && stuck_locked(w, now_ns() - TICK_NS)))
+	    (active <= pool.threads && stuck_locked(w, clock_ns() - TICK_NS)))
 		return !pool.exiting;
 	w->state = W_PARKED;
 	w->go = false;
@@ -278,7 +271,7 @@ static void serve(struct worker *w)
 		 * store to monitor_asleep and load of busy_since before it
 		 * sleeps, so either it sees this request or we see it asleep.
 		 */
-		atomic_store(&w->busy_since, now_ns());
+		atomic_store(&w->busy_since, clock_ns());
 		if (atomic_load(&pool.monitor_asleep))
 			wake_monitor();
 		fuse_session_process_buf(pool.se, &w->buf);
@@ -398,7 +391,7 @@ static void *monitor(void *arg)
 		if (pool.exiting)
 			break;
 		if (active_locked() < pool.threads && !fuse_session_exited(pool.se) &&
-		    stuck_locked(NULL, now_ns() - TICK_NS))
+		    stuck_locked(NULL, clock_ns() - TICK_NS))
 			add_reader_locked();
 		idle = any_busy_locked() ? 0 : idle + 1;
 		if (idle < IDLE_TICKS)

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "fs/fsload.h"
 
 #define SCRATCH_PREFIX	".fsmeta."
@@ -59,14 +60,6 @@ struct fsl_ctx {
 };
 
 /* ---- small helpers ---------------------------------------------------- */
-
-static double now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 double fsl_rate(const struct fsl_phase *p)
 {
@@ -281,14 +274,14 @@ static void *walk_thread(void *arg)
 
 	if (!gate_wait(w->c))
 		return NULL;
-	w->t0 = now();
+	w->t0 = clock_s();
 	while ((dir = wq_pop(w->c))) {
 		if (!stopped(w->c))
 			walk_dir(w, dir, &subdirs);
 		free(dir);
 		wq_done(w->c, &subdirs);
 	}
-	w->t1 = now();
+	w->t1 = clock_s();
 	list_free(&subdirs);
 	return NULL;
 }
@@ -304,14 +297,14 @@ static void *stat_thread(void *arg)
 
 	if (!gate_wait(w->c))
 		return NULL;
-	w->t0 = now();
+	w->t0 = clock_s();
 	for (unsigned pass = 0; pass < c->o->passes && !stopped(c); pass++)
 		for (size_t i = w->id; i < c->all.n && !stopped(c); i += step) {
 			w->ops++;
 			if (lstat(c->all.v[i], &st) < 0)
 				fail(w, "lstat", c->all.v[i], errno);
 		}
-	w->t1 = now();
+	w->t1 = clock_s();
 	return NULL;
 }
 
@@ -333,7 +326,7 @@ static void *mix_thread(void *arg)
 	}
 	if (!gate_wait(w->c))
 		return NULL;
-	w->t0 = now();
+	w->t0 = clock_s();
 	for (unsigned i = 0; ready && i < w->c->o->mix && !stopped(w->c); i++) {
 		snprintf(a, sizeof(a), "%s/new%u", w->scratch, i);
 		snprintf(b, sizeof(b), "%s/renamed%u", w->scratch, i);
@@ -354,7 +347,7 @@ static void *mix_thread(void *arg)
 		if (unlink(b) < 0)
 			fail(w, "unlink", b, errno);
 	}
-	w->t1 = now();
+	w->t1 = clock_s();
 	return NULL;
 }
 

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "fs/fsmount.h"
 
 #define PEER_EXAMPLES	"/usr/share/doc/libfuse3-dev/examples"
@@ -45,14 +46,6 @@ const char *fsm_kind(const char *kind)
 bool fsm_kind_dcfs(const char *kind)
 {
 	return strcmp(kind, "native") && strncmp(kind, "passthrough_", 12);
-}
-
-static double mono_now(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 int fsm_first_cpus(unsigned n, cpu_set_t *set)
@@ -138,7 +131,7 @@ int fsm_run(char *const argv[], const char *log, const cpu_set_t *cpus,
 	    struct rusage *ru, double *elapsed)
 {
 	struct rusage r;
-	double t0 = mono_now();
+	double t0 = clock_s();
 	bool forwarded = false;
 	int status;
 	pid_t pid;
@@ -164,7 +157,7 @@ int fsm_run(char *const argv[], const char *log, const cpu_set_t *cpus,
 		}
 	}
 	if (elapsed)
-		*elapsed = mono_now() - t0;
+		*elapsed = clock_s() - t0;
 	if (ru)
 		*ru = r;
 	return exit_code(status);
@@ -407,7 +400,7 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 	free(extra_copy);
 
 	/* The daemon mounts, then serves: poll until the mount answers. */
-	deadline = mono_now() + 30;
+	deadline = clock_s() + 30;
 	while (!mounted(mnt)) {
 		int status;
 
@@ -417,7 +410,7 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 			m->pid = 0;
 			return -1;
 		}
-		if (mono_now() > deadline) {
+		if (clock_s() > deadline) {
 			fprintf(stderr, "dcbench: %s did not mount %s within 30 s; see %s\n",
 				kind, mnt, log);
 			fsm_stop(m, NULL);
@@ -450,7 +443,7 @@ int fsm_stop(struct fsmount *m, struct rusage *ru)
 		kill(m->pid, SIGTERM);
 		termed = true;
 	}
-	deadline = mono_now() + 10;
+	deadline = clock_s() + 10;
 	for (;;) {
 		pid_t p = wait4(m->pid, &status, WNOHANG, &r);
 
@@ -461,11 +454,11 @@ int fsm_stop(struct fsmount *m, struct rusage *ru)
 			m->pid = 0;
 			return -1;
 		}
-		if (mono_now() > deadline && !killed) {
+		if (clock_s() > deadline && !killed) {
 			if (!termed) {
 				kill(m->pid, SIGTERM);
 				termed = true;
-				deadline = mono_now() + 10;
+				deadline = clock_s() + 10;
 				continue;
 			}
 			fprintf(stderr, "dcbench: %s did not stop on SIGTERM; killing it\n", m->kind);

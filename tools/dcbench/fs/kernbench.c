@@ -30,6 +30,7 @@
 #include "fs/host.h"
 #include "fs/kernbench.h"
 #include "common/json.h"
+#include "common/stats.h"
 
 #define CMD		"kernbench"
 #define MAX_MODES	8
@@ -127,29 +128,17 @@ static double field(const struct sample *s, int f)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static void summarize(struct series *se)
 {
 	for (int f = 0; f < NFIELDS; f++) {
-		double v[MAX_RUNS], sum = 0, ss = 0;
+		double v[MAX_RUNS];
 		unsigned n = se->n;
 
-		for (unsigned i = 0; i < n; i++) {
-			v[i] = field(&se->s[i], f);
-			sum += v[i];
-		}
-		qsort(v, n, sizeof(v[0]), cmp_double);
-		se->f[f].median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-		se->f[f].mean = sum / n;
 		for (unsigned i = 0; i < n; i++)
-			ss += (v[i] - se->f[f].mean) * (v[i] - se->f[f].mean);
-		se->f[f].sd = n > 1 ? sqrt(ss / (n - 1)) : 0;
+			v[i] = field(&se->s[i], f);
+		se->f[f].median = stats_median(v, n);
+		se->f[f].mean = stats_mean(v, n);
+		se->f[f].sd = n > 1 ? stats_sd(v, n) : 0;
 	}
 }
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "dcache.h"
 #include "common/stats.h"
 #include "micro/micro.h"
@@ -109,14 +110,14 @@ static int upd_op(struct impl *im, struct dirh *h, int which, unsigned i)
 static double time_upd(struct impl *im, struct dirh *h, int which, unsigned ms,
 		       int schedfd, uint64_t *errs)
 {
-	uint64_t w0 = cpu_wait_ns(schedfd), t0 = now_ns();
+	uint64_t w0 = cpu_wait_ns(schedfd), t0 = clock_ns();
 	uint64_t end = t0 + (uint64_t)ms * 1000000u, t, w1, n = 0;
 
 	do {
 		for (unsigned i = 0; i < 64; i++)	/* even: renames come back */
 			*errs += upd_op(im, h, which, i) != 0;
 		n += 64;
-	} while ((t = now_ns()) < end);
+	} while ((t = clock_ns()) < end);
 	w1 = cpu_wait_ns(schedfd);
 	/* less the time spent waiting for a CPU (other processes') */
 	if (w1 > w0 && w1 - w0 < (t - t0) * 99 / 100)

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <urcu/urcu-memb.h>
 
+#include "common/clock.h"
 #include "dcache.h"
 #include "micro/micro.h"
 #include "micro/util.h"
@@ -119,7 +120,7 @@ static int upd_step(struct impl *im, struct worker *w)
 						u_ += upd_step((im), (w)) != 0; \
 					else				\
 						LOOKUP(CALL));		\
-		(w)->t1 = now_ns();					\
+		(w)->t1 = clock_ns();					\
 		(w)->wait1 = cpu_wait_ns2((w)->schedfd, &(w)->run1);	\
 		(w)->pos = I_;						\
 		(w)->wraps = wr_;					\
@@ -143,7 +144,7 @@ static void floor_loop(struct worker *w)
 			bad += fstatat(AT_FDCWD, ".", &st, 0) != 0;
 		n += BATCH;
 	} while (!__atomic_load_n(stop, __ATOMIC_RELAXED));
-	w->t1 = now_ns();
+	w->t1 = clock_ns();
 	w->wait1 = cpu_wait_ns2(w->schedfd, &w->run1);
 	w->ops = w->lookups = n;
 	w->comps = 0;
@@ -156,7 +157,7 @@ static void run_job(struct worker *w)
 	struct impl *im = w->p->im;
 
 	w->wait0 = cpu_wait_ns2(w->schedfd, &w->run0);
-	w->t0 = now_ns();
+	w->t0 = clock_ns();
 	if (w->p->floor) {
 		floor_loop(w);
 		return;

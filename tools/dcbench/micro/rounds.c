@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "dcache.h"
 #include "micro/micro.h"
 #include "micro/util.h"
@@ -88,7 +89,7 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 	p->floor = floor;
 	__atomic_store_n(&p->stop, 0, __ATOMIC_RELAXED);
 	pthread_barrier_wait(&p->go);
-	t0 = now_ns();
+	t0 = clock_ns();
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 	__atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/logreader.h"
 #include "micro/util.h"
 
@@ -40,14 +41,6 @@ void *xrealloc(void *p, size_t n)
 	if (!p)
 		oom(n);
 	return p;
-}
-
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t rng_next(uint64_t *s)	/* splitmix64 */

@@ -21,8 +21,6 @@ void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t now_ns(void);
 
 /* splitmix64: the next number of the sequence seeded with *s. */
 uint64_t rng_next(uint64_t *s);

@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,38 +59,48 @@ const char dcb_capture_help[] =
 
 /* ---- import ------------------------------------------------------------------- */
 
+/* The summary's counters, in the order the JSON document gives them. */
+#define FIELD(name)	{ #name, offsetof(struct dct_import_summary, name) }
+static const struct {
+	const char *key;
+	size_t off;
+} head_fields[] = {
+	FIELD(lines), FIELD(blank), FIELD(bytes), FIELD(processes), FIELD(ops),
+}, tail_fields[] = {
+	FIELD(path_ops), FIELD(path_ops_failed), FIELD(path_ops_enoent),
+	FIELD(distinct_paths), FIELD(malformed), FIELD(malformed_first_line),
+	FIELD(unknown_calls), FIELD(ignored_calls), FIELD(signals),
+	FIELD(skipped_fd_calls), FIELD(unresolved), FIELD(too_long), FIELD(restarted),
+	FIELD(unfinished_at_eof), FIELD(cwd_corrections), FIELD(orphans),
+	FIELD(wait_unmatched),
+};
+#undef FIELD
+
+static uint64_t field_of(const struct dct_import_summary *s, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)s + off, sizeof(v));
+	return v;
+}
+
 static void summary_json(struct json *j, const struct dct_import_summary *s)
 {
-	json_kuint(j, "lines", s->lines);
-	json_kuint(j, "blank", s->blank);
-	json_kuint(j, "bytes", s->bytes);
-	json_kuint(j, "processes", s->processes);
-	json_kuint(j, "ops", s->ops);
+	for (size_t i = 0; i < sizeof(head_fields) / sizeof(head_fields[0]); i++)
+		json_kuint(j, head_fields[i].key, field_of(s, head_fields[i].off));
 	json_key(j, "ops_by_kind");
 	json_obj_begin(j);
 	for (unsigned k = 0; k < DCT_NKINDS; k++)
 		json_kuint(j, dct_kind_name(k), s->ops_by_kind[k]);
 	json_obj_end(j);
-	json_kuint(j, "path_ops", s->path_ops);
-	json_kuint(j, "path_ops_failed", s->path_ops_failed);
-	json_kuint(j, "path_ops_enoent", s->path_ops_enoent);
-	json_kuint(j, "distinct_paths", s->distinct_paths);
-	json_kuint(j, "malformed", s->malformed);
-	if (s->malformed)
-		json_kuint(j, "malformed_first_line", s->malformed_first_line);
-	else
-		json_knull(j, "malformed_first_line");
-	json_kuint(j, "unknown_calls", s->unknown_calls);
-	json_kuint(j, "ignored_calls", s->ignored_calls);
-	json_kuint(j, "signals", s->signals);
-	json_kuint(j, "skipped_fd_calls", s->skipped_fd_calls);
-	json_kuint(j, "unresolved", s->unresolved);
-	json_kuint(j, "too_long", s->too_long);
-	json_kuint(j, "restarted", s->restarted);
-	json_kuint(j, "unfinished_at_eof", s->unfinished_at_eof);
-	json_kuint(j, "cwd_corrections", s->cwd_corrections);
-	json_kuint(j, "orphans", s->orphans);
-	json_kuint(j, "wait_unmatched", s->wait_unmatched);
+	for (size_t i = 0; i < sizeof(tail_fields) / sizeof(tail_fields[0]); i++) {
+		/* no malformed line: its number is null, not 0 */
+		if (tail_fields[i].off == offsetof(struct dct_import_summary,
+						   malformed_first_line) && !s->malformed)
+			json_knull(j, tail_fields[i].key);
+		else
+			json_kuint(j, tail_fields[i].key, field_of(s, tail_fields[i].off));
+	}
 	json_key(j, "unknown");
 	json_arr_begin(j);
 	for (int i = 0; i < DCT_TOP_UNKNOWN && s->unknown[i].count; i++) {

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "dcache.h"
 #include "trace/sched.h"
 
@@ -62,20 +63,11 @@ static void mismatch(struct worker *w, const struct rproc *r, const struct dct_o
 	pthread_mutex_unlock(&x->log_lock);
 }
 
-/* Nanoseconds of wall time: a thread asleep on a lock keeps counting. */
-static uint64_t stamp_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Close the stamp t0 opened before a memfs update: the backend's work, not
  * the cache's, so it is left out of the time in the cache. */
 static void untime(struct worker *w, uint64_t t0)
 {
-	w->update_ns += stamp_ns() - t0;
+	w->update_ns += clock_ns() - t0;
 }
 
 /* exec_op's answer for an op it cannot check (nothing to create or remove) */
@@ -183,7 +175,7 @@ static int do_name_op(struct worker *w, const struct rproc *r, const struct dct_
 			break;
 		m = o->kind == DCT_MKDIR ? S_IFDIR | 0755 :
 		    o->kind == DCT_SYMLINK ? S_IFLNK | 0777 : S_IFREG | 0644;
-		t0 = stamp_ns();
+		t0 = clock_ns();
 		got = -dc_memfs_add(x->fs, dino, e->name, (uint32_t)m,
 				    o->kind == DCT_SYMLINK ? cp[o->path2].s : NULL, &in);
 		untime(w, t0);
@@ -214,7 +206,7 @@ static int do_name_op(struct worker *w, const struct rproc *r, const struct dct_
 		}
 		if (!apply)
 			break;
-		t0 = stamp_ns();
+		t0 = clock_ns();
 		got = -dc_memfs_remove(x->fs, dino, e->name, o->kind == DCT_RMDIR);
 		untime(w, t0);
 		if (got == ENOTEMPTY)
@@ -270,7 +262,7 @@ static int do_rename(struct worker *w, const struct rproc *r, const struct dct_o
 	else if ((fl & DC_RENAME_EXCHANGE) && !ex2)
 		got = ENOENT;
 	else if (o->err == 0) {
-		uint64_t t0 = stamp_ns();
+		uint64_t t0 = clock_ns();
 
 		got = -dc_memfs_rename(x->fs, oino, e1->name, nino, e2->name, fl);
 		untime(w, t0);
@@ -311,7 +303,7 @@ static int do_link(struct worker *w, const struct rproc *r, const struct dct_op 
 	if (ex2)
 		got = EEXIST;
 	else if (o->err == 0) {
-		uint64_t t0 = stamp_ns();
+		uint64_t t0 = clock_ns();
 
 		got = -dc_memfs_link(x->fs, s1.ino, nino, e2->name, &in);
 		untime(w, t0);
@@ -402,10 +394,10 @@ static int exec_op(struct worker *w, const struct rproc *r, const struct dct_op 
 static int answer(struct worker *w, const struct rproc *r, const struct dct_op *o,
 		  bool null)
 {
-	uint64_t t0 = stamp_ns();
+	uint64_t t0 = clock_ns();
 	int got = null ? o->err : exec_op(w, r, o);
 
-	w->op_ns += stamp_ns() - t0;
+	w->op_ns += clock_ns() - t0;
 	return got;
 }
 

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "dcache.h"
 #include "trace/sched.h"
 #include "trace/util.h"
@@ -171,14 +172,6 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double tv_s(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
@@ -296,7 +289,7 @@ int rp_run(struct rp_prep *p, const struct rp_config *cfg, struct rp_result *res
 		}
 
 	getrusage(RUSAGE_SELF, &ru0);
-	t0 = now_s();
+	t0 = clock_s();
 	pthread_mutex_lock(&x.gate_lock);
 	x.go = 1;
 	pthread_cond_broadcast(&x.gate_cv);
@@ -307,8 +300,8 @@ int rp_run(struct rp_prep *p, const struct rp_config *cfg, struct rp_result *res
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_sec += 1;
 		pthread_cond_timedwait(&x.done_cv, &x.gate_lock, &ts);
-		if (cfg->progress && x.exited < started && now_s() - t0 > 2 &&
-		    now_s() - last >= 1) {
+		if (cfg->progress && x.exited < started && clock_s() - t0 > 2 &&
+		    clock_s() - last >= 1) {
 			uint64_t sum = 0;
 
 			for (unsigned i = 0; i < started; i++)
@@ -319,11 +312,11 @@ int rp_run(struct rp_prep *p, const struct rp_config *cfg, struct rp_result *res
 				(unsigned long long)total_ops);
 			fflush(cfg->progress);
 			progress_shown = true;
-			last = now_s();
+			last = clock_s();
 		}
 	}
 	pthread_mutex_unlock(&x.gate_lock);
-	t1 = now_s();
+	t1 = clock_s();
 	getrusage(RUSAGE_SELF, &ru1);
 	if (progress_shown) {
 		fprintf(cfg->progress, "\r%60s\r", "");

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "fs/fsmount.h"
 #include "fs/coherence/run.h"
 
@@ -71,7 +72,7 @@ static void *flooder_main(void *arg)
 			coh_put(f->err, sizeof(f->err), "unlink %s/%u/%s: %s", FLOOD_DIR, f->k, name,
 			    coh_err_name(errno));
 	}
-	f->end = coh_now_ns();
+	f->end = (int64_t)clock_ns();
 	return NULL;
 }
 
@@ -128,7 +129,7 @@ void coh_flood_begin(struct run *r)
 		return;
 	}
 	fl->t = flooders();
-	fl->t0 = coh_now_ns();
+	fl->t0 = (int64_t)clock_ns();
 	for (unsigned k = 0; k < fl->t; k++) {
 		struct flooder *f = &fl->f[k];
 

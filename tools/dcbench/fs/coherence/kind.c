@@ -10,6 +10,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "cli.h"
 #include "fs/fsmount.h"
 #include "fs/coherence/run.h"
@@ -87,10 +88,10 @@ void coh_run_kind(struct run *r)
 		coh_put(r->note, sizeof(r->note), "%s shows no xattrs: setxattr and "
 		    "removexattr left out", r->kind);
 	}
-	t = coh_now_ns();
+	t = (int64_t)clock_ns();
 	if (coh_start_readers(r, rd) < 0)
 		goto out;
-	r->warm_s = (double)(coh_now_ns() - t) * 1e-9;
+	r->warm_s = (double)((int64_t)clock_ns() - t) * 1e-9;
 	coh_run_changes(r);
 	coh_stop_readers(r, rd);
 	r->ran = !coh_interrupted && !r->dead;

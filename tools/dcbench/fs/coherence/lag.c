@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "cli.h"
 #include "fs/coherence/run.h"
 
@@ -49,7 +50,7 @@ static int await(struct run *r, const struct plan *p, const struct view *want,
 				break;
 			}
 		}
-		t = coh_now_ns();
+		t = (int64_t)clock_ns();
 		if (i == p->nchk) {
 			*lag = t - t0;
 			return AGREED;
@@ -140,7 +141,7 @@ static int run_change(struct run *r, struct plan *p)
 
 	for (unsigned i = 0; i < p->nchk; i++)
 		coh_observe(r->src, &p->chk[i], &old[i], r->buf);
-	st = await(r, p, old, coh_now_ns(), give_up, &lag, &bad, &seen);
+	st = await(r, p, old, (int64_t)clock_ns(), give_up, &lag, &bad, &seen);
 	if (st == DEAD)
 		dead_mount(r);
 	if (st == DEAD || st == STOPPED)
@@ -152,7 +153,7 @@ static int run_change(struct run *r, struct plan *p)
 	}
 
 	err = coh_apply(p, p->via_mount ? r->mnt : r->src, &call);
-	t0 = coh_now_ns();
+	t0 = (int64_t)clock_ns();
 	coh_flood_stop(r);
 	for (unsigned i = 0; i < p->nchk; i++)
 		coh_observe(r->src, &p->chk[i], &now[i], r->buf);

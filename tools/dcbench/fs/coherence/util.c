@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "fs/coherence/run.h"
 
 uint64_t coh_mix(uint64_t z)
@@ -41,14 +42,6 @@ void coh_put(char *out, size_t size, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(out, size, fmt, ap);
 	va_end(ap);
-}
-
-int64_t coh_now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
 
