@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/rng.h"
 #include "torture.h"
 #include "dcache-debug.h"
 
@@ -122,14 +123,6 @@ struct worker {
 	uint64_t seed;
 	uint64_t ops[TOP_NR];
 };
-
-static uint64_t rnd(uint64_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 7;
-	*s ^= *s << 17;
-	return *s;
-}
 
 static void violation(struct torture *t, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -437,7 +430,7 @@ static void check_own(struct torture *t, struct slot *s)
 static void writer_step(struct torture *t, struct worker *w, struct slot **mine,
 			int n)
 {
-	uint64_t r = rnd(&w->seed);
+	uint64_t r = rng_next(&w->seed);
 	struct slot *a = mine[r % n], *b = mine[(r >> 8) % n];
 	unsigned op = (unsigned)(r >> 16) % 20;
 
@@ -541,7 +534,7 @@ static int64_t read_slot(struct torture *t, struct worker *w, struct slot *s,
 
 static void check_slot(struct torture *t, struct worker *w, struct slot *s)
 {
-	uint64_t before, after, now, r = rnd(&w->seed);
+	uint64_t before, after, now, r = rng_next(&w->seed);
 	int64_t inner = is_move(t, s) ? (int64_t)t->inner : 0;
 	enum torture_op op;
 	char path[48];
@@ -606,7 +599,7 @@ static void *reader(void *arg)
 	struct torture *t = w->t;
 
 	while (!__atomic_load_n(&t->stop, __ATOMIC_RELAXED)) {
-		uint64_t r = rnd(&w->seed);
+		uint64_t r = rng_next(&w->seed);
 
 		if (r % 4 == 0)
 			check_stable(t, w, r);

@@ -48,6 +48,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/arena.h"
+
 #define MAX_TLIST	16		/* thread counts per invocation */
 #define MAX_THREADS	256
 #define MAX_RUNS	101
@@ -163,12 +165,6 @@ uint64_t tg_comps(const struct targets *g);
 
 /* ---- the implementations (impl.c, ref_*.c) ----------------------------------- */
 
-/* A bump allocator: the references' nodes packed like libdcache's slab. */
-struct arena {
-	void *chunks;		/* linked through their first word */
-	char *p, *end;
-	size_t used, held;
-};
 
 struct fsinst {			/* a memfs holding a tree */
 	struct dc_memfs *fs;
@@ -243,8 +239,9 @@ void fs_free(struct fsinst *f);
 
 /* ref.c: what the two in-memory references share */
 
-void *arena_alloc(struct arena *a, size_t n);
-void arena_free(struct arena *a);
+/* The references' nodes packed like libdcache's slab (common/arena.h);
+ * out of memory, it exits. */
+void *ref_alloc(struct arena *a, size_t n);
 /* Draw the references' hash key from seed (before any table is built). */
 void ref_hash_init(uint64_t seed);
 

@@ -298,7 +298,7 @@ void make_arrays(struct pool *p, const struct scen *s, uint64_t seed)
 
 	for (unsigned k = 0; k < p->n; k++) {
 		struct worker *w = &p->w[k];
-		uint64_t rs = seed ^ ((uint64_t)(k + 1) * GOLDEN) ^ ((uint64_t)s->id << 40);
+		uint64_t rs = seed ^ ((uint64_t)(k + 1) * RNG_GOLDEN) ^ ((uint64_t)s->id << 40);
 		uint32_t n = s->samefile ? SAMEFILE_LEN : g->n < LMAX ? g->n : LMAX;
 
 		w->n = n;

@@ -128,7 +128,7 @@ static void *lfht_add_node(struct impl *im, const struct tree *t, uint32_t i,
 			   void *parent, size_t node_bytes)
 {
 	const struct tnode *x = &t->n[i];
-	struct lnode *n = arena_alloc(&im->ar, ref_node_size(sizeof(*n), x->len,
+	struct lnode *n = ref_alloc(&im->ar, ref_node_size(sizeof(*n), x->len,
 							     node_bytes));
 
 	lnode_init(n, parent, i, tnode_mode(x), tname(t, i), x->len);

@@ -122,7 +122,7 @@ static void *mtab_add_node(struct impl *im, const struct tree *t, uint32_t i,
 			   void *parent, size_t node_bytes)
 {
 	const struct tnode *x = &t->n[i];
-	struct mnode *n = arena_alloc(&im->ar, ref_node_size(sizeof(*n), x->len,
+	struct mnode *n = ref_alloc(&im->ar, ref_node_size(sizeof(*n), x->len,
 							     node_bytes));
 
 	mnode_init(n, parent, i, tnode_mode(x), tname(t, i), x->len);

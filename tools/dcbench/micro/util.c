@@ -43,20 +43,6 @@ void *xrealloc(void *p, size_t n)
 	return p;
 }
 
-uint64_t rng_next(uint64_t *s)	/* splitmix64 */
-{
-	uint64_t z = (*s += GOLDEN);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-uint32_t rng_below(uint64_t *s, uint32_t n)
-{
-	return (uint32_t)(((rng_next(s) >> 32) * n) >> 32);
-}
-
 uint64_t pow2_at_least(uint64_t n)
 {
 	uint64_t p = 16;

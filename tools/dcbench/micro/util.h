@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define GOLDEN		0x9e3779b97f4a7c15ull	/* splitmix64's increment */
+#include "common/rng.h"
 
 /* malloc, calloc, realloc that never return NULL: out of memory, they
  * print the size and exit(1) (an atexit handler unmounts). */
@@ -22,10 +22,6 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 
 
-/* splitmix64: the next number of the sequence seeded with *s. */
-uint64_t rng_next(uint64_t *s);
-/* A number in [0, n). */
-uint32_t rng_below(uint64_t *s, uint32_t n);
 /* The least power of two >= n, at least 16. */
 uint64_t pow2_at_least(uint64_t n);
 

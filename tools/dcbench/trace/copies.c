@@ -60,7 +60,7 @@ int rp_pass_roots(struct rp_prep *p, char *err, size_t errlen)
 			memcpy(path + pos, p->names + p->nodes[a].name, l);
 			path[--pos] = '/';
 		}
-		p->roots[p->info.nroots] = rp_arena_strndup(&p->arena, path + pos,
+		p->roots[p->info.nroots] = arena_strndup(&p->arena, path + pos,
 							 sizeof(path) - 1 - pos);
 		if (!p->roots[p->info.nroots]) {
 			dct_fail(err, errlen, "out of memory");
@@ -119,7 +119,7 @@ static char *copy_path(struct rp_prep *p, const char *s, uint32_t lexnode, unsig
 				return NULL;
 			}
 			snprintf(buf, sizeof(buf), "%.*s%s%s", (int)(q - s), s, name, q + len);
-			return rp_arena_strndup(&p->arena, buf, strlen(buf));
+			return arena_strndup(&p->arena, buf, strlen(buf));
 		}
 		q += len;
 	}
@@ -140,7 +140,7 @@ static char *copy_path(struct rp_prep *p, const char *s, uint32_t lexnode, unsig
 			memcpy(buf + pos, name, l);
 			buf[--pos] = '/';
 		}
-		return rp_arena_strndup(&p->arena, buf + pos, sizeof(buf) - 1 - pos);
+		return arena_strndup(&p->arena, buf + pos, sizeof(buf) - 1 - pos);
 	}
 }
 
@@ -151,7 +151,7 @@ static int cpath_finish(struct rp_prep *p, struct cpath *c, uint8_t use)
 	const char *last;
 
 	if (use & PU_SLASH) {
-		char *sl = rp_arena_alloc(&p->arena, len + 2);
+		char *sl = arena_alloc(&p->arena, len + 2);
 
 		if (!sl)
 			return -1;
@@ -166,7 +166,7 @@ static int cpath_finish(struct rp_prep *p, struct cpath *c, uint8_t use)
 	if (!last || !last[1] || !strcmp(last + 1, "..") || !strcmp(last + 1, ".") ||
 	    strlen(last + 1) > DC_NAME_MAX)
 		return 0;	/* no name to create or remove: replayed as a lookup */
-	c->parent = last == c->s ? "/" : rp_arena_strndup(&p->arena, c->s, (size_t)(last - c->s));
+	c->parent = last == c->s ? "/" : arena_strndup(&p->arena, c->s, (size_t)(last - c->s));
 	if (!c->parent)
 		return -1;
 	c->name = last + 1;
@@ -227,7 +227,7 @@ int rp_build_copies(struct rp_prep *p, unsigned k, char *err, size_t errlen)
 				}
 				if (tl) {
 					/* longer than a path may be: resolves to ENAMETOOLONG */
-					s = rp_arena_alloc(&p->arena, DC_PATH_MAX + 2);
+					s = arena_alloc(&p->arena, DC_PATH_MAX + 2);
 					if (!s)
 						goto oom;
 					memset(s, 'x', DC_PATH_MAX + 1);

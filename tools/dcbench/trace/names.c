@@ -25,46 +25,6 @@ static uint64_t hash_name(uint32_t parent, const char *s, size_t len)
 	return rp_hash64(h ^ len);
 }
 
-char *rp_arena_alloc(struct arena *a, size_t n)
-{
-	struct arena_blk *b = a->blk;
-
-	if (!b || b->size - b->used < n) {
-		size_t sz = n > 65536 ? n : 65536;
-
-		b = malloc(sizeof(*b) + sz);
-		if (!b)
-			return NULL;
-		b->next = a->blk;
-		b->used = 0;
-		b->size = sz;
-		a->blk = b;
-	}
-	b->used += n;
-	return b->data + b->used - n;
-}
-
-char *rp_arena_strndup(struct arena *a, const char *s, size_t n)
-{
-	char *d = rp_arena_alloc(a, n + 1);
-
-	if (d) {
-		memcpy(d, s, n);
-		d[n] = '\0';
-	}
-	return d;
-}
-
-void rp_arena_free(struct arena *a)
-{
-	while (a->blk) {
-		struct arena_blk *n = a->blk->next;
-
-		free(a->blk);
-		a->blk = n;
-	}
-}
-
 uint32_t rp_node_find(struct rp_prep *p, uint32_t parent, const char *s, size_t len)
 {
 	size_t i = hash_name(parent, s, len) & p->ht_mask;

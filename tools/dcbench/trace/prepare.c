@@ -125,6 +125,6 @@ void rp_free(struct rp_prep *p)
 		free(p->cp[k]);
 	free(p->cp);
 	free(p->roots);
-	rp_arena_free(&p->arena);
+	arena_free(&p->arena);
 	free(p);
 }

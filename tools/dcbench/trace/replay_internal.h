@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/arena.h"
 #include "trace/replay.h"
 #include "trace/trace.h"
 
@@ -55,15 +56,6 @@ static inline uint64_t rp_hash64(uint64_t x)
 	return x;
 }
 
-/* A chunk allocator for strings that live as long as the prep. */
-struct arena {
-	struct arena_blk *blk;
-};
-struct arena_blk {
-	struct arena_blk *next;
-	size_t used, size;
-	char data[];
-};
 
 /* ---- the name tree ---- */
 
@@ -162,11 +154,8 @@ struct rp_prep {
 	uint64_t conflicts;
 };
 
-/* ---- the arena and the name tree (names.c); NULL or NONE: out of memory ---- */
+/* ---- the name tree (names.c); NULL or NONE: out of memory ---- */
 
-char *rp_arena_alloc(struct arena *a, size_t n);
-char *rp_arena_strndup(struct arena *a, const char *s, size_t n);
-void rp_arena_free(struct arena *a);
 int rp_nodes_init(struct rp_prep *p);		/* the root alone; 0 or -1 */
 /* The node for name s in parent; NONE if there is none. */
 uint32_t rp_node_find(struct rp_prep *p, uint32_t parent, const char *s, size_t len);

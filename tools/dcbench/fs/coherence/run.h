@@ -185,8 +185,6 @@ extern volatile sig_atomic_t coh_interrupted;
 
 /* ---- util.c: small things ---------------------------------------------- */
 
-/* splitmix64's finaliser, a 64-bit mix of z. */
-uint64_t coh_mix(uint64_t z);
 /* The next number of the seeded sequence *s below n (0 when n is 0): one
  * seed makes the same tree and the same changes. */
 unsigned coh_below(uint64_t *s, unsigned n);

@@ -13,24 +13,12 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/rng.h"
 #include "fs/coherence/run.h"
-
-uint64_t coh_mix(uint64_t z)
-{
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* splitmix64 */
-static uint64_t rnd(uint64_t *s)
-{
-	return coh_mix(*s += 0x9e3779b97f4a7c15ULL);
-}
 
 unsigned coh_below(uint64_t *s, unsigned n)
 {
-	return n ? (unsigned)(rnd(s) % n) : 0;
+	return n ? (unsigned)(rng_next(s) % n) : 0;
 }
 
 /* snprintf for text that may be cut short (names are kept short enough

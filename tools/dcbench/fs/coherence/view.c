@@ -11,6 +11,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/rng.h"
 #include "fs/coherence/run.h"
 
 /* The listing as a count and a hash that does not depend on the order. */
@@ -28,7 +29,7 @@ void coh_list_dir(const char *path, struct view *v)
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		v->list_n++;
-		v->list_hash += coh_mix(coh_fnv(e->d_name, strlen(e->d_name), FNV0));
+		v->list_hash += rng_mix(coh_fnv(e->d_name, strlen(e->d_name), FNV0));
 	}
 	if (errno)
 		v->list_err = errno;
