@@ -11,12 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "common/hash.h"
 #include "micro/micro.h"
 #include "micro/util.h"
 
-/* the listing loader's index of directories by path: FNV-1a */
-#define FNV_OFFSET	0xcbf29ce484222325ull
-#define FNV_PRIME	0x100000001b3ull
 
 static uint32_t pool_add(struct tree *t, const char *s, size_t len)
 {
@@ -129,15 +127,6 @@ void tree_index_dirs(struct tree *t)
 }
 
 
-static uint64_t fnv64(const char *s, size_t len)
-{
-	uint64_t h = FNV_OFFSET;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * FNV_PRIME;
-	return h;
-}
-
 /* Parse the listing: d<TAB>PATH, f<TAB>PATH<TAB>SIZE, l<TAB>PATH<TAB>TARGET. */
 struct tree *tree_parse(const char *file)
 {
@@ -187,7 +176,7 @@ struct tree *tree_parse(const char *file)
 		name = slash ? slash + 1 : path;
 		if (slash) {
 			uint32_t plen2 = (uint32_t)(slash - path);
-			uint64_t h = fnv64(path, plen2);
+			uint64_t h = hash_fnv1a(path, plen2, HASH_FNV_OFFSET);
 
 			for (uint32_t s = (uint32_t)h & mask;; s = (s + 1) & mask) {
 				uint32_t v = slot[s];
@@ -205,7 +194,7 @@ struct tree *tree_parse(const char *file)
 			goto bad;
 		idx = tree_add(t, parent, type, name, (size_t)(path + plen - name), tgt, tlen);
 		if (type == 'd') {
-			uint64_t h = fnv64(path, plen);
+			uint64_t h = hash_fnv1a(path, plen, HASH_FNV_OFFSET);
 			uint32_t s = (uint32_t)h & mask;
 
 			while (slot[s])

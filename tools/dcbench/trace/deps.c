@@ -43,7 +43,7 @@ static int known_grow(struct known *k)
 
 		if (k->key[i] == UINT64_MAX)
 			continue;
-		for (j = rp_hash64(k->key[i]) & (nsize - 1); key[j] != UINT64_MAX;
+		for (j = hash_mix64(k->key[i]) & (nsize - 1); key[j] != UINT64_MAX;
 		     j = (j + 1) & (nsize - 1))
 			;
 		key[j] = k->key[i];
@@ -65,7 +65,7 @@ static uint32_t *known_slot(struct known *k, uint32_t a, uint32_t b)
 
 	if ((k->n + 1) * 2 > k->mask + 1 && known_grow(k))
 		return NULL;
-	for (i = rp_hash64(key) & k->mask; k->key[i] != UINT64_MAX; i = (i + 1) & k->mask)
+	for (i = hash_mix64(key) & k->mask; k->key[i] != UINT64_MAX; i = (i + 1) & k->mask)
 		if (k->key[i] == key)
 			return &k->val[i];
 	k->key[i] = key;

@@ -16,13 +16,9 @@
 
 static uint64_t hash_name(uint32_t parent, const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull);
+	uint64_t h = HASH_FNV_OFFSET ^ ((uint64_t)parent * 0x9e3779b97f4a7c15ull);
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
-	return rp_hash64(h ^ len);
+	return hash_mix64(hash_fnv1a(s, len, h) ^ len);
 }
 
 uint32_t rp_node_find(struct rp_prep *p, uint32_t parent, const char *s, size_t len)

@@ -40,21 +40,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hash.h"
 #include "common/arena.h"
 #include "trace/replay.h"
 #include "trace/trace.h"
 
 #define NONE	UINT32_MAX
-
-static inline uint64_t rp_hash64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	x ^= x >> 33;
-	return x;
-}
 
 
 /* ---- the name tree ---- */

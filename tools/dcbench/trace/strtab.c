@@ -9,16 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "trace/strtab.h"
 #include "trace/trace.h"
 #include "trace/util.h"
 
 static uint32_t hash_str(const char *s, size_t n)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = hash_fnv1a(s, n, HASH_FNV_OFFSET);
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
 	return (uint32_t)(h ^ (h >> 32));
 }
 

@@ -9,6 +9,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "fs/coherence/run.h"
 
 typedef bool (*filter)(struct run *r, const struct ent *e);
@@ -187,7 +188,7 @@ static void new_contents(struct run *r, struct plan *p)
 	p->n = coh_below(&r->rng, 2049);
 	random_bytes(r, p->data, p->n);
 	p->want_len = p->n;
-	p->want_hash = coh_fnv(p->data, p->n, FNV0);
+	p->want_hash = hash_fnv1a(p->data, p->n, HASH_FNV_OFFSET);
 }
 
 /* a's attributes, and what of them and its other names changes with it. */
@@ -201,7 +202,7 @@ static void want_inode(struct run *r, struct plan *p, unsigned what)
 static void want_old(struct run *r, struct plan *p, size_t len)
 {
 	p->want_len = len;
-	p->want_hash = coh_fnv(r->old, len, FNV0);
+	p->want_hash = hash_fnv1a(r->old, len, HASH_FNV_OFFSET);
 	want_inode(r, p, W_DATA);
 }
 

@@ -191,9 +191,6 @@ unsigned coh_below(uint64_t *s, unsigned n);
 /* snprintf for text that may be cut short. */
 void __attribute__((format(printf, 3, 4)))
 coh_put(char *out, size_t size, const char *fmt, ...);
-#define FNV0	0xcbf29ce484222325ULL
-/* FNV-1a of n bytes of p, from h (FNV0 to start). */
-uint64_t coh_fnv(const void *p, size_t n, uint64_t h);
 /* "ENOENT", or strerror's words when the name is not known. */
 const char *coh_err_name(int err);
 /* Is path dir itself or below it? */

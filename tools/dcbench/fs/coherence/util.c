@@ -33,17 +33,6 @@ void coh_put(char *out, size_t size, const char *fmt, ...)
 }
 
 
-#define FNV0	0xcbf29ce484222325ULL
-
-uint64_t coh_fnv(const void *p, size_t n, uint64_t h)
-{
-	const unsigned char *c = p;
-
-	while (n--)
-		h = (h ^ *c++) * 0x100000001b3ULL;
-	return h;
-}
-
 const char *coh_err_name(int err)
 {
 	const char *n = strerrorname_np(err);

@@ -11,6 +11,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "common/rng.h"
 #include "fs/coherence/run.h"
 
@@ -29,7 +30,7 @@ void coh_list_dir(const char *path, struct view *v)
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
 		v->list_n++;
-		v->list_hash += rng_mix(coh_fnv(e->d_name, strlen(e->d_name), FNV0));
+		v->list_hash += rng_mix(hash_fnv1a(e->d_name, strlen(e->d_name), HASH_FNV_OFFSET));
 	}
 	if (errno)
 		v->list_err = errno;
@@ -68,7 +69,7 @@ void coh_observe(const char *base, const struct check *c, struct view *v,
 			v->data_err = errno;
 		} else {
 			v->data_len = (size_t)n;
-			v->data_hash = coh_fnv(buf, (size_t)n, FNV0);
+			v->data_hash = hash_fnv1a(buf, (size_t)n, HASH_FNV_OFFSET);
 		}
 	}
 	if ((c->what & W_XATTR) && !S_ISLNK(st.st_mode)) {
