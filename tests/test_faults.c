@@ -220,10 +220,9 @@ static void test_single_flight(enum dc_mode mode, int err)
 /*
  * Misses that fail, racing: each caller gets the error or (having waited
  * on another's miss and been told to ask again) the error of its own
- * miss -- never the failed entry taken for a negative one.  lookup_slow
- * once tested "still pending?" after dropping the lock, so a miss settled
- * with an error just then answered -ENOENT (the torture found it with
- * allocation failures on).
+ * miss -- never the failed entry taken for a negative one.  "Still
+ * pending?" must be asked under the lock: asked after it is dropped, a
+ * miss settled with an error just then would answer -ENOENT.
  */
 struct err_race {
 	int64_t enoent, other;

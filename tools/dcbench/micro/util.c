@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * util.c - dcbench micro's general helpers (util.h): allocation that
- * exits, time, RNG, and a whole listing read into memory.
+ * exits, and a whole listing read into memory.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-#include "common/clock.h"
 #include "common/logreader.h"
 #include "micro/util.h"
 

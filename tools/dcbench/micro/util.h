@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * util.h - the general helpers dcbench micro uses: allocation that exits
- * on failure (the suite has a mount to undo), a monotonic clock, a seeded
- * RNG, and reading a whole file that may be xz-compressed (through
- * common/logreader.h).
+ * on failure (the suite has a mount to undo), and reading a whole file
+ * that may be xz-compressed (through common/logreader.h).  Its seeded
+ * random numbers (common/rng.h) come with it.
  */
 #ifndef DCBENCH_MICRO_UTIL_H
 #define DCBENCH_MICRO_UTIL_H
@@ -20,7 +20,6 @@ void oom(size_t n) __attribute__((noreturn));
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
-
 
 /* The least power of two >= n, at least 16. */
 uint64_t pow2_at_least(uint64_t n);

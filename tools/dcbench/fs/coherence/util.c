@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * util.c - the small things every part of `dcbench coherence` uses: a
- * seeded random sequence, the clock, bounded formatting, relative paths
- * inside the tree, whole-file reads and writes.
+ * util.c - the small things every part of `dcbench coherence` uses:
+ * draws from the seeded sequence (common/rng.h), bounded formatting,
+ * relative paths inside the tree, whole-file reads and writes.
  */
 #include <errno.h>
 #include <fcntl.h>
