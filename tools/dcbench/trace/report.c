@@ -191,18 +191,59 @@ static void print_info(FILE *f, const char *file, const struct dct_trace *t,
 		in->bound, in->bound_replay);
 }
 
-static void json_u_or_null(struct json *j, const char *k, uint64_t v, bool have)
+/*
+ * An aggregate's figures in the JSON document's order: a double (NaN is
+ * written null: unmeasured), a counter, or a counter of the cache's that
+ * the null mode, which has no cache, writes as null.
+ */
+enum agg_kind { A_NUM, A_UINT, A_CACHE };
+#define NUM(f)		{ #f, offsetof(struct agg, f), A_NUM }
+#define UINT(f)		{ #f, offsetof(struct agg, f), A_UINT }
+#define CACHE(f)	{ #f, offsetof(struct agg, f), A_CACHE }
+static const struct {
+	const char *key;
+	size_t off;
+	enum agg_kind kind;
+} agg_fields[] = {
+	NUM(elapsed_s), NUM(elapsed_mean), NUM(elapsed_sd), NUM(user_s), NUM(sys_s),
+	NUM(cpu_s), NUM(cpu_sd), NUM(cpu_pct), NUM(cache_s), NUM(cache_sd),
+	NUM(cpu_over_null_s), NUM(cpu_over_null_sd),
+	UINT(lookups), NUM(lookups_per_s), NUM(ns_per_lookup), NUM(ns_per_component),
+	NUM(cpu_ns_per_lookup), UINT(components),
+	CACHE(hits), NUM(hit_share), CACHE(negative_hits), NUM(negative_share),
+	CACHE(misses), CACHE(restarts), CACHE(lock_waits), CACHE(entries),
+	UINT(checked), UINT(mismatches), UINT(unchecked), UINT(update_errors),
+};
+#undef NUM
+#undef UINT
+#undef CACHE
+
+static void agg_field_json(struct json *j, const struct agg *a, unsigned i)
 {
-	if (have)
-		json_kuint(j, k, v);
-	else
-		json_knull(j, k);
+	const char *at = (const char *)a + agg_fields[i].off;
+	uint64_t u;
+	double d;
+
+	switch (agg_fields[i].kind) {
+	case A_NUM:
+		memcpy(&d, at, sizeof(d));
+		json_knum(j, agg_fields[i].key, d);
+		break;
+	case A_CACHE:
+		if (a->mode == RP_NULL) {
+			json_knull(j, agg_fields[i].key);
+			break;
+		}
+		/* fall through */
+	case A_UINT:
+		memcpy(&u, at, sizeof(u));
+		json_kuint(j, agg_fields[i].key, u);
+		break;
+	}
 }
 
 void report_agg_json(struct json *j, const struct agg *a)
 {
-	bool cache = a->mode != RP_NULL;
-
 	json_obj_begin(j);
 	json_kstr(j, "mode", rp_mode_name(a->mode));
 	json_kuint(j, "threads", a->threads);
@@ -210,36 +251,8 @@ void report_agg_json(struct json *j, const struct agg *a)
 	json_kuint(j, "runs", a->done);
 	json_kbool(j, "oversubscribed", a->over);
 	json_kbool(j, "too_short", a->too_short);
-	json_knum(j, "elapsed_s", a->elapsed_s);
-	json_knum(j, "elapsed_mean", a->elapsed_mean);
-	json_knum(j, "elapsed_sd", a->elapsed_sd);
-	json_knum(j, "user_s", a->user_s);
-	json_knum(j, "sys_s", a->sys_s);
-	json_knum(j, "cpu_s", a->cpu_s);
-	json_knum(j, "cpu_sd", a->cpu_sd);
-	json_knum(j, "cpu_pct", a->cpu_pct);
-	json_knum(j, "cache_s", a->cache_s);
-	json_knum(j, "cache_sd", a->cache_sd);
-	json_knum(j, "cpu_over_null_s", a->cpu_over_null_s);
-	json_knum(j, "cpu_over_null_sd", a->cpu_over_null_sd);
-	json_kuint(j, "lookups", a->lookups);
-	json_knum(j, "lookups_per_s", a->lookups_per_s);
-	json_knum(j, "ns_per_lookup", a->ns_per_lookup);
-	json_knum(j, "ns_per_component", a->ns_per_component);
-	json_knum(j, "cpu_ns_per_lookup", a->cpu_ns_per_lookup);
-	json_kuint(j, "components", a->components);
-	json_u_or_null(j, "hits", a->hits, cache);
-	json_knum(j, "hit_share", a->hit_share);
-	json_u_or_null(j, "negative_hits", a->negative_hits, cache);
-	json_knum(j, "negative_share", a->negative_share);
-	json_u_or_null(j, "misses", a->misses, cache);
-	json_u_or_null(j, "restarts", a->restarts, cache);
-	json_u_or_null(j, "lock_waits", a->lock_waits, cache);
-	json_u_or_null(j, "entries", a->entries, cache);
-	json_kuint(j, "checked", a->checked);
-	json_kuint(j, "mismatches", a->mismatches);
-	json_kuint(j, "unchecked", a->unchecked);
-	json_kuint(j, "update_errors", a->update_errors);
+	for (unsigned i = 0; i < sizeof(agg_fields) / sizeof(agg_fields[0]); i++)
+		agg_field_json(j, a, i);
 	json_obj_end(j);
 }
 
