@@ -233,9 +233,10 @@ int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 
 /* ---- Updates (after the file system changed) --------------------------
  * Each takes the held directory dir and one name.  Common errors: -EINVAL
- * (NULL, or a bad name), -ENAMETOOLONG (name), -ENOTDIR or -ENOENT (dir is
- * not, or no longer, a directory), -ENOMEM (see Conventions), or an error
- * of the backend's adopt().
+ * (NULL, or a bad name), -ENAMETOOLONG (name), -ENOTDIR (dir is not a
+ * directory), -ENOENT (dir is a negative entry), -ENOMEM (see
+ * Conventions), or an error of the backend's adopt().  A held directory
+ * that has since been removed or forgotten takes no update: 0.
  */
 
 /* name appeared in dir as inode (any type; a symlink needs dc_symlink).
@@ -331,8 +332,9 @@ int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms);
  * invalidates everything; a full watch budget (or a directory that cannot
  * be watched) falls back to ttl (forgetting all); each says so through
  * log().  The watcher's thread runs at nice -10 where allowed.  Mounts
- * and unmounts below root are not reported.  With a hostfs backend, its lookups give the watcher every
- * directory they return; other backends call dc_watch_dir themselves.
+ * and unmounts below root are not reported.  With a hostfs backend, its
+ * lookups give the watcher every directory they return; other backends
+ * call dc_watch_dir themselves.
  */
 enum dc_watch_mode {
 	DC_WATCH_AUTO = 0,
@@ -446,7 +448,8 @@ void dc_get_stats(struct dc_cache *c, struct dc_stats *st);
  * The calls may run from many threads at once.
  */
 struct dc_memfs;
-/* An empty namespace (the root alone) into *out: 0, -EINVAL or -ENOMEM. */
+/* An empty namespace (the root alone) into *out: 0, -EINVAL (out NULL),
+ * -ENOMEM, or the negative error of creating its lock (-EAGAIN). */
 int dc_memfs_new(struct dc_memfs **out);
 /* Free fs, after every cache using it was destroyed. */
 void dc_memfs_free(struct dc_memfs *fs);

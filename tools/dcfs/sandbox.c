@@ -67,7 +67,7 @@ static const int kept[] = {
 	 * judged the caller, dcfs must not judge again as itself */
 	CAP_DAC_OVERRIDE,
 	/* open_by_handle_at: files held by handle (node.c) and the fanotify
-	 * watcher's directory handles (src/watch.c) */
+	 * watcher's directory handles (src/watch_fanotify.c) */
 	CAP_DAC_READ_SEARCH,
 	/* chmod, utimes and xattrs of files dcfs (fsuid 0) does not own */
 	CAP_FOWNER,
@@ -88,7 +88,7 @@ static const int kept[] = {
 	 * writes into reserved blocks; lowered for other callers
 	 * (caps_resource) */
 	CAP_SYS_RESOURCE,
-	/* the watcher thread's nice -10 (src/watch.c) */
+	/* the watcher thread's nice -10 (src/watch_event.c) */
 	CAP_SYS_NICE,
 };
 

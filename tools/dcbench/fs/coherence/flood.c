@@ -202,8 +202,9 @@ void coh_flood_end(struct run *r)
 	free(fl);
 }
 
-/* The overflows the daemon logged (src/watch.c's "coherence: ... overflowed
- * on ..."), or -1 when it is no dcfs or its log cannot be read. */
+/* The overflows the daemon logged (the watcher's "coherence: ...
+ * overflowed on ...", src/watch_inotify.c and src/watch_fanotify.c), or
+ * -1 when it is no dcfs or its log cannot be read. */
 int coh_overflows_logged(const struct run *r)
 {
 	char path[PATH_MAX], *line = NULL;
