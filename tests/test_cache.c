@@ -636,9 +636,8 @@ static void test_enomem(enum dc_mode mode)
  * A handle held on a directory whose parent the cache forgot -- by an
  * invalidation, an exchange, or a rename that could not allocate its new
  * name: updates through the handle and lookups by path must agree, both
- * ways.  The cache used to keep a forgotten directory's subtree hashed, so
- * the handle fed a copy of the directory no path reached any more (found
- * by the torture's held handle on a subdirectory of its moving directory).
+ * ways.  A forgotten directory's subtree left hashed would let the handle
+ * feed a copy of the directory that no path reaches any more.
  */
 static void test_forgotten_parent(enum dc_mode mode)
 {

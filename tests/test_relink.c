@@ -25,9 +25,8 @@
  * The two threads signal each other with relaxed atomics, which give
  * ThreadSanitizer no ordering: the only edge from n's initialisation to
  * the reader is the link.  In the TSan build (make check) a link stored
- * without release is reported as a race and fails the test (both did,
- * before the fix); every build checks that the reader reached n and read
- * it right.
+ * without release is reported as a race and fails the test; every build
+ * checks that the reader reached n and read it right.
  */
 #include <errno.h>
 #include <pthread.h>
