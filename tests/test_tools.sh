@@ -245,7 +245,22 @@ fi
 # { "NAME", ..._argument } and strcmp(ARG, "--NAME").  The command is that
 # of the function it is in (cmd_NAME, main: dcbench itself), else the file's
 # (dcb_NAME_main, or dcpath); a helper NAME_opt's options are those of the
-# commands that call it.
+# commands that call it (join_helpers).
+# join_helpers: options' output with each "@call CMD HELPER" replaced by
+# CMD's lines for every "=helper HELPER OPTION"
+join_helpers() {
+    awk '$1 == "=helper" { h[$2] = h[$2] " " $3; next }
+         $1 == "@call" { call[++n] = $2 " " $3; next }
+         { print }
+         END {
+             for (i = 1; i <= n; i++) {
+                 split(call[i], c, " ")
+                 k = split(h[c[2]], o, " ")
+                 for (j = 1; j <= k; j++)
+                     print c[1], o[j]
+             }
+         }'
+}
 options() {
     local f=$1 fcmd
     fcmd=$(grep -oE '^int dcb_[a-z]+_main\(' "$f" | sed -E 's/^int dcb_([a-z]+)_main\(/\1/' | head -1)
@@ -258,15 +273,17 @@ options() {
         }
         {
             s = $0
-            # a command calling a helper that scans options (defined
-            # above it, in a function not named for a command) takes them
-            if (fn ~ /^cmd_/)
-                for (h in hopts)
-                    if (index($0, h "(") && !index($0, "static")) {
-                        k = split(hopts[h], hl, " ")
-                        for (j = 1; j <= k; j++)
-                            print substr(fn, 5), hl[j]
-                    }
+            # a command calling a helper that scans options (NAME_opt,
+            # in this file or another): joined to its options below
+            if (fn ~ /^cmd_/) {
+                t = $0
+                while (match(t, /[a-z_]+_opt\(/)) {
+                    h = substr(t, RSTART, RLENGTH - 1)
+                    t = substr(t, RSTART + RLENGTH)
+                    if (h != "cli_opt")
+                        print "@call", substr(fn, 5), h
+                }
+            }
             while (match(s, /((cli_|[^_a-z])opt\([^,()]*,? *argc, argv, &?i, |[{] *|strcmp\([a-z]+(\[[a-z0-9]+\])?, )"(--)?[a-z][a-z0-9-]*"(, *(no|required|optional)_argument)?/)) {
                 m = substr(s, RSTART, RLENGTH)
                 s = substr(s, RSTART + RLENGTH)
@@ -278,7 +295,7 @@ options() {
                 sub(/.*"(--)?/, "", m)
                 cmd = fn ~ /^cmd_/ ? substr(fn, 5) : fn == "main" && fcmd == "" ? "dcbench" : fcmd
                 if (cmd == "" && fn ~ /_opt$/) {
-                    hopts[fn] = hopts[fn] (fn in hopts ? " " : "") m
+                    print "=helper", fn, m
                     continue
                 }
                 if (cmd == "")
@@ -289,7 +306,7 @@ options() {
 }
 { find "$TOP"/tools/dcbench -name '*.c' | sort | while read -r f; do
       options "$f"
-  done; } | sort -u >"$TMP/dcbench.opts"
+  done; } | join_helpers | sort -u >"$TMP/dcbench.opts"
 options "$TOP/tools/dcpath/dcpath.c" | sort -u >"$TMP/dcpath.opts"
 # the commands, from dcbench's command table
 sed -n '/commands\[\] = {/,/^};/p' "$TOP/tools/dcbench/main.c" |

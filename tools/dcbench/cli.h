@@ -39,6 +39,13 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 bool cli_opt(const char *cmd, int argc, char **argv, int *i, const char *name,
 	     bool has_value, const char **val, int *bad);
 
+/*
+ * What a helper that scans options several commands share answers:
+ * argv[*i] was none of its options, was one and is taken, or the command
+ * must exit (after --help, or a usage error) with the status it gives.
+ */
+enum { CLI_NONE, CLI_TAKEN, CLI_EXIT };
+
 /* A number in [lo, hi]; 0, or EXIT_USAGE with a message. */
 int cli_uint(const char *cmd, const char *opt, const char *s, unsigned lo,
 	     unsigned hi, unsigned *out);

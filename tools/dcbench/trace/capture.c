@@ -151,12 +151,10 @@ static int do_import(const char *cmd, const char *log, const char *trace, bool j
 	return EXIT_OK;
 }
 
-enum { OPT_NONE, OPT_TAKEN, OPT_EXIT };
-
 /*
  * -h/--help, -o/--output TRACE and --json, which import and capture share:
- * OPT_TAKEN when argv[*i] was one of them (*out or *json set), OPT_NONE
- * when it is none of them, OPT_EXIT with the status to exit with in *rc
+ * CLI_TAKEN when argv[*i] was one of them (*out or *json set), CLI_NONE
+ * when it is none of them, CLI_EXIT with the status to exit with in *rc
  * after the help or a usage error.
  */
 static int shared_opt(const char *cmd, const char *help, int argc, char **argv,
@@ -169,7 +167,7 @@ static int shared_opt(const char *cmd, const char *help, int argc, char **argv,
 		if (!bad)
 			fputs(help, stdout);
 		*rc = bad ? bad : EXIT_OK;
-		return OPT_EXIT;
+		return CLI_EXIT;
 	}
 	if (!strcmp(argv[*i], "-o") || cli_opt(cmd, argc, argv, i, "output", true, &v, &bad)) {
 		if (!bad && !v) {
@@ -181,15 +179,15 @@ static int shared_opt(const char *cmd, const char *help, int argc, char **argv,
 	} else if (cli_opt(cmd, argc, argv, i, "json", false, &v, &bad)) {
 		*json = !bad;
 	} else {
-		return OPT_NONE;
+		return CLI_NONE;
 	}
 	if (bad) {
 		*rc = bad;
-		return OPT_EXIT;
+		return CLI_EXIT;
 	}
 	if (v)
 		*out = v;
-	return OPT_TAKEN;
+	return CLI_TAKEN;
 }
 
 int cmd_import(int argc, char **argv)
@@ -200,9 +198,9 @@ int cmd_import(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		switch (shared_opt(cmd, dcb_import_help, argc, argv, &i, &out, &json, &rc)) {
-		case OPT_EXIT:
+		case CLI_EXIT:
 			return rc;
-		case OPT_TAKEN:
+		case CLI_TAKEN:
 			continue;
 		}
 		if (argv[i][0] == '-' && argv[i][1])
@@ -238,9 +236,9 @@ int cmd_capture(int argc, char **argv)
 			break;
 		}
 		switch (shared_opt(cmd, dcb_capture_help, argc, argv, &i, &out, &json, &rc)) {
-		case OPT_EXIT:
+		case CLI_EXIT:
 			return rc;
-		case OPT_TAKEN:
+		case CLI_TAKEN:
 			continue;
 		}
 		if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {		} else if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {

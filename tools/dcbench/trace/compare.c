@@ -241,12 +241,13 @@ int cmd_compare(int argc, char **argv)
 {
 	const char *cmd = "compare", *plotfile = NULL;
 	struct setup s = { .cmd = cmd };
-	unsigned tl[MAX_TLIST] = { 1, 2, 4, 8 }, nt = 4, copies = 0, runs = 5;
+	struct run_opts o = { .runs = 5 };
+	unsigned tl[MAX_TLIST] = { 1, 2, 4, 8 }, nt = 4, copies, runs;
 	unsigned printed = 0, nag = 0, ncmp = 0, cores = cli_cores(), step = 0;
 	int modes[RP_NMODES] = { RP_NULL, RP_RCU, RP_GLOBAL, RP_RWLOCK };
 	unsigned nm = 4;
 	int bad = 0, rc = EXIT_OK;
-	bool json = false, warmup = false, judged;
+	bool json, warmup, judged;
 	struct agg *ag = NULL;
 	struct cmp *cmps = NULL;
 	FILE *rep;
@@ -254,21 +255,15 @@ int cmd_compare(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *v = NULL;
 
-		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
-			if (bad)
-				return bad;
-			fputs(dcb_compare_help, stdout);
-			return EXIT_OK;
+		switch (run_opt(cmd, dcb_compare_help, argc, argv, &i, &o, &rc)) {
+		case CLI_EXIT:
+			return rc;
+		case CLI_TAKEN:
+			continue;
 		}
 		if (cli_opt(cmd, argc, argv, &i, "threads", true, &v, &bad)) {
 			if (bad || (bad = cli_uint_list(cmd, "--threads", v, 1, RP_MAX_THREADS,
 							tl, MAX_TLIST, &nt)))
-				return bad;
-		} else if (cli_opt(cmd, argc, argv, &i, "copies", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(cmd, "--copies", v, 1, RP_MAX_COPIES, &copies)))
-				return bad;
-		} else if (cli_opt(cmd, argc, argv, &i, "runs", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(cmd, "--runs", v, 1, MAX_RUNS, &runs)))
 				return bad;
 		} else if (cli_opt(cmd, argc, argv, &i, "modes", true, &v, &bad)) {
 			if (bad)
@@ -307,16 +302,13 @@ int cmd_compare(int argc, char **argv)
 			if (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png")))
 				return cli_usage(cmd, "--plot wants a .svg or .png file, not '%s'", v);
 			plotfile = v;
-		} else if (cli_opt(cmd, argc, argv, &i, "warmup", false, &v, &bad)) {
-			warmup = true;
-		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
-			json = true;
 		} else {
 			bad = report_trace_arg(cmd, argv[i], &s.file);
 		}
 		if (bad)
 			return bad;
 	}
+	copies = o.copies, runs = o.runs, json = o.json, warmup = o.warmup;
 	s.rep = rep = json ? stderr : stdout;
 	if ((rc = report_open(&s)))
 		return rc;

@@ -36,46 +36,35 @@ int cmd_replay(int argc, char **argv)
 {
 	const char *cmd = "replay";
 	struct setup s = { .cmd = cmd };
-	unsigned threads = 1, copies = 0, runs = 5, printed = 0;
+	struct run_opts o = { .runs = 5 };
+	unsigned threads = 1, copies, runs, printed = 0;
 	int mode = RP_RCU, bad = 0, rc = EXIT_OK;
-	bool json = false, warmup = false;
+	bool json, warmup;
 	struct agg a;
 	FILE *rep;
 
 	for (int i = 1; i < argc; i++) {
 		const char *v = NULL;
 
-		if (!strcmp(argv[i], "-h") || cli_opt(cmd, argc, argv, &i, "help", false, &v, &bad)) {
-			if (bad)
-				return bad;
-			fputs(dcb_replay_help, stdout);
-			return EXIT_OK;
+		switch (run_opt(cmd, dcb_replay_help, argc, argv, &i, &o, &rc)) {
+		case CLI_EXIT:
+			return rc;
+		case CLI_TAKEN:
+			continue;
 		}
 		if (cli_opt(cmd, argc, argv, &i, "threads", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(cmd, "--threads", v, 1, RP_MAX_THREADS, &threads)))
-				return bad;
-		} else if (cli_opt(cmd, argc, argv, &i, "copies", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(cmd, "--copies", v, 1, RP_MAX_COPIES, &copies)))
-				return bad;
-		} else if (cli_opt(cmd, argc, argv, &i, "runs", true, &v, &bad)) {
-			if (bad || (bad = cli_uint(cmd, "--runs", v, 1, MAX_RUNS, &runs)))
-				return bad;
+			if (!bad)
+				bad = cli_uint(cmd, "--threads", v, 1, RP_MAX_THREADS, &threads);
 		} else if (cli_opt(cmd, argc, argv, &i, "mode", true, &v, &bad)) {
-			if (bad)
-				return bad;
-			mode = rp_mode_parse(v);
-			if (mode < 0)
-				return cli_usage(cmd, "--mode is rcu, global, rwlock or null, not '%s'", v);
-		} else if (cli_opt(cmd, argc, argv, &i, "warmup", false, &v, &bad)) {
-			warmup = true;
-		} else if (cli_opt(cmd, argc, argv, &i, "json", false, &v, &bad)) {
-			json = true;
+			if (!bad && (mode = rp_mode_parse(v)) < 0)
+				bad = cli_usage(cmd, "--mode is rcu, global, rwlock or null, not '%s'", v);
 		} else {
 			bad = report_trace_arg(cmd, argv[i], &s.file);
 		}
 		if (bad)
 			return bad;
 	}
+	copies = o.copies, runs = o.runs, json = o.json, warmup = o.warmup;
 	if (!copies)
 		copies = threads;
 	s.rep = rep = json ? stderr : stdout;

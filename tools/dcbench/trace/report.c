@@ -288,6 +288,35 @@ void report_info_json(struct json *j, const char *file, const struct dct_trace *
 	json_kuint(j, "critical_ops_replay", in->critical_ops_replay);
 }
 
+int run_opt(const char *cmd, const char *help, int argc, char **argv, int *i,
+	    struct run_opts *o, int *rc)
+{
+	const char *v = NULL;
+	int bad = 0;
+
+	if (!strcmp(argv[*i], "-h") || cli_opt(cmd, argc, argv, i, "help", false, &v, &bad)) {
+		if (!bad)
+			fputs(help, stdout);
+		*rc = bad ? bad : EXIT_OK;
+		return CLI_EXIT;
+	}
+	if (cli_opt(cmd, argc, argv, i, "copies", true, &v, &bad)) {
+		if (!bad)
+			bad = cli_uint(cmd, "--copies", v, 1, RP_MAX_COPIES, &o->copies);
+	} else if (cli_opt(cmd, argc, argv, i, "runs", true, &v, &bad)) {
+		if (!bad)
+			bad = cli_uint(cmd, "--runs", v, 1, MAX_RUNS, &o->runs);
+	} else if (cli_opt(cmd, argc, argv, i, "warmup", false, &v, &bad)) {
+		o->warmup = !bad;
+	} else if (cli_opt(cmd, argc, argv, i, "json", false, &v, &bad)) {
+		o->json = !bad;
+	} else {
+		return CLI_NONE;
+	}
+	*rc = bad;
+	return bad ? CLI_EXIT : CLI_TAKEN;
+}
+
 int report_trace_arg(const char *cmd, char *arg, const char **file)
 {
 	if (arg[0] == '-' && arg[1])

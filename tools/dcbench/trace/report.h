@@ -59,6 +59,21 @@ struct setup {
 	struct rp_prep *p;
 };
 
+/* The options replay and compare share. */
+struct run_opts {
+	unsigned copies;	/* 0: as many as threads */
+	unsigned runs;
+	bool warmup, json;
+};
+
+/*
+ * -h/--help (help printed), --copies, --runs, --warmup and --json, which
+ * replay and compare share, into o: CLI_NONE, CLI_TAKEN, or CLI_EXIT with
+ * the exit status in *rc (cli.h).
+ */
+int run_opt(const char *cmd, const char *help, int argc, char **argv, int *i,
+	    struct run_opts *o, int *rc);
+
 /*
  * An argument no option of cmd took: the trace (*file), once.  0, or
  * EXIT_USAGE with a message (an unknown option, a second trace).
