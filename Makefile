@@ -216,8 +216,9 @@ $(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libdcache.a
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
 
-# objects made by pattern chains are kept: the next build needs them
-.SECONDARY:
+# objects made by pattern chains are kept: the next build needs them (not
+# .SECONDARY, which would let a missing source pass unnoticed)
+.PRECIOUS: $(OBJ)/%.o
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
@@ -226,19 +227,31 @@ $(BUILD)/examples/%: $(OBJ)/examples/%.o $(BUILD)/libdcache.a
 FUZZ_SECONDS ?= 60
 # the importer alone: the format, the strace parser, the process state
 FUZZ_IMPORT_SRCS := $(addprefix tools/dcbench/trace/,trace.c validate.c dump.c util.c \
-		    strace.c strtab.c proc.c syscalls.c import.c logreader.c)
+		    strace.c strtab.c proc.c syscalls.c import.c) tools/common/logreader.c
 FUZZ_FLAGS   := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
 
+FUZZERS := build-fuzz/fuzz_walk build-fuzz/fuzz_import
+
+# the fuzzers are built by a second make, after deps (see "the README's
+# commands" below); `make -n fuzzers` fails when a source they list is gone
 fuzz: deps
-	@mkdir -p build-fuzz/corpus_walk build-fuzz/corpus_import
-	clang -std=c11 $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_walk.c $(LIB_SRCS) \
-	    -o build-fuzz/fuzz_walk $(LIBS)
-	clang -std=c11 $(CPPFLAGS) -Itools -Itools/dcbench $(FUZZ_FLAGS) \
-	    tests/fuzz/fuzz_import.c $(FUZZ_IMPORT_SRCS) -o build-fuzz/fuzz_import $(LZMA_LIBS)
+	@$(MAKE) --no-print-directory fuzzers
 	cd build-fuzz && ./fuzz_walk -max_total_time=$(FUZZ_SECONDS) -dict=../tests/fuzz/walk.dict \
 	    corpus_walk ../tests/fuzz/corpus_walk
 	cd build-fuzz && ./fuzz_import -max_total_time=$(FUZZ_SECONDS) \
 	    corpus_import ../tests/fuzz/corpus_import
+
+fuzzers: $(FUZZERS)
+
+build-fuzz/fuzz_walk: tests/fuzz/fuzz_walk.c $(LIB_SRCS) $(wildcard src/*.h) $(HEADERS)
+	@mkdir -p build-fuzz/corpus_walk
+	clang -std=c11 $(CPPFLAGS) $(FUZZ_FLAGS) tests/fuzz/fuzz_walk.c $(LIB_SRCS) -o $@ $(LIBS)
+
+build-fuzz/fuzz_import: tests/fuzz/fuzz_import.c $(FUZZ_IMPORT_SRCS) \
+			 $(wildcard tools/dcbench/trace/*.h tools/common/*.h)
+	@mkdir -p build-fuzz/corpus_import
+	clang -std=c11 $(CPPFLAGS) -Itools -Itools/dcbench $(FUZZ_FLAGS) \
+	    tests/fuzz/fuzz_import.c $(FUZZ_IMPORT_SRCS) -o $@ $(LZMA_LIBS)
 
 # ---- the long torture: TORTURE_SECONDS per mode (default 10 minutes) -----------
 
@@ -311,4 +324,4 @@ uninstall:
 clean:
 	rm -rf build build-asan build-tsan build-clang build-fuzz
 
-.PHONY: all tests lib deps check run install install-lib uninstall clean fuzz torture kernbench
+.PHONY: all tests fuzzers lib deps check run install install-lib uninstall clean fuzz torture kernbench

@@ -454,6 +454,14 @@ else
     notok "conditions joined outside check (only the first is checked):"
     diag <<<"$joined"
 fi
+# make fuzz compiles its fuzzers from source lists of its own: every
+# source they name must exist (make -n stops at one that does not)
+if make -n -s -C "$TOP" fuzzers >"$TMP/fuzzers" 2>&1; then
+    ok "make fuzz: every source its fuzzers compile exists"
+else
+    notok "make fuzz: a source its fuzzers compile is missing"
+    diag <"$TMP/fuzzers"
+fi
 # dcbench micro's references hash components with libdcache's own
 # function, as libdcache does: the tools' byte-wise FNV-1a (common/hash.h)
 # is, in micro, the listing loader's alone (tree.c, its index of
