@@ -242,12 +242,12 @@ int cmd_compare(int argc, char **argv)
 	const char *cmd = "compare", *plotfile = NULL;
 	struct setup s = { .cmd = cmd };
 	struct run_opts o = { .runs = 5 };
-	unsigned tl[MAX_TLIST] = { 1, 2, 4, 8 }, nt = 4, copies, runs;
+	unsigned tl[MAX_TLIST] = { 1, 2, 4, 8 }, nt = 4;
 	unsigned printed = 0, nag = 0, ncmp = 0, cores = cli_cores(), step = 0;
 	int modes[RP_NMODES] = { RP_NULL, RP_RCU, RP_GLOBAL, RP_RWLOCK };
 	unsigned nm = 4;
 	int bad = 0, rc = EXIT_OK;
-	bool json, warmup, judged;
+	bool judged;
 	struct agg *ag = NULL;
 	struct cmp *cmps = NULL;
 	FILE *rep;
@@ -308,8 +308,7 @@ int cmd_compare(int argc, char **argv)
 		if (bad)
 			return bad;
 	}
-	copies = o.copies, runs = o.runs, json = o.json, warmup = o.warmup;
-	s.rep = rep = json ? stderr : stdout;
+	s.rep = rep = o.json ? stderr : stdout;
 	if ((rc = report_open(&s)))
 		return rc;
 
@@ -326,10 +325,10 @@ int cmd_compare(int argc, char **argv)
 
 			a->mode = modes[m];
 			a->threads = tl[ti];
-			a->copies = copies ? copies : tl[ti];
-			a->runs = runs;
+			a->copies = o.copies ? o.copies : tl[ti];
+			a->runs = o.runs;
 			a->over = tl[ti] > cores;
-			a->r = calloc(runs, sizeof(*a->r));
+			a->r = calloc(o.runs, sizeof(*a->r));
 			if (!a->r) {
 				fprintf(stderr, "dcbench compare: out of memory\n");
 				rc = EXIT_FAIL;
@@ -341,16 +340,16 @@ int cmd_compare(int argc, char **argv)
 		struct agg *row = &ag[ti * nm];
 		unsigned T = tl[ti], K = row->copies;
 
-		if (warmup)
+		if (o.warmup)
 			for (unsigned m = 0; m < nm && !rc; m++)
 				rc = report_run(&s, modes[m], T, K, NULL, &printed);
-		for (unsigned r = 0; r < runs && !rc; r++)
+		for (unsigned r = 0; r < o.runs && !rc; r++)
 			for (unsigned m = 0; m < nm && !rc; m++) {
 				step++;
 				if (cli_progress())
 					fprintf(stderr, "\r  [%u/%u] %u threads: %s, run %u of %u   ",
-						step, nt * nm * runs, T, rp_mode_name(modes[m]),
-						r + 1, runs);
+						step, nt * nm * o.runs, T, rp_mode_name(modes[m]),
+						r + 1, o.runs);
 				rc = report_run(&s, modes[m], T, K, &row[m], &printed);
 			}
 		if (cli_progress())
@@ -400,11 +399,11 @@ int cmd_compare(int argc, char **argv)
 		}
 		fputs(too_short ? "  (too short to time)\n" : "\n", rep);
 	}
-	judged = print_goals(rep, s.t, ag, nag, runs);
-	if (plotfile && compare_plot(plotfile, s.file, ag, nag, tl, nt, modes, nm, copies) == 0)
+	judged = print_goals(rep, s.t, ag, nag, o.runs);
+	if (plotfile && compare_plot(plotfile, s.file, ag, nag, tl, nt, modes, nm, o.copies) == 0)
 		fprintf(rep, "plot: %s\n", plotfile);
 
-	if (json) {
+	if (o.json) {
 		struct json j;
 
 		json_init(&j, stdout);
@@ -412,7 +411,7 @@ int cmd_compare(int argc, char **argv)
 		json_kint(&j, "schema_version", RP_SCHEMA_VERSION);
 		json_kstr(&j, "command", "compare");
 		report_info_json(&j, s.file, s.t, rp_get_info(s.p));
-		json_kuint(&j, "runs", runs);
+		json_kuint(&j, "runs", o.runs);
 		json_knum(&j, "min_timed_s", MIN_TIMED_S);
 		json_kbool(&j, "goals_judged", judged);
 		json_key(&j, "results");

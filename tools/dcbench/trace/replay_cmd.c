@@ -37,9 +37,8 @@ int cmd_replay(int argc, char **argv)
 	const char *cmd = "replay";
 	struct setup s = { .cmd = cmd };
 	struct run_opts o = { .runs = 5 };
-	unsigned threads = 1, copies, runs, printed = 0;
+	unsigned threads = 1, printed = 0;
 	int mode = RP_RCU, bad = 0, rc = EXIT_OK;
-	bool json, warmup;
 	struct agg a;
 	FILE *rep;
 
@@ -64,31 +63,30 @@ int cmd_replay(int argc, char **argv)
 		if (bad)
 			return bad;
 	}
-	copies = o.copies, runs = o.runs, json = o.json, warmup = o.warmup;
-	if (!copies)
-		copies = threads;
-	s.rep = rep = json ? stderr : stdout;
+	if (!o.copies)
+		o.copies = threads;
+	s.rep = rep = o.json ? stderr : stdout;
 	if ((rc = report_open(&s)))
 		return rc;
 
 	memset(&a, 0, sizeof(a));
 	a.mode = mode;
 	a.threads = threads;
-	a.copies = copies;
-	a.runs = runs;
+	a.copies = o.copies;
+	a.runs = o.runs;
 	a.over = threads > cli_cores();
-	a.r = calloc(runs, sizeof(*a.r));
+	a.r = calloc(o.runs, sizeof(*a.r));
 	if (!a.r) {
 		fprintf(stderr, "dcbench replay: out of memory\n");
 		report_close(&s);
 		return EXIT_FAIL;
 	}
-	if (warmup && report_run(&s, mode, threads, copies, NULL, &printed))
+	if (o.warmup && report_run(&s, mode, threads, o.copies, NULL, &printed))
 		rc = EXIT_FAIL;
-	for (unsigned r = 0; !rc && r < runs; r++) {
+	for (unsigned r = 0; !rc && r < o.runs; r++) {
 		if (cli_progress())
-			fprintf(stderr, "\r  run %u of %u ", r + 1, runs);
-		if (report_run(&s, mode, threads, copies, &a, &printed))
+			fprintf(stderr, "\r  run %u of %u ", r + 1, o.runs);
+		if (report_run(&s, mode, threads, o.copies, &a, &printed))
 			rc = EXIT_FAIL;
 	}
 	if (cli_progress())
@@ -96,7 +94,7 @@ int cmd_replay(int argc, char **argv)
 	if (!rc) {
 		report_derive(&a, NULL);
 		fprintf(rep, "%s, %u thread%s, %u cop%s%s:\n", rp_mode_name(mode), threads,
-			threads == 1 ? "" : "s", copies, copies == 1 ? "y" : "ies",
+			threads == 1 ? "" : "s", o.copies, o.copies == 1 ? "y" : "ies",
 			a.over ? " (oversubscribed)" : "");
 		report_agg(rep, &a);
 		if (a.too_short)
@@ -104,7 +102,7 @@ int cmd_replay(int argc, char **argv)
 		fprintf(rep, "checked %llu outcomes: %llu mismatches (%llu unchecked)\n",
 			(unsigned long long)a.checked, (unsigned long long)a.mismatches,
 			(unsigned long long)a.unchecked);
-		if (json) {
+		if (o.json) {
 			struct json j;
 
 			json_init(&j, stdout);
