@@ -151,7 +151,19 @@ struct dc_backend_ops {
 	 */
 	int (*adopt)(void *ctx, const struct dc_inode *dir, const char *name,
 		     size_t len, struct dc_inode *inode);
-	void (*reserved[6])(void);	/* NULL */
+	/*
+	 * Optional: every name in directory dir, each handed to emit (len
+	 * bytes, not NUL-terminated; "." and ".." may come or not).  Return
+	 * 0 once every name was given, or at once the first non-zero value
+	 * emit returns, or a negative errno.  With it the cache may hold a
+	 * directory's whole listing and answer a name that is not in it
+	 * (-ENOENT) without a lookup (see complete_after) until it is told
+	 * of a change of the directory's names.  Called as lookup is.
+	 */
+	int (*readdir)(void *ctx, const struct dc_inode *dir,
+		       int (*emit)(void *arg, const char *name, size_t len),
+		       void *arg);
+	void (*reserved[5])(void);	/* NULL */
 };
 
 struct dc_backend {
@@ -168,10 +180,22 @@ struct dc_options {
 	 * milliseconds is checked again before use; 0: never expires. */
 	uint32_t ttl_ms;		/* positive entries */
 	uint32_t neg_ttl_ms;		/* negative entries */
-	uint64_t reserved[8];		/* zero */
+	/* Complete directories (backends with readdir): after this many
+	 * lookups in one directory that the backend answered -ENOENT, the
+	 * cache lists it, and while nothing in it changes answers names not
+	 * listed without asking.  0: DC_DEFAULT_COMPLETE_AFTER;
+	 * DC_COMPLETE_OFF: never. */
+	uint32_t complete_after;
+	/* List only directories of at most this many names; 0:
+	 * DC_DEFAULT_COMPLETE_MAX. */
+	uint32_t complete_max;
+	uint64_t reserved[7];		/* zero */
 };
 
 #define DC_DEFAULT_MAX_ENTRIES	(1u << 20)
+#define DC_DEFAULT_COMPLETE_AFTER	1
+#define DC_DEFAULT_COMPLETE_MAX		4096
+#define DC_COMPLETE_OFF			UINT32_MAX
 
 /* Create a cache into *out.  0, -EINVAL (NULL, no root or lookup op, a bad
  * mode, non-zero reserved space), -ENOMEM, -ENOTDIR (the root is not a
@@ -432,7 +456,11 @@ struct dc_stats {
 	uint64_t bytes;		/* bytes now allocated by the cache */
 	uint64_t miss_waits;	/* lookups that waited for another thread's
 				   backend call on the same name */
-	uint64_t reserved[5];	/* zero in this version */
+	uint64_t negative_misses; /* backend lookups that answered -ENOENT */
+	uint64_t complete_answers; /* -ENOENT answered from a complete
+				      directory's listing, not the backend */
+	uint64_t readdirs;	/* directory listings asked of the backend */
+	uint64_t reserved[2];	/* zero in this version */
 };
 /* The counters, summed over every thread (a moment's view, not a
  * snapshot); nothing when c or st is NULL. */
@@ -510,6 +538,12 @@ int dc_hostfs_open(const char *root, const struct dc_hostfs_options *opt,
 		   struct dc_backend *out);
 /* dc_hostfs_open(root, NULL, out); the same errors. */
 int dc_hostfs_backend(const char *root, struct dc_backend *out);
+/* A readdir for backends over host directories (hostfs's own): every name
+ * in the directory dirfd refers to (any descriptor of it, O_PATH too),
+ * "." and ".." included, handed to emit as the readdir op says.  0, emit's
+ * first non-zero value, -EINVAL, or the errno of opening or reading it. */
+int dc_readdir_fd(int dirfd, int (*emit)(void *arg, const char *name, size_t len),
+		  void *arg);
 /* The gen hostfs gives an inode of device dev (st_dev): the kernel's own
  * 32-bit encoding, 12 bits of major and 20 of minor.  A caller that tells
  * the cache of a hostfs inode (dc_create...) fills gen with this. */

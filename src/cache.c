@@ -152,6 +152,7 @@ static void locks_init(struct dc_cache *c)
 	pthread_cond_init(&c->pend_cv, NULL);
 	pthread_mutex_init(&c->lru_lock, NULL);
 	pthread_mutex_init(&c->stat_lock, NULL);
+	pthread_mutex_init(&c->list_lock, NULL);
 }
 
 static void locks_destroy(struct dc_cache *c)
@@ -162,6 +163,7 @@ static void locks_destroy(struct dc_cache *c)
 	pthread_cond_destroy(&c->pend_cv);
 	pthread_mutex_destroy(&c->lru_lock);
 	pthread_mutex_destroy(&c->stat_lock);
+	pthread_mutex_destroy(&c->list_lock);
 }
 
 static int root_init(struct dc_cache *c)
@@ -197,6 +199,7 @@ static void cache_free(struct dc_cache *c)
 	dc__lru_free_all(c);
 	if (c->root)
 		dc__free_now(c, c->root);
+	dc__lists_free(c);	/* the entries took theirs; none are left */
 	dc__free(c, c->buckets, c->nbuckets * sizeof(*c->buckets));
 	dc__free(c, c->inodes, dc__inodes_size(c));
 	dc__stat_free(c);
@@ -241,10 +244,16 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 	if (c->max_negative > c->max_entries)
 		c->max_negative = c->max_entries;
 	set_ttl(c, opt->ttl_ms, opt->neg_ttl_ms);
+	c->complete_after = opt->complete_after ? opt->complete_after :
+			    DC_DEFAULT_COMPLETE_AFTER;
+	c->complete_max = opt->complete_max ? opt->complete_max :
+			  DC_DEFAULT_COMPLETE_MAX;
 	locks_init(c);
 	err = dc__slab_new(&c->slab, sizeof(struct dc_dentry));
 	if (!err)
 		err = dc__hash_init(c, c->max_entries);
+	if (!err)
+		err = dc__lists_init(c);
 	if (!err)
 		err = root_init(c);
 	if (err) {
@@ -289,6 +298,9 @@ DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 	st->evictions = v[DC_ST_EVICTIONS];
 	st->lock_waits = v[DC_ST_LOCK_WAITS];
 	st->miss_waits = v[DC_ST_MISS_WAITS];
+	st->negative_misses = v[DC_ST_NEG_MISSES];
+	st->complete_answers = v[DC_ST_COMPLETE];
+	st->readdirs = v[DC_ST_READDIRS];
 	st->entries = dc__load(c->nr_entries);
 	st->negative = dc__load(c->nr_negative);
 	st->bytes = dc__load(c->bytes);

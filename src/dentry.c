@@ -154,6 +154,9 @@ struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 /* Free an entry no reader can reach any more. */
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d)
 {
+	/* its record names it: gone before the memory is */
+	if (dc__flags(d) & DC_F_HASLIST)
+		dc__list_forget(c, d);
 	if (d->mode && c->be.ops->release) {
 		struct dc_inode in = { d->ino, d->cookie, d->mode, d->gen };
 

@@ -56,6 +56,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* O_PATH */
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -307,6 +308,57 @@ static int hostfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
 	return (int)n;
 }
 
+/*
+ * The listing is read through a descriptor opened from the directory's
+ * own (an O_PATH one will do), so it is of the inode the caller holds,
+ * wherever its name went; that descriptor is closed before returning, so
+ * hostfs does not count it in its budget.
+ */
+DC_API int dc_readdir_fd(int dirfd,
+			 int (*emit)(void *arg, const char *name, size_t len),
+			 void *arg)
+{
+	struct dirent *e;
+	DIR *dp;
+	int fd, err;
+
+	if (dirfd < 0 || !emit)
+		return -EINVAL;
+	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dp = fdopendir(fd);
+	if (!dp) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	for (err = 0; !err;) {
+		errno = 0;
+		e = readdir(dp);
+		if (!e) {
+			err = -errno;
+			break;
+		}
+		err = emit(arg, e->d_name, strlen(e->d_name));
+	}
+	closedir(dp);
+	return err;
+}
+
+static int hostfs_readdir(void *ctx, const struct dc_inode *dir,
+			  int (*emit)(void *arg, const char *name, size_t len),
+			  void *arg)
+{
+	int dfd;
+
+	if (!dir || !emit)
+		return -EINVAL;
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	dfd = cookie_fd(ctx, dir->cookie);
+	return dfd < 0 ? -ESTALE : dc_readdir_fd(dfd, emit, arg);
+}
 
 static void hostfs_destroy(void *ctx)
 {
@@ -325,6 +377,7 @@ static const struct dc_backend_ops hostfs_ops = {
 	.release	= hostfs_release,
 	.destroy	= hostfs_destroy,
 	.adopt		= hostfs_adopt,
+	.readdir	= hostfs_readdir,
 };
 
 /* Half the soft limit on descriptors: the rest stays the program's. */

@@ -15,6 +15,9 @@
  *  c->lru_lock (mutex)
  *	the two LRU lists, each entry's lru_next, LISTED and ONNEG, and
  *	nr_isolated.  Nests inside wlock; dc_put takes it alone.
+ *  c->list_lock (mutex)
+ *	complete-directory records (complete.c) and DC_F_HASLIST.  Nests
+ *	inside wlock; dc__free_now takes it alone.
  *  c->pend_lock + c->pend_cv
  *	only to sleep until a PENDING entry is settled or a REVAL one is
  *	checked.  Innermost.
@@ -148,6 +151,8 @@ enum {
 					 * again before use (wlock + seq) */
 	DC_F_UNINDEXED	= 1u << 10,	/* positive, hashed, left out of the inode
 					 * index (too many names of its inode) */
+	DC_F_HASLIST	= 1u << 11,	/* directory with a record in c->lists
+					 * (complete.c); set under list_lock */
 };
 
 #define DC_COUNT_DEAD	(INT32_MIN / 2)
@@ -181,7 +186,8 @@ struct dc_lru {
 /* Per-thread statistics: written by their thread only, summed on read. */
 enum {
 	DC_ST_LOOKUPS, DC_ST_HITS, DC_ST_NEG_HITS, DC_ST_MISSES, DC_ST_RESTARTS,
-	DC_ST_EVICTIONS, DC_ST_LOCK_WAITS, DC_ST_MISS_WAITS, DC_ST_NR
+	DC_ST_EVICTIONS, DC_ST_LOCK_WAITS, DC_ST_MISS_WAITS, DC_ST_NEG_MISSES,
+	DC_ST_COMPLETE, DC_ST_READDIRS, DC_ST_NR
 };
 struct dc_tstat {
 	char pad0[64];			/* no other thread's data on v's lines */
@@ -254,6 +260,15 @@ struct dc_cache {
 	uint64_t bytes;			/* bytes allocated for this cache; atomic */
 
 	struct dc_slab *slab;
+
+	/* complete directories (complete.c): a record per directory with
+	 * negative misses or a listing; list_lock, which nests inside wlock
+	 * and is taken alone when an entry is freed */
+	pthread_mutex_t list_lock;
+	struct dc_list **lists;		/* DC_LIST_BUCKETS chains */
+	uint32_t nr_lists;
+	uint32_t list_hand;		/* next bucket to evict from */
+	uint32_t complete_after, complete_max;	/* DC_COMPLETE_OFF: off */
 };
 
 /* ---- alloc.c ---------------------------------------------------------- */
@@ -718,6 +733,17 @@ long dc__shrink_now(struct dc_cache *c, uint64_t target);
 #define DC_FREE_SOME_MAX	(1u << 16)
 bool dc__free_some(struct dc_cache *c, uint64_t seen);
 void dc__lru_free_all(struct dc_cache *c);
+
+/* ---- complete.c ------------------------------------------------------- */
+struct dc_list;
+int dc__lists_init(struct dc_cache *c);
+void dc__lists_free(struct dc_cache *c);
+bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
+		       const char *name, size_t len, uint64_t *asked);
+bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir);
+void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir);
+void dc__list_forget(struct dc_cache *c, struct dc_dentry *d);
+void dc__dir_name_changed(struct dc_cache *c, struct dc_dentry *dir, uint64_t key);
 
 /* ---- update.c -------------------------------------------------------- */
 /* dc_invalidate_child, telling in *old (when not NULL) the inode the

@@ -62,6 +62,7 @@ struct mnode {
 	uint32_t nlink;		/* names referring to this node */
 	uint32_t gen;		/* always 0: inode numbers are never reused */
 	uint32_t nchild;	/* directories: names in it */
+	struct mdent *children;	/* directories: the names in it */
 	union {
 		uint64_t parent;	/* directories */
 		char *target;		/* symlinks, malloc'd */
@@ -70,6 +71,7 @@ struct mnode {
 
 struct mdent {
 	struct mdent *next;	/* hash chain */
+	struct mdent *sib_next, *sib_prev;	/* the directory's names */
 	uint64_t dir;		/* the directory holding the name */
 	uint64_t ino;		/* what the name refers to */
 	uint32_t hash;
@@ -270,10 +272,34 @@ static void table_grow(struct dc_memfs *fs)
 	fs->mask = nr - 1;
 }
 
+/* Its directory's list of names.  The head lives in the node array,
+ * which moves as it grows: the list is doubly linked by entries only. */
+static void sib_link(struct dc_memfs *fs, struct mdent *d)
+{
+	struct mnode *dir = &fs->nodes[d->dir];
+
+	d->sib_prev = NULL;
+	d->sib_next = dir->children;
+	if (d->sib_next)
+		d->sib_next->sib_prev = d;
+	dir->children = d;
+}
+
+static void sib_unlink(struct dc_memfs *fs, struct mdent *d)
+{
+	if (d->sib_prev)
+		d->sib_prev->sib_next = d->sib_next;
+	else
+		fs->nodes[d->dir].children = d->sib_next;
+	if (d->sib_next)
+		d->sib_next->sib_prev = d->sib_prev;
+}
+
 static void dent_insert(struct dc_memfs *fs, struct mdent *d)
 {
 	struct mdent **head = &fs->buckets[d->hash & fs->mask];
 
+	sib_link(fs, d);
 	d->next = *head;
 	*head = d;
 	if (++fs->count > fs->mask)
@@ -286,6 +312,7 @@ static void dent_remove(struct dc_memfs *fs, struct mdent **pp)
 	struct mdent *d = *pp;
 
 	*pp = d->next;
+	sib_unlink(fs, d);
 	fs->count--;
 	free(d);
 }
@@ -854,6 +881,26 @@ static int memfs_adopt(void *ctx, const struct dc_inode *dir, const char *name,
 	return 0;
 }
 
+/* The names in dir, under the read lock (emit only collects). */
+static int memfs_readdir(void *ctx, const struct dc_inode *dir,
+			 int (*emit)(void *arg, const char *name, size_t len),
+			 void *arg)
+{
+	struct dc_memfs *fs = ctx;
+	struct mnode *n;
+	struct mdent *d;
+	int err;
+
+	if (!dir || !emit)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&fs->lock);
+	err = dir_get(fs, dir->cookie, &n);
+	for (d = err ? NULL : n->children; d && !err; d = d->sib_next)
+		err = emit(arg, d->name, d->len);
+	pthread_rwlock_unlock(&fs->lock);
+	return err;
+}
+
 /* The caller owns the memfs and frees it with dc_memfs_free. */
 static void memfs_destroy(void *ctx)
 {
@@ -868,6 +915,7 @@ static const struct dc_backend_ops memfs_ops = {
 	.release	= memfs_release,
 	.destroy	= memfs_destroy,
 	.adopt		= memfs_adopt,
+	.readdir	= memfs_readdir,
 };
 
 DC_API struct dc_backend dc_memfs_backend(struct dc_memfs *fs)

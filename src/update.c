@@ -129,15 +129,22 @@ static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 	return find_dir_by_ino(c, dir);
 }
 
-/* Write-lock the cache for a change of one of dir's names: dir's live
- * entry, its generation bumped (NULL: gone).  The caller unlocks. */
-static struct dc_dentry *lock_live_dir(struct dc_cache *c, struct dc_dentry *dir)
+/* Write-lock the cache for a change of n in dir: dir's live entry, told
+ * of the change (NULL: gone).  The caller unlocks. */
+static struct dc_dentry *lock_live_dir(struct dc_cache *c, struct dc_dentry *dir,
+				       const struct dname *n)
 {
 	dc__write_lock(c);
 	dir = live_dir(c, dir);
 	if (dir)
-		dc__bump_dirgen(dir);
+		dc__dir_name_changed(c, dir, n->key);
 	return dir;
+}
+
+/* d's name changed in its directory (d is forgotten, say).  Write lock. */
+static void name_changed(struct dc_cache *c, struct dc_dentry *d)
+{
+	dc__dir_name_changed(c, d->parent, dc__hash_key(c, d->name->s, d->name->len));
 }
 
 /* Hash a new entry (NULL: out of memory, the name simply stays uncached). */
@@ -228,7 +235,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	dir = live_dir(c, dir);
 	d = dir ? find_settled(c, dir, &n) : NULL;
 	if (dir)
-		dc__bump_dirgen(dir);
+		dc__dir_name_changed(c, dir, n.key);
 	if (!dir) {
 		;	/* the directory is not cached: nothing to update */
 	} else if (link && !target) {
@@ -303,7 +310,7 @@ static int remove_name(struct dc_cache *c, struct dc_dentry *dir, const char *na
 	err = prepare(c, dir, name, &n);
 	if (err)
 		return err;
-	dir = lock_live_dir(c, dir);
+	dir = lock_live_dir(c, dir, &n);
 	if (dir) {
 		d = find_settled(c, dir, &n);
 		/* unless it is negative already or turns negative in place */
@@ -460,9 +467,9 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 	s = odir ? find_settled(c, odir, &on) : NULL;
 	t = ndir ? find_settled(c, ndir, &nn) : NULL;
 	if (odir)
-		dc__bump_dirgen(odir);
+		dc__dir_name_changed(c, odir, on.key);
 	if (ndir)
-		dc__bump_dirgen(ndir);
+		dc__dir_name_changed(c, ndir, nn.key);
 	if (!odir || !ndir) {
 		/* one side is not cached: forget the other side's name */
 		forget(c, s);
@@ -571,8 +578,8 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 		dc__bump_dirgen(d);
 		forget_all(c);
 	} else {
+		name_changed(c, d);
 		forget(c, d);
-		dc__bump_dirgen(d->parent);
 	}
 	dc__write_unlock(c);
 	dc__maybe_shrink(c);	/* a swapped root is an entry more */
@@ -587,7 +594,7 @@ DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 
 	if (err)
 		return err;
-	dir = lock_live_dir(c, dir);
+	dir = lock_live_dir(c, dir, &n);
 	if (dir) {
 		forget(c, dc__find_locked(c, dir, n.s, n.len, hash_in(dir, &n)));
 	}
@@ -613,7 +620,7 @@ static void forget_child(struct dc_cache *c, struct dc_dentry *d,
 {
 	struct dc_dentry *e = dc__find_locked(c, d, n->s, n->len, hash_in(d, n));
 
-	dc__bump_dirgen(d);
+	dc__dir_name_changed(c, d, n->key);
 	if (e && old && e->mode && !old->mode)
 		*old = (struct dc_inode){ e->ino, 0, e->mode, e->gen };
 	forget(c, e);
@@ -662,6 +669,8 @@ DC_API int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino,
  * its names did not change, or their own events say so.  Write lock. */
 static void suspect(struct dc_dentry *d)
 {
+	/* its listing (complete.c) may no longer be all its names */
+	dc__bump_dirgen(d);
 	dc__seq_write_begin(&d->seq);
 	dc__flags_set(d, DC_F_SUSPECT);
 	dc__seq_write_end(&d->seq);
@@ -687,7 +696,7 @@ DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
 		if (dc__is_dir(d->mode)) {
 			suspect(d);
 		} else {
-			dc__bump_dirgen(d->parent);
+			name_changed(c, d);
 			forget(c, d);
 		}
 	}
@@ -714,7 +723,7 @@ DC_API int dc_invalidate_dir(struct dc_cache *c, uint64_t ino, uint32_t gen)
 		if (!dc__is_dir(d->mode) || d->ino != ino || d->gen != gen)
 			continue;
 		/* a miss in flight below d sees it orphaned (lookup_slow) */
-		dc__bump_dirgen(d->parent);
+		name_changed(c, d);
 		forget(c, d);
 	}
 	root = c->root->ino == ino && c->root->gen == gen;

@@ -388,6 +388,8 @@ again:
 	memset(out, 0, sizeof(*out));
 	freed = dc__load(c->nr_freed_now);
 	err = c->be.ops->lookup(c->be.ctx, &din, name, len, out);
+	if (err == -ENOENT)
+		dc__stat_inc(c, DC_ST_NEG_MISSES);
 	/* out of descriptors: free some (see dc__free_some) and ask again */
 	if ((err == -EMFILE || err == -ENFILE) && frees++ < 3 &&
 	    dc__free_some(c, freed))
@@ -614,6 +616,32 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 }
 
 /*
+ * name is not in dir's complete listing: cache it as negative, as if the
+ * backend had said so when the listing was asked.  Called with the write
+ * lock, which it drops.
+ */
+static int add_listed_negative(struct dc_cache *c, struct dc_dentry *dir,
+			       const char *name, size_t len, uint32_t hash,
+			       uint64_t asked, struct dc_dentry **out)
+{
+	struct dc_dentry *d = dc__alloc(c, dir, name, len, hash, 0, NULL, NULL);
+
+	if (!d) {
+		dc__write_unlock(c);
+		return -ENOMEM;
+	}
+	d->count = 1;
+	dc__stamp_asked(c, d, asked);
+	dc__lru_add(c, d);	/* before it is reachable, as in install() */
+	dc__hash_insert(c, d);
+	dc__write_unlock(c);
+	dc__stat_inc(c, DC_ST_COMPLETE);
+	dc__maybe_shrink(c);
+	*out = d;
+	return 0;
+}
+
+/*
  * The slow path of one component: under the write lock, find the entry or
  * hash a PENDING one; if we hashed it, ask the backend with no lock held
  * and settle it; if another thread had, wait for its answer.  Like Linux's
@@ -633,6 +661,7 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 	struct dc_inode in;
 	uint32_t gen, fl;
 	uint64_t since, asked;
+	bool list;
 	int err;
 
 again:
@@ -684,6 +713,8 @@ again:
 		*out = d;
 		return 0;
 	}
+	if (dc__listed_absent(c, dir, name, len, &asked))
+		return add_listed_negative(c, dir, name, len, hash, asked, out);
 	d = dc__alloc(c, dir, name, len, hash, DC_F_PENDING, NULL, NULL);
 	if (!d) {
 		dc__write_unlock(c);
@@ -706,8 +737,12 @@ again:
 	    (!err && dc__inode_changed_since(c, in.ino, in.gen, since)))
 		dc__unhash(c, d);	/* the directory (or the inode) changed */
 	settle(c, d, err, &in, target, asked);
+	list = err == -ENOENT && !(dc__flags(d) & DC_F_DEAD) &&
+	       dc__note_negative(c, dir);
 	dc__write_unlock(c);
 	wake_waiters(c);
+	if (list)
+		dc__list_dir(c, dir);
 	if (err && err != -ENOENT) {
 		dc_put(c, d);
 		return err;

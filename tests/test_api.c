@@ -86,14 +86,14 @@ static void test_reserved(void)
 	struct dc_stats st;
 
 	CHECK_EQ(dc_hostfs_backend(tmpdir, &o.backend), 0);
-	o.reserved[7] = 1;
+	o.reserved[6] = 1;
 	CHECK_EQ(dc_cache_create(&o, &c), -EINVAL);	/* and destroys the backend */
 	CHECK(c == NULL);
 
 	CHECK_EQ(dc_hostfs_backend(tmpdir, &b), 0);
 	ops = *b.ops;
 	ops.reserved[0] = (void (*)(void))test_reserved;
-	o.reserved[7] = 0;
+	o.reserved[6] = 0;
 	o.backend.ops = &ops;
 	o.backend.ctx = b.ctx;
 	CHECK_EQ(dc_cache_create(&o, &c), -EINVAL);

@@ -1,0 +1,431 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * complete.c - complete directories: a directory whose whole listing the
+ * cache holds answers a name that is not in it (-ENOENT) without asking
+ * the backend, until any of its names changes.
+ *
+ * Compilers probe many include directories for names that are not there;
+ * each probe of a new name is a backend lookup that answers -ENOENT.  After
+ * complete_after such answers in one directory (at one dgen), the thread
+ * whose miss made the count lists the directory with the backend's
+ * readdir, once; from then on lookup_slow answers any name the listing
+ * lacks with a settled negative entry, as if the backend had said -ENOENT.
+ *
+ * A record per directory (struct dc_list) holds the count or the listing:
+ * the sorted keyed hashes of its names (8 bytes a name).  A hash that is
+ * in the listing but whose name is not (a collision) only costs a backend
+ * lookup; a name absent from the listing is absent from the directory as
+ * it was listed, which is all the answer claims.
+ *
+ * When is a listing true?  It is taken with the directory's dgen read
+ * before readdir, under the write lock; every change of the directory's
+ * names that the cache is told of -- an update, an invalidation by name or
+ * by inode, a directory's attribute change -- bumps dgen under the write
+ * lock, and forgetting the directory makes it orphaned.  The listing is
+ * installed only if dgen is unchanged and the directory is not orphaned
+ * when readdir has returned, and used only while that still holds (and
+ * the directory is not suspect, and with TTLs on, not older than the
+ * negative TTL, counted from the asking).  So an answer from a listing is
+ * never older than the last invalidation the cache was told of, the same
+ * promise a cached negative entry makes.
+ *
+ * Locking: records are found, changed and used under c->list_lock, which
+ * nests inside the write lock; lookup_slow (walk.c) calls in with the write
+ * lock held, which is what makes dgen and the orphan test stable.  An
+ * entry with a record carries DC_F_HASLIST; dc__free_now drops the record
+ * (list_lock alone) before the entry's memory goes, so a record's dir
+ * pointer always names a live entry and is never reused while the record
+ * exists.  The lister holds a reference on the directory (its lookup's
+ * caller does), and a record being listed (LS_LISTING) is never evicted.
+ * Nothing here is lock-free: the rcu-walk never reads a record; it meets
+ * the negative entries lookup_slow makes from them.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define DC_LIST_BUCKETS	256	/* record chains */
+#define DC_LIST_MAX	1024	/* records; past it one is evicted per new one */
+#define DC_LIST_FIRST	64	/* keys allocated for a listing at first */
+
+enum {
+	LS_COUNTING,	/* counting -ENOENT answers at dgen */
+	LS_LISTING,	/* one thread is asking readdir */
+	LS_COMPLETE,	/* keys hold the listing taken at dgen */
+	LS_TOOBIG,	/* more than complete_max names at dgen */
+};
+
+struct dc_list {
+	struct dc_list *next;		/* chain in c->lists */
+	struct dc_dentry *dir;		/* live while the record exists */
+	uint32_t dgen;			/* dir->dgen the record is about */
+	uint32_t misses;		/* -ENOENT answers counted (COUNTING) */
+	uint32_t state;
+	uint32_t n;			/* names listed (COMPLETE) */
+	uint64_t asked;			/* dc__now() before readdir; 0: TTLs off */
+	uint64_t *keys;			/* n sorted keys (COMPLETE) */
+};
+
+int dc__lists_init(struct dc_cache *c)
+{
+	c->lists = dc__calloc(c, DC_LIST_BUCKETS * sizeof(*c->lists));
+	return c->lists ? 0 : -ENOMEM;
+}
+
+static struct dc_list **chain_of(struct dc_cache *c, const struct dc_dentry *d)
+{
+	uintptr_t p = (uintptr_t)d;
+
+	/* entries are 128-byte slab objects: the low bits say nothing */
+	return &c->lists[(p >> 7 ^ p >> 15) % DC_LIST_BUCKETS];
+}
+
+/* The link that points at dir's record, or at the NULL ending its chain. */
+static struct dc_list **slot_of(struct dc_cache *c, const struct dc_dentry *dir)
+{
+	struct dc_list **pp = chain_of(c, dir);
+
+	while (*pp && (*pp)->dir != dir)
+		pp = &(*pp)->next;
+	return pp;
+}
+
+static void drop_keys(struct dc_cache *c, struct dc_list *l)
+{
+	if (l->keys)
+		dc__free(c, l->keys, (size_t)l->n * sizeof(*l->keys));
+	l->keys = NULL;
+	l->n = 0;
+}
+
+/* Unlink the record *pp points at and free it.  list_lock held. */
+static void list_remove(struct dc_cache *c, struct dc_list **pp)
+{
+	struct dc_list *l = *pp;
+
+	*pp = l->next;
+	__atomic_and_fetch(&l->dir->flags, ~(uint32_t)DC_F_HASLIST, __ATOMIC_RELAXED);
+	drop_keys(c, l);
+	dc__free(c, l, sizeof(*l));
+	c->nr_lists--;
+}
+
+void dc__lists_free(struct dc_cache *c)
+{
+	if (!c->lists)
+		return;
+	for (unsigned i = 0; i < DC_LIST_BUCKETS; i++)
+		while (c->lists[i])
+			list_remove(c, &c->lists[i]);
+	dc__free(c, c->lists, DC_LIST_BUCKETS * sizeof(*c->lists));
+	c->lists = NULL;
+}
+
+/* d is being freed: its record goes first (see the locking rules). */
+void dc__list_forget(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_list **pp;
+
+	pthread_mutex_lock(&c->list_lock);
+	pp = slot_of(c, d);
+	if (*pp)
+		list_remove(c, pp);
+	pthread_mutex_unlock(&c->list_lock);
+}
+
+/* Make room for one more record: evict the first one not being listed,
+ * from the buckets in turn.  list_lock held. */
+static void evict_one(struct dc_cache *c)
+{
+	for (unsigned i = 0; i < DC_LIST_BUCKETS; i++) {
+		struct dc_list **pp = &c->lists[c->list_hand++ % DC_LIST_BUCKETS];
+
+		for (; *pp; pp = &(*pp)->next)
+			if ((*pp)->state != LS_LISTING) {
+				list_remove(c, pp);
+				return;
+			}
+	}
+}
+
+/* Start the record over for the directory's names as they are now. */
+static void restart(struct dc_cache *c, struct dc_list *l, uint32_t dgen)
+{
+	drop_keys(c, l);
+	l->dgen = dgen;
+	l->misses = 0;
+	l->state = LS_COUNTING;
+}
+
+/* dir's record, made if there is none (NULL: no memory).  Write lock and
+ * list_lock held. */
+static struct dc_list *record_of(struct dc_cache *c, struct dc_dentry *dir)
+{
+	struct dc_list **pp = slot_of(c, dir), *l = *pp;
+
+	if (l)
+		return l;
+	if (c->nr_lists >= DC_LIST_MAX)
+		evict_one(c);
+	l = dc__calloc(c, sizeof(*l));
+	if (!l)
+		return NULL;
+	l->dir = dir;
+	restart(c, l, dir->dgen);
+	/* the bucket may have changed under an eviction: find it again */
+	pp = chain_of(c, dir);
+	l->next = *pp;
+	*pp = l;
+	c->nr_lists++;
+	dc__flags_set(dir, DC_F_HASLIST);
+	return l;
+}
+
+static bool is_dot_or_dotdot(const char *name, size_t len)
+{
+	return name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
+}
+
+static bool has_key(const struct dc_list *l, uint64_t key)
+{
+	size_t lo = 0, hi = l->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->keys[mid] < key)
+			lo = mid + 1;
+		else if (l->keys[mid] > key)
+			hi = mid;
+		else
+			return true;
+	}
+	return false;
+}
+
+/* key joins l's sorted keys.  false: no memory (l is as it was). */
+static bool add_key(struct dc_cache *c, struct dc_list *l, uint64_t key)
+{
+	size_t lo = 0, hi = l->n;
+	uint64_t *keys;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->keys[mid] < key)
+			lo = mid + 1;
+		else if (l->keys[mid] > key)
+			hi = mid;
+		else
+			return true;
+	}
+	keys = dc__malloc(c, ((size_t)l->n + 1) * sizeof(*keys));
+	if (!keys)
+		return false;
+	if (l->n) {
+		memcpy(keys, l->keys, lo * sizeof(*keys));
+		memcpy(keys + lo + 1, l->keys + lo, (l->n - lo) * sizeof(*keys));
+	}
+	keys[lo] = key;
+	hi = (size_t)l->n + 1;
+	drop_keys(c, l);
+	l->keys = keys;
+	l->n = (uint32_t)hi;
+	return true;
+}
+
+/*
+ * The name keyed key in dir changed, or may have, and the cache was told:
+ * dir's dgen moves on, as for any change of its names.  A listing that was
+ * up to date takes the name in and stays up to date: the name may exist
+ * now, so it goes to the backend, and every other name is as listed.  (A
+ * listing that holds names no longer there only costs lookups.)  So a
+ * directory that the program itself fills, a build's output directory,
+ * stays complete.  Write lock held.
+ */
+void dc__dir_name_changed(struct dc_cache *c, struct dc_dentry *dir, uint64_t key)
+{
+	uint32_t was = dir->dgen;
+	struct dc_list *l;
+
+	dc__bump_dirgen(dir);
+	if (!(dc__flags(dir) & DC_F_HASLIST))
+		return;
+	pthread_mutex_lock(&c->list_lock);
+	l = *slot_of(c, dir);
+	if (l && l->state == LS_COMPLETE && l->dgen == was && add_key(c, l, key))
+		l->dgen = dir->dgen;
+	pthread_mutex_unlock(&c->list_lock);
+}
+
+/* Is the listing still what dir holds?  Write lock and list_lock held. */
+static bool listing_holds(struct dc_cache *c, const struct dc_list *l)
+{
+	uint64_t ttl = dc__load(c->ttl_neg), now;
+
+	if (l->state != LS_COMPLETE || l->dgen != l->dir->dgen ||
+	    (dc__flags(l->dir) & DC_F_SUSPECT))
+		return false;
+	if (!ttl || !l->asked)
+		return true;
+	now = dc__walk_clock(c);
+	return !now || now < l->asked + ttl;
+}
+
+/*
+ * Does dir's listing say name is not there?  Then *asked is when the
+ * listing was asked (the negative entry's TTL counts from it).  Write lock
+ * held; dir not orphaned.
+ */
+bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
+		       const char *name, size_t len, uint64_t *asked)
+{
+	struct dc_list *l;
+	bool absent = false;
+
+	if (!(dc__flags(dir) & DC_F_HASLIST) || is_dot_or_dotdot(name, len))
+		return false;
+	pthread_mutex_lock(&c->list_lock);
+	l = *slot_of(c, dir);
+	if (l && listing_holds(c, l)) {
+		absent = !has_key(l, dc__hash_key(c, name, len));
+		*asked = l->asked;
+	} else if (l && l->state == LS_COMPLETE) {
+		restart(c, l, dir->dgen);	/* out of date: count again */
+	}
+	pthread_mutex_unlock(&c->list_lock);
+	return absent;
+}
+
+/*
+ * The backend answered -ENOENT for a name in dir, at dir's current dgen.
+ * true: that made the count, and the caller is to list dir now
+ * (dc__list_dir), with no lock held.  Write lock held; dir not orphaned.
+ */
+bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
+{
+	struct dc_list *l;
+	bool list = false;
+
+	if (c->complete_after == DC_COMPLETE_OFF || !c->be.ops->readdir)
+		return false;
+	pthread_mutex_lock(&c->list_lock);
+	l = record_of(c, dir);
+	if (l && l->state != LS_LISTING && l->dgen != dir->dgen)
+		restart(c, l, dir->dgen);
+	if (l && l->state == LS_COUNTING && ++l->misses >= c->complete_after) {
+		l->state = LS_LISTING;
+		list = true;
+	}
+	pthread_mutex_unlock(&c->list_lock);
+	return list;
+}
+
+struct collect {
+	struct dc_cache *c;
+	uint64_t *keys;
+	uint32_t n, cap, max;
+};
+
+/* readdir's emit: one name's key, or -E2BIG past the cap, or -ENOMEM. */
+static int collect_name(void *arg, const char *name, size_t len)
+{
+	struct collect *k = arg;
+	uint64_t *keys;
+
+	if (!name || !len || is_dot_or_dotdot(name, len))
+		return 0;
+	if (k->n == k->max)
+		return -E2BIG;
+	if (k->n == k->cap) {
+		uint32_t cap = k->cap ? k->cap * 2 : DC_LIST_FIRST;
+
+		if (cap > k->max)
+			cap = k->max;
+		keys = dc__malloc(k->c, (size_t)cap * sizeof(*keys));
+		if (!keys)
+			return -ENOMEM;
+		if (k->n)
+			memcpy(keys, k->keys, (size_t)k->n * sizeof(*keys));
+		if (k->keys)
+			dc__free(k->c, k->keys, (size_t)k->cap * sizeof(*keys));
+		k->keys = keys;
+		k->cap = cap;
+	}
+	k->keys[k->n++] = dc__hash_key(k->c, name, len);
+	return 0;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The collected keys, sorted, in an array of exactly n (the record's
+ * size accounting frees n keys).  false: no memory. */
+static bool settle_keys(struct collect *k)
+{
+	uint64_t *keys;
+
+	qsort(k->keys, k->n, sizeof(*k->keys), cmp_key);
+	if (k->n == k->cap)
+		return true;
+	keys = k->n ? dc__malloc(k->c, (size_t)k->n * sizeof(*keys)) : NULL;
+	if (k->n && !keys)
+		return false;
+	if (k->n)
+		memcpy(keys, k->keys, (size_t)k->n * sizeof(*keys));
+	if (k->keys)
+		dc__free(k->c, k->keys, (size_t)k->cap * sizeof(*keys));
+	k->keys = keys;
+	k->cap = k->n;
+	return true;
+}
+
+/*
+ * List dir (its record is LS_LISTING, set by this thread through
+ * dc__note_negative) and install the listing if dir's names did not
+ * change meanwhile.  No lock held; the caller holds a reference on dir.
+ */
+void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir)
+{
+	struct collect k = { .c = c, .max = c->complete_max };
+	struct dc_inode din;
+	struct dc_list *l;
+	uint32_t gen;
+	uint64_t asked;
+	int err;
+
+	dc__write_lock(c);
+	gen = dir->dgen;	/* names that change from here on bump it */
+	din = (struct dc_inode){ dir->ino, dir->cookie, dir->mode, dir->gen };
+	dc__write_unlock(c);
+	asked = dc__walk_clock(c);	/* the TTL counts from the asking */
+	dc__stat_inc(c, DC_ST_READDIRS);
+	err = c->be.ops->readdir(c->be.ctx, &din, collect_name, &k);
+	if (!err && !settle_keys(&k))
+		err = -ENOMEM;
+
+	dc__write_lock(c);
+	pthread_mutex_lock(&c->list_lock);
+	l = *slot_of(c, dir);	/* never evicted while LS_LISTING */
+	if (!err && dir->dgen == gen && !dc__orphaned(dir)) {
+		l->state = LS_COMPLETE;
+		l->dgen = gen;
+		l->keys = k.keys;
+		l->n = k.n;
+		l->asked = asked;
+		k.keys = NULL;
+	} else if (err == -E2BIG) {
+		l->state = LS_TOOBIG;	/* until the names change */
+		l->dgen = gen;
+	} else {
+		restart(c, l, dir->dgen);
+	}
+	pthread_mutex_unlock(&c->list_lock);
+	dc__write_unlock(c);
+	if (k.keys)
+		dc__free(c, k.keys, (size_t)k.cap * sizeof(*k.keys));
+}

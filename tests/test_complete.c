@@ -1,0 +1,646 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_complete.c - complete directories (dc_options.complete_after, the
+ * backend's readdir).  In each mode:
+ *
+ *  - after complete_after names the backend answered -ENOENT in one
+ *    directory, the cache lists it once, and then answers names that are
+ *    not there without a backend lookup, while names that are there still
+ *    resolve (and "." and ".." keep their meaning);
+ *  - a change of one name the cache is told of keeps the listing with the
+ *    name taken in (an update through the cache: create, unlink, rename
+ *    in; dc_invalidate_child, dc_invalidate_name, a file's
+ *    dc_invalidate_inode): the name is found, other names are still
+ *    answered from the listing;
+ *  - a change the cache cannot name drops it (an attribute change of the
+ *    directory, dc_invalidate_dir, dc_invalidate_all): the new name is
+ *    found, and names that are not there go to the backend again;
+ *  - a change told while readdir is in flight: that listing is not kept;
+ *  - no readdir, DC_COMPLETE_OFF, or a directory larger than complete_max:
+ *    never listed (or never used); a readdir that fails: not used;
+ *  - negative TTLs bound a listing's age like a negative entry's;
+ *  - more directories than the records the cache keeps: still right;
+ *  - hostfs lists a real directory;
+ *  - allocation failures: answers stay right, the cache consistent;
+ *  - stress: readers against a writer that adds names behind the cache
+ *    and tells it: once told, no reader gets -ENOENT for the name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcache-debug.h"
+#include "harness.h"
+
+#define DIR_M	(S_IFDIR | 0755)
+#define REG_M	(S_IFREG | 0644)
+
+static struct dc_memfs *fs;
+
+/* memfs's ops with a readdir that can be held, failed or taken away. */
+static struct dc_backend_ops ops;
+static const struct dc_backend_ops *memfs_ops;
+static int readdir_fail;			/* its error, 0: none */
+static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
+static int hold, held;				/* hold readdir; one is held */
+
+struct names {
+	char name[64][16];
+	int n;
+};
+
+static int keep_name(void *arg, const char *name, size_t len)
+{
+	struct names *k = arg;
+
+	if (k->n == 64 || len >= sizeof(k->name[0]))
+		return -E2BIG;
+	memcpy(k->name[k->n], name, len);
+	k->name[k->n++][len] = '\0';
+	return 0;
+}
+
+/*
+ * Reads the directory first, then waits while held, then hands the names
+ * on: a change made meanwhile is missing from the listing, so only the
+ * cache's check for changes during readdir keeps its answer out.
+ */
+static int held_readdir(void *ctx, const struct dc_inode *dir,
+			int (*emit)(void *arg, const char *name, size_t len),
+			void *arg)
+{
+	struct names k = { .n = 0 };
+	int err;
+
+	pthread_mutex_lock(&hold_lock);
+	err = readdir_fail;
+	if (!hold) {
+		pthread_mutex_unlock(&hold_lock);
+		return err ? err : memfs_ops->readdir(ctx, dir, emit, arg);
+	}
+	pthread_mutex_unlock(&hold_lock);
+	err = memfs_ops->readdir(ctx, dir, keep_name, &k);
+	if (err)
+		return err;
+	pthread_mutex_lock(&hold_lock);
+	if (hold) {
+		held = 1;
+		pthread_cond_broadcast(&hold_cv);
+		while (hold)
+			pthread_cond_wait(&hold_cv, &hold_lock);
+		held = 0;
+	}
+	err = readdir_fail;
+	pthread_mutex_unlock(&hold_lock);
+	for (int i = 0; i < k.n && !err; i++)
+		err = emit(arg, k.name[i], strlen(k.name[i]));
+	return err;
+}
+
+static struct dc_backend backend(bool with_readdir)
+{
+	struct dc_backend b = dc_memfs_backend(fs);
+
+	memfs_ops = b.ops;
+	ops = *b.ops;
+	ops.readdir = with_readdir ? held_readdir : NULL;
+	b.ops = &ops;
+	return b;
+}
+
+static struct dc_cache *open_cache(enum dc_mode mode, bool with_readdir,
+				   uint32_t after, uint32_t max, uint32_t neg_ttl)
+{
+	struct dc_options o = {
+		.mode = mode, .backend = backend(with_readdir),
+		.complete_after = after, .complete_max = max,
+		.neg_ttl_ms = neg_ttl,
+	};
+	struct dc_cache *c = NULL;
+
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	return c;
+}
+
+static void close_cache(struct dc_cache *c)
+{
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	CHECK_EQ(dc_debug_live_entries(), 0);
+}
+
+static void fresh_fs(void)
+{
+	if (fs)
+		dc_memfs_free(fs);
+	fs = NULL;
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+}
+
+static uint64_t add(uint64_t dir, const char *name, uint32_t mode)
+{
+	struct dc_inode in = { 0 };
+
+	CHECK_EQ(dc_memfs_add(fs, dir, name, mode, NULL, &in), 0);
+	return in.ino;
+}
+
+/* The answer for path: its inode number, or -errno. */
+static int64_t res(struct dc_cache *c, const char *path)
+{
+	struct dc_inode st;
+	int err = dc_resolve(c, NULL, path, 0, &st);
+
+	return err ? err : (int64_t)st.ino;
+}
+
+static struct dc_stats stats(struct dc_cache *c)
+{
+	struct dc_stats st;
+
+	dc_get_stats(c, &st);
+	return st;
+}
+
+/* Resolve n names /dir/<prefix>N that are not there; each gives -ENOENT. */
+static void miss_names(struct dc_cache *c, const char *dir, const char *prefix,
+		       int from, int n)
+{
+	char path[64];
+
+	for (int i = from; i < from + n; i++) {
+		snprintf(path, sizeof(path), "/%s/%s%d", dir, prefix, i);
+		CHECK_EQ(res(c, path), -ENOENT);
+	}
+}
+
+/* /d with files f0..f9: ino of /d */
+static uint64_t make_tree(void)
+{
+	char name[16];
+	uint64_t d;
+
+	fresh_fs();
+	d = add(DC_MEMFS_ROOT, "d", DIR_M);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		add(d, name, REG_M);
+	}
+	add(d, "sub", DIR_M);
+	return d;
+}
+
+/* Make /d complete in c: complete_after (2 here) misses, then one list. */
+static void make_complete(struct dc_cache *c, const char *prefix)
+{
+	uint64_t r = stats(c).readdirs;
+
+	miss_names(c, "d", prefix, 0, 2);
+	CHECK_EQ(stats(c).readdirs, r + 1);
+}
+
+/* Names not there cost no backend lookup; names there resolve. */
+static void check_answers_from_listing(struct dc_cache *c, const char *prefix)
+{
+	struct dc_stats a = stats(c), b;
+
+	miss_names(c, "d", prefix, 100, 50);
+	b = stats(c);
+	CHECK_EQ(b.negative_misses, a.negative_misses);
+	CHECK_EQ(b.complete_answers, a.complete_answers + 50);
+	CHECK(res(c, "/d/f3") > 0);
+	CHECK(res(c, "/d/sub") > 0);
+	CHECK_EQ(res(c, "/d/."), res(c, "/d"));
+	CHECK_EQ(res(c, "/d/sub/.."), res(c, "/d"));
+}
+
+/* The listing is gone: a name not there goes to the backend. */
+static void check_listing_dropped(struct dc_cache *c, const char *prefix)
+{
+	struct dc_stats a = stats(c);
+
+	miss_names(c, "d", prefix, 200, 1);
+	CHECK_EQ(stats(c).negative_misses, a.negative_misses + 1);
+	CHECK_EQ(stats(c).complete_answers, a.complete_answers);
+}
+
+static void test_basic(enum dc_mode m)
+{
+	struct dc_cache *c;
+	struct dc_stats st;
+
+	make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	miss_names(c, "d", "a", 0, 1);
+	CHECK_EQ(stats(c).readdirs, 0);		/* one miss: not yet */
+	miss_names(c, "d", "a", 1, 1);
+	CHECK_EQ(stats(c).readdirs, 1);
+	check_answers_from_listing(c, "a");
+	/* the same missing names again: cached negatives, no backend */
+	st = stats(c);
+	miss_names(c, "d", "a", 100, 50);
+	CHECK_EQ(stats(c).negative_misses, st.negative_misses);
+	CHECK_EQ(stats(c).readdirs, 1);
+	close_cache(c);
+}
+
+/*
+ * A change of a name the cache is told of keeps the listing, with the name
+ * taken in: the name is found, others are still answered from it.
+ */
+static void test_told(enum dc_mode m)
+{
+	struct dc_dentry *d, *r;
+	struct dc_inode in;
+	struct dc_cache *c;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/d", 0, &d), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/", 0, &r), 0);
+	make_complete(c, "b");
+
+	/* behind the cache, then told by name in the directory */
+	x = add(dino, "new1", REG_M);
+	CHECK_EQ(dc_invalidate_child(c, dino, 0, "new1", 4), 0);
+	CHECK_EQ(res(c, "/d/new1"), (int64_t)x);
+	check_answers_from_listing(c, "b1-");
+
+	/* through the cache: create, then unlink */
+	x = add(dino, "new2", REG_M);
+	CHECK_EQ(dc_memfs_lookup(fs, dino, "new2", &in), 0);
+	CHECK_EQ(dc_create(c, d, "new2", &in), 0);
+	CHECK_EQ(res(c, "/d/new2"), (int64_t)x);
+	check_answers_from_listing(c, "b2-");
+	CHECK_EQ(dc_memfs_remove(fs, dino, "new2", 0), 0);
+	CHECK_EQ(dc_unlink(c, d, "new2"), 0);
+	CHECK_EQ(res(c, "/d/new2"), -ENOENT);
+	check_answers_from_listing(c, "b3-");
+
+	/* told by name with the entry in hand */
+	x = add(dino, "new3", REG_M);
+	CHECK_EQ(dc_invalidate_name(c, d, "new3"), 0);
+	CHECK_EQ(res(c, "/d/new3"), (int64_t)x);
+	check_answers_from_listing(c, "b4-");
+
+	/* a rename into /d */
+	x = add(DC_MEMFS_ROOT, "outside", REG_M);
+	CHECK_EQ(dc_memfs_rename(fs, DC_MEMFS_ROOT, "outside", dino, "moved", 0), 0);
+	CHECK_EQ(dc_rename(c, r, "outside", d, "moved", 0), 0);
+	CHECK_EQ(res(c, "/d/moved"), (int64_t)x);
+	check_answers_from_listing(c, "b5-");
+
+	/* a file's own attributes changed: its name is forgotten, still there */
+	CHECK_EQ(dc_invalidate_inode(c, x, 0), 0);
+	CHECK_EQ(res(c, "/d/moved"), (int64_t)x);
+	check_answers_from_listing(c, "b6-");
+
+	CHECK_EQ(stats(c).readdirs, 1);
+	dc_put(c, r);
+	dc_put(c, d);
+	close_cache(c);
+}
+
+/* A change of names the cache cannot name drops the listing. */
+static void test_untold(enum dc_mode m)
+{
+	struct dc_cache *c;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+
+	/* the directory's attributes changed (its mtime, say) */
+	make_complete(c, "h");
+	x = add(dino, "new4", REG_M);
+	CHECK_EQ(dc_invalidate_inode(c, dino, 0), 0);
+	CHECK_EQ(res(c, "/d/new4"), (int64_t)x);
+	check_listing_dropped(c, "h");
+
+	/* its names changed, which unknown */
+	make_complete(c, "i");
+	x = add(dino, "new5", REG_M);
+	CHECK_EQ(dc_invalidate_dir(c, dino, 0), 0);
+	CHECK_EQ(res(c, "/d/new5"), (int64_t)x);
+	check_listing_dropped(c, "i");
+
+	/* anything changed */
+	make_complete(c, "j");
+	x = add(dino, "new6", REG_M);
+	CHECK_EQ(dc_invalidate_all(c), 0);
+	CHECK_EQ(res(c, "/d/new6"), (int64_t)x);
+	check_listing_dropped(c, "j");
+	close_cache(c);
+}
+
+struct lister {
+	struct dc_cache *c;
+	int64_t answer;
+};
+
+static void *list_in_thread(void *arg)
+{
+	struct lister *l = arg;
+
+	/* the second miss makes the count: this thread lists /d */
+	l->answer = res(l->c, "/d/k1");
+	return NULL;
+}
+
+/* A name made while readdir is in flight: the listing is not kept. */
+static void test_race(enum dc_mode m)
+{
+	struct lister l;
+	struct dc_cache *c;
+	pthread_t t;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	l.c = c;
+	miss_names(c, "d", "k", 0, 1);
+	pthread_mutex_lock(&hold_lock);
+	hold = 1;
+	pthread_mutex_unlock(&hold_lock);
+	CHECK_EQ(pthread_create(&t, NULL, list_in_thread, &l), 0);
+	pthread_mutex_lock(&hold_lock);
+	while (!held)
+		pthread_cond_wait(&hold_cv, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
+
+	x = add(dino, "late", REG_M);
+	CHECK_EQ(dc_invalidate_child(c, dino, 0, "late", 4), 0);
+
+	pthread_mutex_lock(&hold_lock);
+	hold = 0;
+	pthread_cond_broadcast(&hold_cv);
+	pthread_mutex_unlock(&hold_lock);
+	pthread_join(t, NULL);
+	CHECK_EQ(l.answer, -ENOENT);
+	CHECK_EQ(stats(c).readdirs, 1);
+	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
+	check_listing_dropped(c, "k");
+	close_cache(c);
+}
+
+/* Never listed, or never used. */
+static void test_off(enum dc_mode m)
+{
+	struct dc_cache *c;
+
+	make_tree();
+	c = open_cache(m, false, 2, 0, 0);		/* no readdir */
+	miss_names(c, "d", "a", 0, 20);
+	CHECK_EQ(stats(c).readdirs, 0);
+	CHECK_EQ(stats(c).negative_misses, 20);
+	close_cache(c);
+
+	c = open_cache(m, true, DC_COMPLETE_OFF, 0, 0);
+	miss_names(c, "d", "a", 0, 20);
+	CHECK_EQ(stats(c).readdirs, 0);
+	CHECK_EQ(stats(c).negative_misses, 20);
+	close_cache(c);
+
+	/* 11 names, at most 8 listed: too big, asked once per change */
+	c = open_cache(m, true, 2, 8, 0);
+	miss_names(c, "d", "a", 0, 20);
+	CHECK_EQ(stats(c).readdirs, 1);
+	CHECK_EQ(stats(c).negative_misses, 20);
+	CHECK_EQ(stats(c).complete_answers, 0);
+	close_cache(c);
+
+	/* a listing that fails is not used, and is tried again later */
+	c = open_cache(m, true, 2, 0, 0);
+	readdir_fail = -EIO;
+	miss_names(c, "d", "a", 0, 4);
+	readdir_fail = 0;
+	CHECK_EQ(stats(c).readdirs, 2);
+	CHECK_EQ(stats(c).negative_misses, 4);
+	CHECK_EQ(stats(c).complete_answers, 0);
+	make_complete(c, "z");
+	check_answers_from_listing(c, "z");
+	close_cache(c);
+
+	/* the default: DC_DEFAULT_COMPLETE_AFTER misses */
+	make_tree();
+	c = open_cache(m, true, 0, 0, 0);
+	miss_names(c, "d", "a", 0, DC_DEFAULT_COMPLETE_AFTER - 1);
+	CHECK_EQ(stats(c).readdirs, 0);
+	miss_names(c, "d", "a", 100, 1);
+	CHECK_EQ(stats(c).readdirs, 1);
+	CHECK(res(c, "d/f1") > 0);
+	close_cache(c);
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* A negative TTL bounds the listing's answers like a negative entry's. */
+static void test_ttl(enum dc_mode m)
+{
+	struct dc_cache *c;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 40);
+	make_complete(c, "a");
+	x = add(dino, "quiet", REG_M);		/* nobody tells the cache */
+	CHECK_EQ(res(c, "/d/quiet"), -ENOENT);	/* as a negative entry would */
+	sleep_ms(60);
+	CHECK_EQ(res(c, "/d/quiet"), (int64_t)x);
+	close_cache(c);
+}
+
+/* More directories than records: each still right. */
+static void test_many(enum dc_mode m)
+{
+	enum { NDIRS = 1500 };
+	struct dc_cache *c;
+	char name[32], path[64];
+	int wrong = 0;
+
+	fresh_fs();
+	for (int i = 0; i < NDIRS; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		add(add(DC_MEMFS_ROOT, name, DIR_M), "here", REG_M);
+	}
+	c = open_cache(m, true, 1, 0, 0);
+	for (int round = 0; round < 2; round++)
+		for (int i = 0; i < NDIRS; i++) {
+			snprintf(path, sizeof(path), "/d%d/no%d", i, round);
+			wrong += res(c, path) != -ENOENT;
+			snprintf(path, sizeof(path), "/d%d/here", i);
+			wrong += res(c, path) <= 0;
+		}
+	CHECK_EQ(wrong, 0);
+	CHECK(stats(c).readdirs >= NDIRS);
+	close_cache(c);
+}
+
+/* Allocation failures: -ENOMEM or the truth, and a consistent cache. */
+static void test_faults(enum dc_mode m)
+{
+	struct dc_cache *c;
+	char path[64];
+	int wrong = 0;
+
+	make_tree();
+	c = open_cache(m, true, 1, 0, 0);
+	dc_debug_fail_alloc(-3, 777);
+	for (int i = 0; i < 2000; i++) {
+		int64_t r;
+
+		snprintf(path, sizeof(path), "/d/%s%d", i % 7 ? "x" : "f", i % 13);
+		r = res(c, path);
+		if (r == -ENOMEM)
+			continue;
+		if (i % 7 == 0 && i % 13 < 10)
+			wrong += r <= 0;
+		else
+			wrong += r != -ENOENT;
+		if (i % 100 == 0)
+			dc_invalidate_all(c);
+	}
+	dc_debug_fail_alloc(0, 0);
+	CHECK_EQ(wrong, 0);
+	close_cache(c);
+}
+
+/* hostfs lists a real directory. */
+static void test_hostfs(enum dc_mode m)
+{
+	char dir[] = "/tmp/dc-complete-XXXXXX", path[128];
+	struct dc_options o = { .mode = m, .complete_after = 2 };
+	struct dc_cache *c = NULL;
+	struct dc_inode st;
+	int fd;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0);
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/a", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ(dc_hostfs_backend(dir, &o.backend), 0);
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	CHECK_EQ(dc_resolve(c, NULL, "/x1", 0, &st), -ENOENT);
+	CHECK_EQ(dc_resolve(c, NULL, "/x2", 0, &st), -ENOENT);
+	CHECK_EQ(stats(c).readdirs, 1);
+	CHECK_EQ(dc_resolve(c, NULL, "/x3", 0, &st), -ENOENT);
+	CHECK_EQ(stats(c).complete_answers, 1);
+	CHECK_EQ(dc_resolve(c, NULL, "/a", 0, &st), 0);
+	/* made behind the cache and told: found */
+	snprintf(path, sizeof(path), "%s/x4", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0644);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_EQ(dc_resolve(c, NULL, "/", 0, &st), 0);
+	CHECK_EQ(dc_invalidate_child(c, st.ino, st.gen, "x4", 2), 0);
+	CHECK_EQ(dc_resolve(c, NULL, "/x4", 0, &st), 0);
+	close_cache(c);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/a", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
+/* ---- stress ---------------------------------------------------------------
+ *
+ * The writer adds w0, w1, ... to /d behind the cache, tells the cache with
+ * dc_invalidate_child, then publishes the count told.  A reader that reads
+ * the count first and then resolves a told name must find it; names not
+ * yet added must be -ENOENT (or found, if added since).
+ */
+static int told, stop;
+static uint64_t stress_dir;
+
+static void *stress_reader(void *arg)
+{
+	struct dc_cache *c = arg;
+	unsigned seed = (unsigned)(uintptr_t)&seed;
+	char path[64];
+
+	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+		int n = __atomic_load_n(&told, __ATOMIC_ACQUIRE);
+		int k = (int)(rand_r(&seed) % (unsigned)(n + 20));
+		int64_t r;
+
+		snprintf(path, sizeof(path), "/d/w%d", k);
+		r = res(c, path);
+		if (k < n)
+			CHECK(r > 0);
+		else
+			CHECK(r > 0 || r == -ENOENT);
+		CHECK(res(c, "/d/f3") > 0);
+	}
+	return NULL;
+}
+
+static void test_stress(enum dc_mode m)
+{
+	struct dc_cache *c;
+	pthread_t r[2];
+	char name[32];
+	double end;
+	struct timespec ts;
+
+	stress_dir = make_tree();
+	c = open_cache(m, true, 1, 0, 0);
+	told = 0;
+	stop = 0;
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_create(&r[i], NULL, stress_reader, c), 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + h_seconds() / 4;
+	for (int i = 0; i < 3000; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		add(stress_dir, name, REG_M);
+		CHECK_EQ(dc_invalidate_child(c, stress_dir, 0, name, strlen(name)), 0);
+		__atomic_store_n(&told, i + 1, __ATOMIC_RELEASE);
+		sleep_ms(i % 4 ? 0 : 1);	/* room for listings between adds */
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 > end)
+			break;
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(r[i], NULL);
+	/* and the listing still works once the names stop changing */
+	miss_names(c, "d", "s", 0, 1);
+	check_answers_from_listing(c, "s");
+	close_cache(c);
+}
+
+int main(void)
+{
+	for (enum dc_mode m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++) {
+		test_basic(m);
+		test_told(m);
+		test_untold(m);
+		test_race(m);
+		test_off(m);
+		test_ttl(m);
+		test_many(m);
+		test_faults(m);
+		test_hostfs(m);
+		test_stress(m);
+	}
+	dc_memfs_free(fs);
+	return h_done("test_complete");
+}
