@@ -223,6 +223,28 @@ static int be_readlink(void *ctx, const struct dc_inode *link, char *buf,
 	return (int)len;
 }
 
+/*
+ * Every name in a directory node, so that libdcache can answer names that
+ * are not there without a lookup each: the compiler's include probes.
+ */
+static int be_readdir(void *ctx, const struct dc_inode *dir,
+		      int (*emit)(void *arg, const char *name, size_t len),
+		      void *arg)
+{
+	struct dnode *dn = (struct dnode *)(uintptr_t)dir->cookie;
+	int dfd, tmp, err;
+
+	(void)ctx;
+	if (!S_ISDIR(dir->mode) || !dn)
+		return -ENOTDIR;
+	dfd = node_dir_fd(dn, &tmp);
+	if (dfd < 0)
+		return -errno;
+	err = dc_readdir_fd(dfd, emit, arg);
+	node_dir_fd_put(tmp);
+	return err;
+}
+
 static void be_release(void *ctx, const struct dc_inode *inode)
 {
 	(void)ctx;
@@ -242,4 +264,5 @@ const struct dc_backend_ops dcfs_backend_ops = {
 	.readlink	= be_readlink,
 	.release	= be_release,
 	.destroy	= be_destroy,
+	.readdir	= be_readdir,
 };
