@@ -23,6 +23,8 @@ const char dcb_compare_help[] =
 "  --runs R        timed runs per mode and thread count (default 5)\n"
 "  --modes LIST    cache modes (default rcu,global,rwlock); null always runs\n"
 "  --warmup        one untimed run of each mode first, at each thread count\n"
+"  --complete-after N|off  list a directory after N backend ENOENT answers\n"
+"                  in it (default 1), or never\n"
 "  --plot FILE     lookups/s against threads, one line per mode, drawn by\n"
 "                  gnuplot into FILE (.svg or .png)\n"
 "  --json          one JSON document on stdout\n"
@@ -309,6 +311,7 @@ int cmd_compare(int argc, char **argv)
 			return bad;
 	}
 	s.rep = rep = o.json ? stderr : stdout;
+	s.complete_after = o.complete_after;
 	if ((rc = report_open(&s)))
 		return rc;
 

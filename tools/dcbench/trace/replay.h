@@ -74,6 +74,7 @@ struct rp_config {
 	FILE *progress;		/* a line now and then while it runs; NULL: quiet */
 	FILE *mismatch_log;	/* the first mismatches, one line each; NULL: none */
 	unsigned max_print;	/* how many of them */
+	unsigned complete_after; /* dc_options.complete_after (0: default) */
 };
 
 struct rp_result {
@@ -94,6 +95,7 @@ struct rp_result {
 	uint64_t lookups;	/* dc_get_stats (null mode: planned_lookups) */
 	uint64_t components;	/* path components resolved */
 	uint64_t hits, negative_hits, misses, restarts, lock_waits;
+	uint64_t negative_misses, complete_answers, readdirs;
 	uint64_t entries;	/* cache entries at the end */
 	uint64_t checked;	/* outcomes compared */
 	uint64_t mismatches;	/* ... that differed */

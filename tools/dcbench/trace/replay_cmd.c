@@ -20,6 +20,8 @@ const char dcb_replay_help[] =
 "  --mode M       rcu, global, rwlock or null (default rcu)\n"
 "  --runs R       timed runs, each with a fresh namespace and cache (default 5)\n"
 "  --warmup       one untimed run first\n"
+"  --complete-after N|off  list a directory after N backend ENOENT answers\n"
+"                 in it (default 1), or never\n"
 "  --json         one JSON document on stdout\n"
 "  -h, --help     this help\n"
 "\n"
@@ -66,6 +68,7 @@ int cmd_replay(int argc, char **argv)
 	if (!o.copies)
 		o.copies = threads;
 	s.rep = rep = o.json ? stderr : stdout;
+	s.complete_after = o.complete_after;
 	if ((rc = report_open(&s)))
 		return rc;
 

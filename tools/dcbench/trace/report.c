@@ -61,6 +61,9 @@ void report_derive(struct agg *a, const struct agg *null)
 	a->restarts = MEDIAN_U(a, restarts);
 	a->lock_waits = MEDIAN_U(a, lock_waits);
 	a->entries = MEDIAN_U(a, entries);
+	a->negative_misses = MEDIAN_U(a, negative_misses);
+	a->complete_answers = MEDIAN_U(a, complete_answers);
+	a->readdirs = MEDIAN_U(a, readdirs);
 	a->components = n ? a->r[0].components : 0;
 	a->checked = a->mismatches = a->unchecked = a->update_errors = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -164,6 +167,11 @@ void report_agg(FILE *f, const struct agg *a)
 		(unsigned long long)a->mismatches);
 	if (a->update_errors)
 		fprintf(f, "  update errors %llu", (unsigned long long)a->update_errors);
+	if (a->mode != RP_NULL)
+		fprintf(f, "\n        backend ENOENT %llu  ENOENT from listings %llu"
+			"  listings %llu", (unsigned long long)a->negative_misses,
+			(unsigned long long)a->complete_answers,
+			(unsigned long long)a->readdirs);
 	fputc('\n', f);
 }
 
@@ -212,6 +220,7 @@ static const struct {
 	NUM(cpu_ns_per_lookup), UINT(components),
 	CACHE(hits), NUM(hit_share), CACHE(negative_hits), NUM(negative_share),
 	CACHE(misses), CACHE(restarts), CACHE(lock_waits), CACHE(entries),
+	CACHE(negative_misses), CACHE(complete_answers), CACHE(readdirs),
 	UINT(checked), UINT(mismatches), UINT(unchecked), UINT(update_errors),
 };
 #undef NUM
@@ -308,6 +317,12 @@ int run_opt(const char *cmd, const char *help, int argc, char **argv, int *i,
 			bad = cli_uint(cmd, "--runs", v, 1, MAX_RUNS, &o->runs);
 	} else if (cli_opt(cmd, argc, argv, i, "warmup", false, &v, &bad)) {
 		o->warmup = !bad;
+	} else if (cli_opt(cmd, argc, argv, i, "complete-after", true, &v, &bad)) {
+		if (!bad && !strcmp(v, "off"))
+			o->complete_after = DC_COMPLETE_OFF;
+		else if (!bad)
+			bad = cli_uint(cmd, "--complete-after", v, 1, 1000000,
+				       &o->complete_after);
 	} else if (cli_opt(cmd, argc, argv, i, "json", false, &v, &bad)) {
 		o->json = !bad;
 	} else {
@@ -361,6 +376,7 @@ int report_run(struct setup *s, int mode, unsigned threads, unsigned copies,
 		.progress = cli_progress() ? stderr : NULL,
 		.mismatch_log = stderr,
 		.max_print = *printed < MAX_PRINT ? MAX_PRINT - *printed : 0,
+		.complete_after = s->complete_after,
 	};
 	struct rp_result res;
 	char err[512];

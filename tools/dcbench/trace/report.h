@@ -49,6 +49,7 @@ struct agg {
 	double hit_share, negative_share;
 	uint64_t lookups, hits, negative_hits, misses, restarts, lock_waits,
 		 entries, components;
+	uint64_t negative_misses, complete_answers, readdirs;
 	uint64_t checked, mismatches, unchecked, update_errors;
 };
 
@@ -57,18 +58,20 @@ struct setup {
 	FILE *rep;		/* the report: stdout, or stderr when stdout carries JSON */
 	struct dct_trace *t;
 	struct rp_prep *p;
+	unsigned complete_after;	/* the cache's option (0: its default) */
 };
 
 /* The options replay and compare share. */
 struct run_opts {
 	unsigned copies;	/* 0: as many as threads */
 	unsigned runs;
+	unsigned complete_after;	/* dc_options.complete_after */
 	bool warmup, json;
 };
 
 /*
- * -h/--help (help printed), --copies, --runs, --warmup and --json, which
- * replay and compare share, into o: CLI_NONE, CLI_TAKEN, or CLI_EXIT with
+ * -h/--help (help printed), --copies, --runs, --warmup, --complete-after
+ * and --json, which replay and compare share, into o: CLI_NONE, CLI_TAKEN, or CLI_EXIT with
  * the exit status in *rc (cli.h).
  */
 int run_opt(const char *cmd, const char *help, int argc, char **argv, int *i,

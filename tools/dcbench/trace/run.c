@@ -269,6 +269,7 @@ int rp_run(struct rp_prep *p, const struct rp_config *cfg, struct rp_result *res
 		memset(&o, 0, sizeof(o));
 		o.mode = (enum dc_mode)cfg->mode;
 		o.backend = dc_memfs_backend(x.fs);
+		o.complete_after = cfg->complete_after;
 		r = dc_cache_create(&o, &x.c);
 		if (r) {
 			dct_fail(err, errlen, "cache: %s", strerror(-r));
@@ -355,6 +356,9 @@ int rp_run(struct rp_prep *p, const struct rp_config *cfg, struct rp_result *res
 		res->restarts = ds.restarts;
 		res->lock_waits = ds.lock_waits;
 		res->entries = ds.entries;
+		res->negative_misses = ds.negative_misses;
+		res->complete_answers = ds.complete_answers;
+		res->readdirs = ds.readdirs;
 	} else {
 		res->lookups = p->info.planned_lookups * cfg->copies;
 	}
