@@ -411,7 +411,8 @@ enum { U_RENAME, U_RENAME_CACHE, U_CU, U_CU_CACHE, U_NR };
 
 /* Cell (scenario sc, thread count index ti, implementation im). */
 struct cell *cell_at(struct bench *b, int sc, unsigned ti, int im);
-/* The measured cell at that thread count, or NULL. */
+/* The measured cell at that thread count, or NULL (also when any of its
+ * lookups or updates failed). */
 struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im);
 /* Raise the soft descriptor limit to the hard one (kernel workers hold
  * directories open). */
