@@ -6,7 +6,8 @@
 # test of the suite, not a measurement; no figure is asserted).  Checks
 # that every implementation answered every lookup right (the suite
 # verifies each answer against the tree), that the report and the JSON
-# document hold what docs/micro.md promises, that --ref-node-bytes says
+# document hold what docs/micro.md promises (the depth scenarios' ratios,
+# the storm's, thread counts above the cores), that --ref-node-bytes says
 # what it changed, and the refusals of bad options; and, where valgrind
 # can run the build, that bench/profile.sh prints its counts.
 #
@@ -94,7 +95,8 @@ else
 fi
 
 for bad in "--ref-node-bytes 5000" "--ref-node-bytes x" "--runs 0" "--threads 0" \
-	   "--scenarios bogus" "--impls zfs" "--bogus"; do
+	   "--scenarios bogus" "--impls zfs" "--bogus" "--storm-threads 0" \
+	   "--storm-threads 257" "--backend-delay-us 0"; do
 	# shellcheck disable=SC2086
 	"$DCBENCH" micro $bad > /dev/null 2>&1
 	check "refused: $bad (exit 2)" [ $? = 2 ]
@@ -142,6 +144,98 @@ sys.exit(not (len(k) == 6 and all(num(c) == (c["scenario"] != "mixed-10") for c 
 else
 	skip "JSON: the kernel's floor (no python3)"
 fi
+
+# The depth scenarios: one tree each of 4,096 files, every path exactly N
+# components; every implementation (the kernel on its own tree) measured,
+# no lookup failed, and each one's depth16/depth2 ratio reported.
+"$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --no-bytes --no-updates \
+	--scenarios depth2,depth4,depth8,depth16 --json > "$T/depth.json" 2> "$T/depth.txt"
+check "depth2..depth16: exit 0" [ $? = 0 ]
+check "depth: 4096 paths in every tree" \
+	[ "$(grep -cE '^depth(2|4|8|16): [0-9]+ entries, 4096 paths looked up' "$T/depth.txt")" = 4 ]
+check "report: the depths side by side, rcu's ratio" \
+	grep -Eq '^ +1  rcu +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+\.[0-9]{3}$' "$T/depth.txt"
+if command -v python3 >/dev/null; then
+	check "JSON: every depth, every implementation: lookups, none failed, N components each" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {(c["scenario"], c["impl"]): c for c in d["results"]}
+impls = ("rcu", "rwlock", "global", "kernel", "lfht", "mutex")
+ok = all(r[("depth%d" % n, i)]["lookups"] > 0 and
+         r[("depth%d" % n, i)]["wrong_lookups"] == 0 and
+         r[("depth%d" % n, i)]["components"] == n * r[("depth%d" % n, i)]["lookups"]
+         for n in (2, 4, 8, 16) for i in impls)
+sys.exit(not (ok and d["wrong_lookups"] == 0 and d["unmeasured"] == 0))' "$T/depth.json"
+	check "JSON: depth16_over_depth2 per implementation, from the ns per path" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rows = {x["impl"]: x for x in d["depth"] if x["threads"] == 1}
+def good(x):
+    ns = x["ns_per_path"]
+    return (all(type(ns["depth%d" % n]) in (int, float) and ns["depth%d" % n] > 0
+                for n in (2, 4, 8, 16)) and
+            abs(x["depth16_over_depth2"] - ns["depth16"] / ns["depth2"]) < 1e-6 * x["depth16_over_depth2"])
+sys.exit(not (len(rows) == 6 and all(good(x) for x in rows.values())))' "$T/depth.json"
+else
+	skip "JSON: the depth scenarios (no python3)"
+fi
+
+# The cold-miss storm: every lookup a fresh name, so each reaches the
+# backend exactly once; no lookup failed; the ratio to the ideal
+# (threads / delay) cannot exceed 1, since every lookup sleeps the delay.
+"$DCBENCH" micro --tree "$TREE" --runs 2 --ms 50 --no-bytes --no-updates \
+	--scenarios storm --storm-threads 4 --backend-delay-us 100 --json \
+	> "$T/storm.json" 2> "$T/storm.txt"
+check "storm: exit 0" [ $? = 0 ]
+check "report: storm's ideal, 4 threads / 100 us" \
+	grep -q '^  ideal 40000 lookups/s (threads / delay)' "$T/storm.txt"
+check "report: a storm row per mode, none failed" \
+	[ "$(grep -cE '^  (rcu|rwlock|global) +[0-9]+ +[0-9.]+ .* 0$' "$T/storm.txt")" = 3 ]
+if command -v python3 >/dev/null; then
+	check "JSON: storm, every mode: lookups, none failed, one backend call each, ratios" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["storm"]
+def good(x):
+    num = lambda k: type(x[k]) in (int, float)	# null: not measured
+    return (x["runs"] == 2 and x["lookups"] > 0 and x["failed_lookups"] == 0 and
+            x["backend_calls"] == x["lookups"] and x["dc_misses_per_lookup"] == 1 and
+            all(num(k) for k in ("ratio_to_ideal", "ratio_to_measured_ideal",
+                                 "miss_waits_per_lookup", "lock_waits_per_lookup",
+                                 "backend_call_us", "cpu_us_per_lookup")) and
+            0 < x["ratio_to_ideal"] <= 1.0001 and x["backend_call_us"] >= 100)
+sys.exit(not (s["threads"] == 4 and s["backend_delay_us"] == 100 and
+              s["ideal_lookups_per_s"] == 40000 and
+              [x["impl"] for x in s["results"]] == ["rcu", "rwlock", "global"] and
+              all(good(x) for x in s["results"])))' "$T/storm.json"
+else
+	skip "JSON: the storm (no python3)"
+fi
+"$DCBENCH" micro --tree "$TREE" --scenarios storm --impls lfht --runs 1 --ms 20 \
+	--no-bytes --no-updates > /dev/null 2> "$T/storm-none.txt"
+rc=$?
+check_all "storm without a libdcache mode: exit 1, says why" \
+	'[ $rc = 1 ] && grep -q "storm: no libdcache mode asked for" "$T/storm-none.txt"'
+
+# Thread counts above the core count: every one measured, marked
+# oversubscribed where it is, with its wall-clock throughput; and the
+# bytes per entry reported beside them.
+"$DCBENCH" micro --tree "$TREE" --scenarios hot --impls rcu --threads 8,16,32 \
+	--runs 1 --ms 20 --no-updates --json > "$T/over.json" 2> "$T/over.txt"
+check "hot at 8,16,32 threads: exit 0" [ $? = 0 ]
+if command -v python3 >/dev/null; then
+	check "JSON: 8, 16, 32 threads each measured, wall-clock Mops, oversubscribed flagged" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {c["threads"]: c for c in d["results"] if c["scenario"] == "hot"}
+ok = sorted(r) == [8, 16, 32] and all(
+    c["operations"] > 0 and c["wrong_lookups"] == 0 and c["mops_wall"] > 0 and
+    c["oversubscribed"] == (t > d["cores"]) for t, c in r.items())
+sys.exit(not (ok and d["threads"] == [8, 16, 32] and d["bytes_per_entry"] > 0))' "$T/over.json"
+else
+	skip "JSON: hot above the core count (no python3)"
+fi
+check "report: bytes per cached entry beside them" \
+	grep -Eq '^  the hot tree, max_entries = its size +[0-9.]+ B' "$T/over.txt"
 
 # A listing with an entry twice: the kernel cannot create its tree.  A
 # cell asked for and not measured fails the run, by name, and has no row.

@@ -48,7 +48,7 @@ const char dcb_micro_help[] =
 "                     [--threads LIST] [--runs N] [--ms N] [--tree FILE]\n"
 "                     [--impls LIST] [--cold-entries N] [--pin] [--seed N]\n"
 "                     [--no-bytes] [--no-updates] [--ref-node-bytes N]\n"
-"                     [--ttl MS]\n"
+"                     [--ttl MS] [--storm-threads N] [--backend-delay-us N]\n"
 "\n"
 "Micro-benchmarks of libdcache (rcu, rwlock, global) against the kernel's\n"
 "dcache (fstatat on a tmpfs copy), liburcu's cds_lfht and a mutex-guarded\n"
@@ -56,7 +56,13 @@ const char dcb_micro_help[] =
 "of --ms milliseconds each (default 300).\n"
 "\n"
 "  --scenarios  hot,small,negative,deep,longnames,cold,mixed-1,mixed-10,\n"
-"               samefile (default: all)\n"
+"               samefile,depth2,depth4,depth8,depth16,storm (default: all)\n"
+"               depthN: 4,096 files, every path N components, the trees\n"
+"               differing only in their chains' length; the report gives\n"
+"               each implementation's ns per path over depth2's\n"
+"               storm: libdcache's modes only; every lookup a miss, each\n"
+"               thread in a directory of its own, on a backend that sleeps;\n"
+"               lookups/s against the ideal threads / delay\n"
 "  --threads    thread counts (default 1,2,4,8; above the core count they\n"
 "               are marked oversubscribed)\n"
 "  --impls      rcu,rwlock,global,kernel,lfht,mutex (default: all)\n"
@@ -74,6 +80,10 @@ const char dcb_micro_help[] =
 "  --ttl MS     libdcache's caches with TTLs of MS ms on every answer\n"
 "               (what expiry costs a walk; answers that expire mid-run are\n"
 "               revalidated, so keep MS above --ms to measure hot walks)\n"
+"  --storm-threads N  storm's threads, 1 to 256 (default 16; --threads\n"
+"               is the other scenarios')\n"
+"  --backend-delay-us N  storm's backend sleeps N us per lookup, 1 to\n"
+"               1000000 (default 50)\n"
 "  --json       one JSON document on stdout; the table goes to stderr\n"
 "  --plot FILE  wall-clock Mops/s against threads, one panel per scenario (gnuplot)\n"
 "  -h, --help   this help\n"
@@ -182,6 +192,14 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			if (!bad)
 				bad = cli_u64(CMD, "--cold-entries", v, 20000, 100000000,
 					      &b->cold_entries);
+		} else if (cli_opt(CMD, argc, argv, &i, "storm-threads", true, &v, &bad)) {
+			if (!bad)
+				bad = cli_uint(CMD, "--storm-threads", v, 1, MAX_THREADS,
+					       &b->storm_threads);
+		} else if (cli_opt(CMD, argc, argv, &i, "backend-delay-us", true, &v, &bad)) {
+			if (!bad)
+				bad = cli_uint(CMD, "--backend-delay-us", v, 1, 1000000,
+					       &b->storm_delay_us);
 		} else if (cli_opt(CMD, argc, argv, &i, "threads", true, &v, &bad)) {
 			if (!bad)
 				bad = parse_threads(b, v);
@@ -201,6 +219,8 @@ static void set_defaults(struct bench *b)
 	b->ms = 300;
 	b->cold_entries = 5000000;
 	b->seed = 20240601;
+	b->storm_threads = 16;
+	b->storm_delay_us = 50;
 	for (int k = 0; k < SC_NR; k++)
 		b->scen[k] = true;
 	for (int k = 0; k < IM_NR; k++)
@@ -265,7 +285,7 @@ static int measure_and_report(struct bench *b)
 	if (!b->no_bytes)
 		run_bytes(b);
 	for (int sc = 0; sc < SC_NR; sc++)
-		if (b->scen[sc] && run_scenario(b, sc))
+		if (b->scen[sc] && (sc == SC_STORM ? run_storm(b) : run_scenario(b, sc)))
 			status = 1;
 	if (!b->no_updates)
 		run_updates(b);

@@ -20,8 +20,8 @@
  *                                                                ref_mutex.c
  *
  * Scenarios (hot, small, negative, deep, longnames, cold, mixed-1,
- * mixed-10, samefile; scenario.c over the trees of tree.c and treegen.c)
- * are built once each; in each of --runs rounds every implementation runs
+ * mixed-10, samefile, depth2 ... depth16; scenario.c over the trees of
+ * tree.c and treegen.c) are built once each; in each of --runs rounds every implementation runs
  * for --ms milliseconds at every thread count, in turn (rounds.c, on the
  * threads of pool.c), and the median is reported (summary.c, report.c,
  * report_json.c, report_plot.c); scaling pairs each run with the 1-thread
@@ -29,6 +29,11 @@
  * shuffled array of path pointers, generated before timing.  Every
  * implementation's answers are checked against the tree before it is
  * timed (that pass also warms it).
+ *
+ * The storm scenario (storm.c) is of libdcache's modes alone: many
+ * threads missing at once in directories of their own, on a backend that
+ * sleeps as a network file system would; its threads and figures are its
+ * own.
  *
  * Also measured (costs.c): bytes per cached entry (dc_get_stats after
  * warming a cache of exactly the tree), and the cost of a rename and of a
@@ -61,8 +66,13 @@
 #define PBUF		4096
 
 enum { SC_HOT, SC_SMALL, SC_NEGATIVE, SC_DEEP, SC_LONGNAMES, SC_COLD,
-       SC_MIXED1, SC_MIXED10, SC_SAMEFILE, SC_NR };
+       SC_MIXED1, SC_MIXED10, SC_SAMEFILE, SC_DEPTH2, SC_DEPTH4, SC_DEPTH8,
+       SC_DEPTH16, SC_STORM, SC_NR };
 extern const char *const sc_names[SC_NR];
+#define DEPTH_LEAVES	4096		/* files of each depth scenario's tree */
+#define NDEPTH		4		/* depth2 ... depth16 */
+/* Components of every path of depth scenario sc, or 0 for another. */
+unsigned sc_depth(int sc);
 
 enum { IM_RCU, IM_RWLOCK, IM_GLOBAL, IM_KERNEL, IM_LFHT, IM_MUTEX, IM_NR };
 extern const char *const im_names[IM_NR];
@@ -127,6 +137,9 @@ struct tree *tree_filter(const struct tree *src, size_t max, uint32_t limit,
 			 const char *label);
 /* The generated trees of the deep, longnames and cold scenarios. */
 struct tree *tree_deep(void);
+/* depthN: DEPTH_LEAVES files, every path `depth` components (2 to 255);
+ * the trees of two depths differ only in the length of their chains. */
+struct tree *tree_depth(unsigned depth);
 struct tree *tree_longnames(uint64_t seed);
 struct tree *tree_cold(uint64_t entries, uint64_t seed);
 
@@ -371,9 +384,22 @@ struct cell {			/* one (scenario, threads, implementation) */
 	double floor_med, beyond_med;	/* kernel: floor, ns/comp beyond it */
 };
 
+struct storm_res {		/* the storm, one libdcache mode */
+	char why[400];
+	unsigned nr;
+	double rate[MAX_RUNS];	/* lookups/s: all threads' over the wall time */
+	double rate_med;
+	/* totals over the timed runs */
+	uint64_t lookups, failed;
+	uint64_t calls, call_ns;	/* the backend's lookups, the time in them */
+	uint64_t cpu_ns;		/* the process's CPU time */
+	uint64_t dc_misses, miss_waits, lock_waits, evictions;
+};
+
 struct bench {
 	/* options */
 	bool json, pin, no_bytes, no_updates;
+	unsigned storm_threads, storm_delay_us;
 	unsigned ref_node_bytes;
 	uint32_t ttl_ms;
 	const char *plot, *treefile;
@@ -390,6 +416,8 @@ struct bench {
 	uint64_t wrong_lookups;	/* in the timed runs */
 	unsigned unmeasured;	/* asked for, not (fully) measured */
 	char scen_note[SC_NR][200];
+	struct storm_res storm[IM_NR];	/* the dc modes' */
+	bool storm_ran;
 	/* bytes per entry */
 	struct bytes_res {
 		bool ok;
@@ -411,7 +439,8 @@ enum { U_RENAME, U_RENAME_CACHE, U_CU, U_CU_CACHE, U_NR };
 
 /* Cell (scenario sc, thread count index ti, implementation im). */
 struct cell *cell_at(struct bench *b, int sc, unsigned ti, int im);
-/* The measured cell at that thread count, or NULL. */
+/* The measured cell at that thread count, or NULL (also when any of its
+ * lookups or updates failed). */
 struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im);
 /* Raise the soft descriptor limit to the hard one (kernel workers hold
  * directories open). */
@@ -420,6 +449,14 @@ void raise_nofile(void);
  * interleaved rounds, into b's cells: 0, or -1 if it had nothing to
  * look up. */
 int run_scenario(struct bench *b, int id);
+
+/* storm.c: the cold-miss storm */
+
+/* Every dc mode asked for, --storm-threads threads each missing in a
+ * directory of its own on a backend that sleeps --backend-delay-us per
+ * lookup, interleaved in --runs rounds, into b->storm: 0, or -1 when no
+ * mode could be measured. */
+int run_storm(struct bench *b);
 
 /* costs.c: the single-threaded measurements */
 
@@ -437,6 +474,9 @@ void summarize(struct bench *b);
 unsigned check_cells(struct bench *b);
 /* a's ns/lookup over b's (same scenario and threads); NaN if either is missing */
 double ratio(struct bench *b, int sc, unsigned threads, int ka, int kb);
+/* Implementation k's ns per path in depth scenario sc over its ns per
+ * path in depth2, at that thread count; NaN if either is missing. */
+double depth_ratio(struct bench *b, int sc, unsigned threads, int k);
 
 struct goal {
 	char name[96];

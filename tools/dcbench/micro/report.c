@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * report.c - the human report: the header, a table per scenario, the
- * kernel's syscall floor, bytes per entry, update costs, the figures to
+ * kernel's syscall floor, the path depths side by side, the storm, bytes
+ * per entry, update costs, the figures to
  * reach and the errors (docs/micro.md explains each column).
  */
 #include <inttypes.h>
@@ -118,6 +119,97 @@ static bool print_scenario(struct bench *b, int sc, FILE *f)
 	return any_over;
 }
 
+/* Each implementation's ns per path at every depth, and over depth2's. */
+static void print_depth(struct bench *b, FILE *f)
+{
+	static const int sc[NDEPTH] = { SC_DEPTH2, SC_DEPTH4, SC_DEPTH8, SC_DEPTH16 };
+	char v[NDEPTH + 1][24];
+	bool any = false;
+
+	for (int d = 0; d < NDEPTH; d++)
+		any |= b->ran[sc[d]];
+	if (!any)
+		return;
+	fprintf(f, "\npath depth: ns per path (the ns/lookup above), %u files in "
+		"every tree, a random one each lookup;\n  depth16/depth2: the same "
+		"implementation's, at the same thread count (the aim: <= 1.5)\n",
+		DEPTH_LEAVES);
+	fprintf(f, "  thr impl     %9s %9s %9s %9s %15s\n", "depth2", "depth4",
+		"depth8", "depth16", "depth16/depth2");
+	for (unsigned ti = 0; ti < b->ntl; ti++)
+		for (int k = 0; k < IM_NR; k++) {
+			unsigned T = b->tl[ti];
+
+			if (!b->impl[k])
+				continue;
+			for (int d = 0; d < NDEPTH; d++) {
+				struct cell *c = cell_get(b, sc[d], T, k);
+
+				fmt(v[d], 24, "%.1f", c ? c->ns_med : NAN);
+			}
+			fmt(v[NDEPTH], 24, "%.3f", depth_ratio(b, SC_DEPTH16, T, k));
+			fprintf(f, "  %3u%s %-7s %9s %9s %9s %9s %15s\n", T,
+				T > b->cores ? "*" : " ", im_names[k], v[0], v[1],
+				v[2], v[3], v[4]);
+		}
+	fprintf(f, "  (-: not measured, or a lookup failed in it)\n");
+}
+
+/* The storm: each mode's throughput against the ideal, and its waits. */
+static void print_storm(struct bench *b, FILE *f)
+{
+	double ideal = (double)b->storm_threads * 1e6 / b->storm_delay_us;
+
+	if (!b->storm_ran)
+		return;
+	fprintf(f, "\nstorm: %u threads, each looking up fresh names in a "
+		"directory of its own (every lookup a miss) on a backend that "
+		"sleeps %u us a lookup;\n  ideal %.0f lookups/s (threads / delay); "
+		"x ideal: lookups/s over it; call us: a backend lookup's measured "
+		"time, x call: lookups/s over threads / call us;\n  CPU us: "
+		"the process's CPU time per lookup, cpu limit: the lookups/s %u "
+		"cores allow at that cost;\n  then per lookup, from dc_get_stats: backend "
+		"lookups made (misses), miss_waits, lock_waits\n",
+		b->storm_threads, b->storm_delay_us, ideal, b->cores);
+	fprintf(f, "  impl     %10s %7s %7s %7s %7s %10s %8s %10s %10s %8s\n",
+		"lookups/s", "x ideal", "call us", "x call", "CPU us", "cpu limit",
+		"backend", "miss_waits", "lock_waits", "failed");
+	for (int k = 0; k <= IM_GLOBAL; k++) {
+		const struct storm_res *r = &b->storm[k];
+		double n = (double)r->lookups, call, cpu;
+		char v[9][24];
+
+		if (!b->impl[k])
+			continue;
+		if (!r->nr) {
+			fprintf(f, "  %-7s not measured: %s\n", im_names[k],
+				r->why[0] ? r->why : "?");
+			continue;
+		}
+		call = r->calls ? (double)r->call_ns / (double)r->calls / 1e3 : NAN;
+		cpu = (double)r->cpu_ns / n / 1e3;
+		fmt(v[0], 24, "%.0f", r->rate_med);
+		/* fewer lookups done right than made: no ratio to stand on */
+		fmt(v[1], 24, "%.3f", r->failed ? NAN : r->rate_med / ideal);
+		fmt(v[2], 24, "%.1f", call);
+		fmt(v[3], 24, "%.3f", r->failed ? NAN :
+		    r->rate_med * call / 1e6 / b->storm_threads);
+		fmt(v[4], 24, "%.2f", cpu);
+		fmt(v[5], 24, "%.0f", b->cores * 1e6 / cpu);
+		fmt(v[6], 24, "%.3f", (double)r->dc_misses / n);
+		fmt(v[7], 24, "%.3f", (double)r->miss_waits / n);
+		fmt(v[8], 24, "%.3f", (double)r->lock_waits / n);
+		fprintf(f, "  %-7s %10s %7s %7s %7s %7s %10s %8s %10s %10s %8" PRIu64 "\n",
+			im_names[k], v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
+			v[8], r->failed);
+		if (r->evictions || r->dc_misses != r->calls)
+			fprintf(f, "  note: %s: %" PRIu64 " evictions, %" PRIu64
+				" backend lookups counted by the cache, %" PRIu64
+				" by the backend\n", im_names[k], r->evictions,
+				r->dc_misses, r->calls);
+	}
+}
+
 static void print_header(struct bench *b, const char *date, const char *host,
 			 FILE *f)
 {
@@ -224,6 +316,8 @@ void print_report(struct bench *b, const char *date, const char *host)
 	for (int sc = 0; sc < SC_NR; sc++)
 		if (b->ran[sc])
 			any_over |= print_scenario(b, sc, f);
+	print_depth(b, f);
+	print_storm(b, f);
 	if (b->ntl && b->tl[b->ntl - 1] > b->cores)
 		fprintf(f, "\n* oversubscribed: more threads than the %u cores\n", b->cores);
 	if (any_over)

@@ -2,7 +2,8 @@
 /*
  * report_json.c - the report as one JSON document on stdout (--json):
  * the run's settings, the tree, bytes per entry, a row per measured cell,
- * the cells not measured and why, update costs and the goals.
+ * the cells not measured and why, the path depths side by side, the
+ * storm, update costs and the goals.
  */
 #include <math.h>
 #include <stdio.h>
@@ -132,6 +133,90 @@ static void json_not_measured(struct json *j, struct bench *b)
 	json_arr_end(j);
 }
 
+/* Each implementation's ns per path at every depth, and over depth2's. */
+static void json_depth(struct json *j, struct bench *b)
+{
+	static const int sc[NDEPTH] = { SC_DEPTH2, SC_DEPTH4, SC_DEPTH8, SC_DEPTH16 };
+
+	json_key(j, "depth");
+	json_arr_begin(j);
+	for (unsigned ti = 0; ti < b->ntl; ti++)
+		for (int k = 0; k < IM_NR; k++) {
+			bool any = false;
+
+			for (int d = 0; d < NDEPTH; d++)
+				any |= b->ran[sc[d]];
+			if (!any || !b->impl[k])
+				continue;
+			json_obj_begin(j);
+			json_kstr(j, "impl", im_names[k]);
+			json_kuint(j, "threads", b->tl[ti]);
+			json_key(j, "ns_per_path");
+			json_obj_begin(j);
+			for (int d = 0; d < NDEPTH; d++) {
+				struct cell *c = cell_get(b, sc[d], b->tl[ti], k);
+
+				json_knum(j, sc_names[sc[d]], c ? c->ns_med : NAN);
+			}
+			json_obj_end(j);
+			json_knum(j, "depth16_over_depth2",
+				  depth_ratio(b, SC_DEPTH16, b->tl[ti], k));
+			json_obj_end(j);
+		}
+	json_arr_end(j);
+}
+
+/* The storm's settings and a row per libdcache mode asked for. */
+static void json_storm(struct json *j, struct bench *b)
+{
+	double ideal = (double)b->storm_threads * 1e6 / b->storm_delay_us;
+
+	json_key(j, "storm");
+	if (!b->storm_ran) {
+		json_null(j);
+		return;
+	}
+	json_obj_begin(j);
+	json_kuint(j, "threads", b->storm_threads);
+	json_kuint(j, "backend_delay_us", b->storm_delay_us);
+	json_knum(j, "ideal_lookups_per_s", ideal);
+	json_key(j, "results");
+	json_arr_begin(j);
+	for (int k = 0; k <= IM_GLOBAL; k++) {
+		const struct storm_res *r = &b->storm[k];
+		double n = (double)r->lookups;
+		double call = r->calls ? (double)r->call_ns / (double)r->calls / 1e3 : NAN;
+
+		if (!b->impl[k])
+			continue;
+		json_obj_begin(j);
+		json_kstr(j, "impl", im_names[k]);
+		json_kuint(j, "runs", r->nr);
+		if (!r->nr) {
+			json_kstr(j, "not_measured", r->why[0] ? r->why : "?");
+			json_obj_end(j);
+			continue;
+		}
+		json_knum(j, "lookups_per_s", r->rate_med);
+		json_knum(j, "ratio_to_ideal", r->failed ? NAN : r->rate_med / ideal);
+		json_knum(j, "backend_call_us", call);
+		json_knum(j, "ratio_to_measured_ideal", r->failed ? NAN :
+			  r->rate_med * call / 1e6 / b->storm_threads);
+		json_knum(j, "cpu_us_per_lookup", (double)r->cpu_ns / n / 1e3);
+		json_kuint(j, "lookups", r->lookups);
+		json_kuint(j, "failed_lookups", r->failed);
+		json_kuint(j, "backend_calls", r->calls);
+		json_knum(j, "backend_calls_per_lookup", (double)r->calls / n);
+		json_knum(j, "dc_misses_per_lookup", (double)r->dc_misses / n);
+		json_knum(j, "miss_waits_per_lookup", (double)r->miss_waits / n);
+		json_knum(j, "lock_waits_per_lookup", (double)r->lock_waits / n);
+		json_kuint(j, "evictions", r->evictions);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
 static void json_updates(struct json *j, struct bench *b)
 {
 	json_key(j, "updates");
@@ -210,6 +295,8 @@ void write_json(struct bench *b, const char *date, const char *host)
 	json_bytes(&j, b);
 	json_results(&j, b);
 	json_not_measured(&j, b);
+	json_depth(&j, b);
+	json_storm(&j, b);
 	json_updates(&j, b);
 	json_goals(&j, b);
 	json_kuint(&j, "wrong_answers", b->mismatches);

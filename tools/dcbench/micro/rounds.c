@@ -47,7 +47,9 @@ static int tl_index(const struct bench *b, unsigned threads)
 	return -1;
 }
 
-/* A measured cell, or NULL. */
+/* A measured cell without failed operations, or NULL: a cell whose
+ * lookups or updates failed did less work than its peers, so no figure
+ * derived from it (a ratio, a scaling) is a measurement. */
 struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im)
 {
 	int ti = tl_index(b, threads);
@@ -56,7 +58,7 @@ struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im)
 	if (ti < 0 || !b->ran[sc])
 		return NULL;
 	c = cell_at(b, sc, (unsigned)ti, im);
-	return c->measured && c->nr ? c : NULL;
+	return c->measured && c->nr && !c->wrong && !c->uerr ? c : NULL;
 }
 
 /* What a run is: a timed one, the kernel's syscall floor, or a warm-up. */

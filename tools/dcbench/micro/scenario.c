@@ -13,8 +13,24 @@
 
 const char *const sc_names[SC_NR] = {
 	"hot", "small", "negative", "deep", "longnames", "cold",
-	"mixed-1", "mixed-10", "samefile",
+	"mixed-1", "mixed-10", "samefile", "depth2", "depth4", "depth8", "depth16",
+	"storm",
 };
+
+unsigned sc_depth(int sc)
+{
+	switch (sc) {
+	case SC_DEPTH2:
+		return 2;
+	case SC_DEPTH4:
+		return 4;
+	case SC_DEPTH8:
+		return 8;
+	case SC_DEPTH16:
+		return 16;
+	}
+	return 0;
+}
 
 static void tg_add(struct targets *g, const char *p, size_t len, int32_t expect,
 		   unsigned ncomp)
@@ -93,6 +109,12 @@ int scen_build(struct bench *b, struct scen *s, int id)
 		break;
 	case SC_LONGNAMES:
 		s->t = tree_longnames(b->seed ^ 0x10c6);
+		break;
+	case SC_DEPTH2:
+	case SC_DEPTH4:
+	case SC_DEPTH8:
+	case SC_DEPTH16:
+		s->t = tree_depth(sc_depth(id));
 		break;
 	case SC_COLD:
 		progress("generating the cold tree (%" PRIu64 " entries)", b->cold_entries);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * treegen.c - the scenarios' other trees: derived from the listing (a
- * random subset, the short names alone) or generated (deep chains, long
- * names, a cold tree of millions of entries), all from a seed.
+ * random subset, the short names alone) or generated (deep chains, chains
+ * of one length each for the depth scenarios, long names, a cold tree of
+ * millions of entries), all from a seed.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -109,6 +110,40 @@ struct tree *tree_deep(void)
 		}
 	}
 	free(lev);
+	tree_index_dirs(t);
+	return t;
+}
+
+/*
+ * depthN: 64 directories under the root, each the head of a chain of
+ * depth - 2 directories with one child each, 64 files at the end of each
+ * chain: DEPTH_LEAVES files, every path `depth` components, every name 8
+ * bytes.  Between two depths only the chains' length differs: the same
+ * fan-out at the top and at the leaves, the same names, so a lookup's
+ * extra cost is the extra components alone.
+ */
+struct tree *tree_depth(unsigned depth)
+{
+	enum { FAN = 64 };	/* FAN * FAN == DEPTH_LEAVES */
+	struct tree *t;
+	char label[16], name[16];
+
+	_Static_assert(FAN * FAN == DEPTH_LEAVES, "the leaves are FAN x FAN");
+	snprintf(label, sizeof(label), "depth%u", depth);
+	t = tree_new(label);
+	for (unsigned a = 0; a < FAN; a++) {
+		int n = snprintf(name, sizeof(name), "dir%05u", a);
+		uint32_t d = tree_add(t, 0, 'd', name, (size_t)n, NULL, 0);
+
+		for (unsigned j = 2; j < depth; j++) {
+			n = snprintf(name, sizeof(name), "sub%05u", j);
+			d = tree_add(t, d, 'd', name, (size_t)n, NULL, 0);
+		}
+		for (unsigned f = 0; f < FAN; f++) {
+			n = snprintf(name, sizeof(name), "file%04u", f);
+			tree_add(t, d, 'f', name, (size_t)n, NULL, 0);
+		}
+	}
 	tree_index_dirs(t);
 	return t;
 }
