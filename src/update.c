@@ -136,7 +136,7 @@ static struct dc_dentry *lock_live_dir(struct dc_cache *c, struct dc_dentry *dir
 	dc__write_lock(c);
 	dir = live_dir(c, dir);
 	if (dir)
-		dc__bump_dirgen(dir);
+		dc__bump_dirgen(c, dir);
 	return dir;
 }
 
@@ -170,9 +170,7 @@ static void release_inode(struct dc_cache *c, const struct dc_inode *in,
 static int adopt(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		 const struct dc_inode *in, struct dc_inode *own)
 {
-	struct dc_inode din = {
-		dc__load(dir->ino), dc__load(dir->cookie), dc__load(dir->mode), dc__load(dir->gen)
-	};
+	struct dc_inode din = dc__inode_of(dir);
 	int err;
 
 	for (int frees = 0; ; frees++) {
@@ -181,8 +179,14 @@ static int adopt(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		*own = *in;
 		own->cookie = 0;
 		err = c->be.ops->adopt(c->be.ctx, &din, name, strlen(name), own);
-		if (err == 0)
+		if (err == 0 && dc__mode_ok(own->mode))
 			return 0;
+		if (err == 0) {		/* not a mode an entry can hold */
+			if (c->be.ops->release)
+				c->be.ops->release(c->be.ctx, own);
+			err = -EIO;
+			break;
+		}
 		/* out of descriptors: as for a lookup (walk.c), free some */
 		if ((err != -EMFILE && err != -ENFILE) || frees == 3 ||
 		    !dc__free_some(c, freed))
@@ -212,7 +216,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	err = prepare(c, dir, name, &n);
 	if (err)
 		return err;
-	if (!in || !(in->mode & S_IFMT))	/* an inode has a type */
+	if (!in || !dc__mode_ok(in->mode))	/* an inode has a type */
 		return -EINVAL;
 	if (link && strnlen(link, DC_PATH_MAX) == DC_PATH_MAX)
 		return -ENAMETOOLONG;
@@ -228,7 +232,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	dir = live_dir(c, dir);
 	d = dir ? find_settled(c, dir, &n) : NULL;
 	if (dir)
-		dc__bump_dirgen(dir);
+		dc__bump_dirgen(c, dir);
 	if (!dir) {
 		;	/* the directory is not cached: nothing to update */
 	} else if (link && !target) {
@@ -460,9 +464,9 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 	s = odir ? find_settled(c, odir, &on) : NULL;
 	t = ndir ? find_settled(c, ndir, &nn) : NULL;
 	if (odir)
-		dc__bump_dirgen(odir);
+		dc__bump_dirgen(c, odir);
 	if (ndir)
-		dc__bump_dirgen(ndir);
+		dc__bump_dirgen(c, ndir);
 	if (!odir || !ndir) {
 		/* one side is not cached: forget the other side's name */
 		forget(c, s);
@@ -568,11 +572,11 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	} else if (!d) {
 		;
 	} else if (d == c->root) {
-		dc__bump_dirgen(d);
+		dc__bump_dirgen(c, d);
 		forget_all(c);
 	} else {
 		forget(c, d);
-		dc__bump_dirgen(d->parent);
+		dc__bump_dirgen(c, d->parent);
 	}
 	dc__write_unlock(c);
 	dc__maybe_shrink(c);	/* a swapped root is an entry more */
@@ -613,7 +617,7 @@ static void forget_child(struct dc_cache *c, struct dc_dentry *d,
 {
 	struct dc_dentry *e = dc__find_locked(c, d, n->s, n->len, hash_in(d, n));
 
-	dc__bump_dirgen(d);
+	dc__bump_dirgen(c, d);
 	if (e && old && e->mode && !old->mode)
 		*old = (struct dc_inode){ e->ino, 0, e->mode, e->gen };
 	forget(c, e);
@@ -687,7 +691,7 @@ DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
 		if (dc__is_dir(d->mode)) {
 			suspect(d);
 		} else {
-			dc__bump_dirgen(d->parent);
+			dc__bump_dirgen(c, d->parent);
 			forget(c, d);
 		}
 	}
@@ -714,7 +718,7 @@ DC_API int dc_invalidate_dir(struct dc_cache *c, uint64_t ino, uint32_t gen)
 		if (!dc__is_dir(d->mode) || d->ino != ino || d->gen != gen)
 			continue;
 		/* a miss in flight below d sees it orphaned (lookup_slow) */
-		dc__bump_dirgen(d->parent);
+		dc__bump_dirgen(c, d->parent);
 		forget(c, d);
 	}
 	root = c->root->ino == ino && c->root->gen == gen;
