@@ -25,9 +25,10 @@ DATADIR    ?= $(PREFIX)/share/dcache
 SAN        ?=
 CC         ?= cc
 PKG_CONFIG ?= pkg-config
-# one version, the header's
+# one version, the header's; the soname's number is raised whenever a
+# program built against an older header could break (dcache.h, Version)
 VERSION   := $(shell sed -n 's/^\#define DC_VERSION_STRING[^"]*"\(.*\)"/\1/p' include/dcache.h)
-SOVERSION := 0
+SOVERSION := 1
 
 ifeq ($(SAN),)
 BUILD     ?= build

@@ -39,8 +39,9 @@ int main(int argc, char **argv)
 				printf("%s\t%s\n", argv[i], strerror(-err));
 				bad = 1;
 			} else {
-				printf("%s\tinode %llu mode %o\n", argv[i],
-				       (unsigned long long)in.ino, in.mode);
+				printf("%s\tinode %llu mode %o owner %u:%u\n", argv[i],
+				       (unsigned long long)in.ino, in.mode,
+				       in.uid, in.gid);
 			}
 		}
 	}

@@ -49,16 +49,16 @@ extern "C" {
 #endif
 
 /*
- * Version.  From 0.2.0 on, the soname's number (libdcache.so.0) changes
- * whenever a program built against an older header could break; within
- * it, calls and struct fields are only added (fields into reserved
- * space).  dc_version() is the library's own version, which may be newer
+ * Version.  From 0.2.0 on, the soname's number (libdcache.so.1 since
+ * 0.3.0, whose dc_inode grew) changes whenever a program built against an
+ * older header could break; within it, calls and struct fields are only
+ * added (fields into reserved space).  dc_version() is the library's own version, which may be newer
  * than the header's.
  */
 #define DC_VERSION_MAJOR	0
-#define DC_VERSION_MINOR	2
+#define DC_VERSION_MINOR	3
 #define DC_VERSION_PATCH	0
-#define DC_VERSION_STRING	"0.2.0"
+#define DC_VERSION_STRING	"0.3.0"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, for #if comparisons. */
 #define DC_VERSION_NUMBER	(DC_VERSION_MAJOR * 10000 + DC_VERSION_MINOR * 100 + DC_VERSION_PATCH)
 
@@ -82,9 +82,11 @@ enum dc_mode {
 };
 
 /*
- * What the cache knows of an inode.  mode holds the S_IFMT type bits.
- * The same type goes in (a backend's answer, an update) and comes out
- * (dc_resolve, dc_dentry_stat: a copy, taken without a reference).
+ * What the cache knows of an inode.  mode holds the S_IFMT type bits and
+ * nothing above st_mode's 16 bits (S_IFMT | 07777): a backend answer with
+ * more is -EIO, an update's -EINVAL.  The same type goes in (a backend's
+ * answer, an update) and comes out (dc_resolve, dc_dentry_stat: a copy,
+ * taken without a reference).
  */
 struct dc_inode {
 	uint64_t ino;		/* inode number, reported back to callers */
@@ -93,6 +95,8 @@ struct dc_inode {
 	uint32_t mode;		/* st_mode: type and permission bits */
 	uint32_t gen;		/* backend-defined; ino and gen together name
 				 * the inode (a generation, or a device) */
+	uint32_t uid, gid;	/* owner (st_uid, st_gid): dc_resolve_as's
+				 * search checks read a directory's */
 };
 
 /*
@@ -144,7 +148,8 @@ struct dc_backend_ops {
 	 * adopt left it (released like any cookie); -ENOENT or -ESTALE: the
 	 * name changed again, it is forgotten instead (the update returns
 	 * 0); another errno: the name is forgotten and the update returns
-	 * it.  On an error adopt leaves nothing to release.  Without adopt,
+	 * it (a mode that dc_inode cannot hold: -EIO).  On an error adopt leaves
+	 * nothing to release.  Without adopt,
 	 * the caller's cookie is the backend's (a backend's own server knows
 	 * it).  Called with no cache lock held, from any thread, possibly at
 	 * the same time as a lookup of the same name.
@@ -199,8 +204,8 @@ struct dc_options {
 
 /* Create a cache into *out.  0, -EINVAL (NULL, no root or lookup op, a bad
  * mode, non-zero reserved space), -ENOMEM, -ENOTDIR (the root is not a
- * directory) or the backend's root() error; on failure the backend is
- * destroyed too. */
+ * directory), -EIO (its mode has bits above 0xffff) or the backend's
+ * root() error; on failure the backend is destroyed too. */
 int dc_cache_create(const struct dc_options *opt, struct dc_cache **out);
 /* Destroy: waits for deferred frees (rcu_barrier).  No reference may be
  * held, and no other call on c may overlap or follow. */
@@ -223,6 +228,34 @@ int dc_mode_parse(const char *name, enum dc_mode *out);
  */
 int dc_resolve(struct dc_cache *c, struct dc_dentry *base, const char *path,
 	       unsigned flags, struct dc_inode *st);
+/*
+ * A credential: fsuid, fsgid and the supplementary groups (ngroups of
+ * them at groups; groups may be NULL when ngroups is 0).
+ */
+struct dc_cred {
+	uint32_t uid, gid;
+	uint32_t ngroups;
+	const uint32_t *groups;
+};
+/*
+ * dc_resolve as a process with credential cred would resolve path, as
+ * Linux's may_lookup: search (exec) permission is needed on every
+ * directory a name is looked up in (the start, directories reached
+ * through ".", ".." and symlinks), checked before the lookup, so an
+ * unsearchable directory answers -EACCES even for a missing name; the
+ * last component itself needs none.  uid 0 may search any directory
+ * (CAP_DAC_READ_SEARCH); otherwise the owner's bits, else the group's
+ * (gid or a supplementary group is the directory's), else the others'.
+ * Mode bits only: POSIX ACLs are not read (on a directory with an ACL
+ * the group bits are the ACL's mask, so the answer may differ from the
+ * kernel's), nor capabilities other than uid 0's, nor idmapped mounts.
+ * A directory's bits are those the cache holds: suspect or expired ones
+ * are checked with the backend first; the root's change only with
+ * dc_invalidate_inode of it.  dc_resolve's errors, -EACCES, and -EINVAL
+ * for cred NULL (or groups NULL with ngroups).  Lock-free when cached.
+ */
+int dc_resolve_as(struct dc_cache *c, struct dc_dentry *base, const char *path,
+		  unsigned flags, const struct dc_cred *cred, struct dc_inode *st);
 /* The same, returning a reference to the entry (release with dc_put); the
  * same errors. */
 int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
@@ -242,7 +275,7 @@ void dc_put(struct dc_cache *c, struct dc_dentry *d);
 /*
  * Copy out a held entry's inode data; -ENOENT if the entry is negative.
  * A held entry's inode (ino, gen, type, cookie) never changes, only its
- * permission bits may be brought up to date: after its name is removed,
+ * permission bits and owner may be brought up to date: after its name is removed,
  * replaced or forgotten (dc_unlink, dc_rename over it, dc_invalidate...)
  * it still answers 0 and the inode it named, while lookups of the name
  * answer the new truth.  Hold an entry for the inode it names, not for
@@ -264,7 +297,8 @@ int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
  */
 
 /* name appeared in dir as inode (any type; a symlink needs dc_symlink).
- * -EINVAL when inode is NULL or its mode has no type bits (S_IFMT). */
+ * -EINVAL when inode is NULL or its mode has no type bits (S_IFMT) or
+ * bits above 0xffff. */
 int dc_create(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	      const struct dc_inode *inode);
 /* The same for a directory: -EINVAL unless inode is one. */
@@ -326,7 +360,8 @@ int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino, uint32_t dir_gen,
 			const char *name, size_t len);
 /* The inode's attributes changed: every cached name of a non-directory
  * is forgotten; a directory is checked again before its next use (its new
- * permission bits stored in place), keeping what is cached below it.  A
+ * permission bits and owner stored in place), keeping what is cached
+ * below it.  A
  * lookup in flight that answers this inode is not cached.  Symlinks are
  * not indexed (nothing of theirs changes in place): for them, nothing. */
 int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen);
@@ -493,6 +528,11 @@ struct dc_backend dc_memfs_backend(struct dc_memfs *fs);
  * symlinks (-EINVAL: none; -ENOENT: empty).  The new inode in *out. */
 int dc_memfs_add(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 		 uint32_t mode, const char *target, struct dc_inode *out);
+/* Inode ino's permission bits become mode (07777 at most: -EINVAL), as
+ * chmod(2); its owner becomes uid:gid (new inodes are 0:0), as chown(2).
+ * -ENOENT: no such inode.  Tell the cache with dc_invalidate_inode. */
+int dc_memfs_chmod(struct dc_memfs *fs, uint64_t ino, uint32_t mode);
+int dc_memfs_chown(struct dc_memfs *fs, uint64_t ino, uint32_t uid, uint32_t gid);
 /* A hard link to ino as name in dir_ino: -EPERM for a directory. */
 int dc_memfs_link(struct dc_memfs *fs, uint64_t ino, uint64_t dir_ino,
 		  const char *name, struct dc_inode *out);

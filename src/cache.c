@@ -175,10 +175,10 @@ static int root_init(struct dc_cache *c)
 	err = c->be.ops->root(c->be.ctx, &in);
 	if (err)
 		return err;
-	if (!dc__is_dir(in.mode)) {
+	if (!dc__is_dir(in.mode) || !dc__mode_ok(in.mode)) {
 		if (c->be.ops->release)
 			c->be.ops->release(c->be.ctx, &in);
-		return -ENOTDIR;
+		return dc__is_dir(in.mode) ? -EIO : -ENOTDIR;
 	}
 	c->root = dc__alloc(c, NULL, "", 0, 0, DC_F_ROOT, &in, NULL);
 	if (!c->root) {

@@ -6,10 +6,12 @@
  *
  * Compilers probe many include directories for names that are not there;
  * each probe of a new name is a backend lookup that answers -ENOENT.  After
- * complete_after such answers in one directory (at one dgen), the thread
+ * complete_after such answers in one directory, the thread
  * whose miss made the count lists the directory with the backend's
  * readdir, once; from then on lookup_slow answers any name the listing
  * lacks with a settled negative entry, as if the backend had said -ENOENT.
+ * A directory's record is told of every change of its names the cache is
+ * told of (dc__dir_name_changed, dc__dir_changed), under the write lock.
  *
  * A record per directory (struct dc_list) holds the count or the listing:
  * the sorted keyed hashes of its names (8 bytes a name).  A hash that is
@@ -17,21 +19,23 @@
  * lookup; a name absent from the listing is absent from the directory as
  * it was listed, which is all the answer claims.
  *
- * When is a listing true?  It is taken with the directory's dgen read
- * before readdir, under the write lock; every change of the directory's
- * names that the cache is told of -- an update, an invalidation by name or
- * by inode, a directory's attribute change -- bumps dgen under the write
- * lock, and forgetting the directory makes it orphaned.  The listing is
- * installed only if dgen is unchanged and the directory is not orphaned
- * when readdir has returned, and used only while that still holds (and
- * the directory is not suspect, and with TTLs on, not older than the
- * negative TTL, counted from the asking).  So an answer from a listing is
- * never older than the last invalidation the cache was told of, the same
- * promise a cached negative entry makes.
+ * When is a listing true?  Every change of the directory's names that the
+ * cache is told of -- an update, an invalidation by name or by inode, a
+ * directory's attribute change -- reaches its record under the write
+ * lock, and forgetting the directory makes it orphaned.  A change while
+ * readdir runs (from the miss that made the count on) marks the record, and
+ * that listing is not installed; a change of one name keeps an installed
+ * listing, with the name taken in (it may exist now); any other change
+ * drops it.  A listing is used only while the directory is not orphaned
+ * (lookup_slow checks first), not suspect, and with TTLs on, not older
+ * than the negative TTL, counted from the asking.  So an answer from a
+ * listing is never older than the last invalidation the cache was told
+ * of, the same promise a cached negative entry makes.
  *
  * Locking: records are found, changed and used under c->list_lock, which
  * nests inside the write lock; lookup_slow (walk.c) calls in with the write
- * lock held, which is what makes dgen and the orphan test stable.  An
+ * lock held, which is what makes the record's state and the orphan test
+ * stable.  An
  * entry with a record carries DC_F_HASLIST; dc__free_now drops the record
  * (list_lock alone) before the entry's memory goes, so a record's dir
  * pointer always names a live entry and is never reused while the record
@@ -49,18 +53,18 @@
 #define DC_LIST_FIRST	64	/* keys allocated for a listing at first */
 
 enum {
-	LS_COUNTING,	/* counting -ENOENT answers at dgen */
+	LS_COUNTING,	/* counting -ENOENT answers */
 	LS_LISTING,	/* one thread is asking readdir */
-	LS_COMPLETE,	/* keys hold the listing taken at dgen */
-	LS_TOOBIG,	/* more than complete_max names at dgen */
+	LS_COMPLETE,	/* keys hold the listing, kept up to date */
+	LS_TOOBIG,	/* more than complete_max names, until they change */
 };
 
 struct dc_list {
 	struct dc_list *next;		/* chain in c->lists */
 	struct dc_dentry *dir;		/* live while the record exists */
-	uint32_t dgen;			/* dir->dgen the record is about */
 	uint32_t misses;		/* -ENOENT answers counted (COUNTING) */
-	uint32_t state;
+	uint16_t state;
+	uint16_t changed;		/* names changed while LISTING */
 	uint32_t n;			/* names listed (COMPLETE) */
 	uint64_t asked;			/* dc__now() before readdir; 0: TTLs off */
 	uint64_t *keys;			/* n sorted keys (COMPLETE) */
@@ -149,11 +153,11 @@ static void evict_one(struct dc_cache *c)
 }
 
 /* Start the record over for the directory's names as they are now. */
-static void restart(struct dc_cache *c, struct dc_list *l, uint32_t dgen)
+static void restart(struct dc_cache *c, struct dc_list *l)
 {
 	drop_keys(c, l);
-	l->dgen = dgen;
 	l->misses = 0;
+	l->changed = 0;
 	l->state = LS_COUNTING;
 }
 
@@ -171,7 +175,7 @@ static struct dc_list *record_of(struct dc_cache *c, struct dc_dentry *dir)
 	if (!l)
 		return NULL;
 	l->dir = dir;
-	restart(c, l, dir->dgen);
+	restart(c, l);
 	/* the bucket may have changed under an eviction: find it again */
 	pp = chain_of(c, dir);
 	l->next = *pp;
@@ -234,28 +238,58 @@ static bool add_key(struct dc_cache *c, struct dc_list *l, uint64_t key)
 	return true;
 }
 
-/*
- * The name keyed key in dir changed, or may have, and the cache was told:
- * dir's dgen moves on, as for any change of its names.  A listing that was
- * up to date takes the name in and stays up to date: the name may exist
- * now, so it goes to the backend, and every other name is as listed.  (A
- * listing that holds names no longer there only costs lookups.)  So a
- * directory that the program itself fills, a build's output directory,
- * stays complete.  Write lock held.
- */
-void dc__dir_name_changed(struct dc_cache *c, struct dc_dentry *dir, uint64_t key)
+/* A change of dir's names reaches its record: of the name keyed *key,
+ * or of names unknown (key NULL).  list_lock held. */
+static void note_change(struct dc_cache *c, struct dc_list *l, const uint64_t *key)
 {
-	uint32_t was = dir->dgen;
+	switch (l->state) {
+	case LS_LISTING:
+		l->changed = 1;		/* that listing may have missed it */
+		break;
+	case LS_COMPLETE:
+		/* the name may exist now, so it goes to the backend; every
+		 * other name is as listed (one no longer there only costs a
+		 * lookup) */
+		if (key && add_key(c, l, *key))
+			break;
+		restart(c, l);
+		break;
+	case LS_TOOBIG:
+		restart(c, l);
+		break;
+	}
+}
+
+static void tell_record(struct dc_cache *c, struct dc_dentry *dir, const uint64_t *key)
+{
 	struct dc_list *l;
 
-	dc__bump_dirgen(dir);
 	if (!(dc__flags(dir) & DC_F_HASLIST))
 		return;
 	pthread_mutex_lock(&c->list_lock);
 	l = *slot_of(c, dir);
-	if (l && l->state == LS_COMPLETE && l->dgen == was && add_key(c, l, key))
-		l->dgen = dir->dgen;
+	if (l)
+		note_change(c, l, key);
 	pthread_mutex_unlock(&c->list_lock);
+}
+
+/*
+ * The name keyed key in dir changed, or may have, and the cache was told.
+ * A complete listing stays complete with the name taken in: so a
+ * directory that the program fills through the cache, a build's output
+ * directory, is not listed again after each file.  Write lock held.
+ */
+void dc__dir_name_changed(struct dc_cache *c, struct dc_dentry *dir, uint64_t key)
+{
+	dc__bump_dirgen(c, dir);
+	tell_record(c, dir, &key);
+}
+
+/* Names in dir changed, which unknown: its listing goes.  Write lock held. */
+void dc__dir_changed(struct dc_cache *c, struct dc_dentry *dir)
+{
+	dc__bump_dirgen(c, dir);
+	tell_record(c, dir, NULL);
 }
 
 /* Is the listing still what dir holds?  Write lock and list_lock held. */
@@ -263,8 +297,7 @@ static bool listing_holds(struct dc_cache *c, const struct dc_list *l)
 {
 	uint64_t ttl = dc__load(c->ttl_neg), now;
 
-	if (l->state != LS_COMPLETE || l->dgen != l->dir->dgen ||
-	    (dc__flags(l->dir) & DC_F_SUSPECT))
+	if (l->state != LS_COMPLETE || (dc__flags(l->dir) & DC_F_SUSPECT))
 		return false;
 	if (!ttl || !l->asked)
 		return true;
@@ -291,16 +324,17 @@ bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
 		absent = !has_key(l, dc__hash_key(c, name, len));
 		*asked = l->asked;
 	} else if (l && l->state == LS_COMPLETE) {
-		restart(c, l, dir->dgen);	/* out of date: count again */
+		restart(c, l);	/* too old: count again */
 	}
 	pthread_mutex_unlock(&c->list_lock);
 	return absent;
 }
 
 /*
- * The backend answered -ENOENT for a name in dir, at dir's current dgen.
- * true: that made the count, and the caller is to list dir now
- * (dc__list_dir), with no lock held.  Write lock held; dir not orphaned.
+ * The backend answered -ENOENT for a name in dir, and nothing in dir
+ * changed while it was asked.  true: that made the count, and the caller
+ * is to list dir now (dc__list_dir), with no lock held.  Write lock held;
+ * dir not orphaned.
  */
 bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
 {
@@ -311,10 +345,9 @@ bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
 		return false;
 	pthread_mutex_lock(&c->list_lock);
 	l = record_of(c, dir);
-	if (l && l->state != LS_LISTING && l->dgen != dir->dgen)
-		restart(c, l, dir->dgen);
 	if (l && l->state == LS_COUNTING && ++l->misses >= c->complete_after) {
-		l->state = LS_LISTING;
+		l->state = LS_LISTING;	/* changes from now on mark it */
+		l->changed = 0;
 		list = true;
 	}
 	pthread_mutex_unlock(&c->list_lock);
@@ -394,13 +427,11 @@ void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir)
 	struct collect k = { .c = c, .max = c->complete_max };
 	struct dc_inode din;
 	struct dc_list *l;
-	uint32_t gen;
 	uint64_t asked;
 	int err;
 
 	dc__write_lock(c);
-	gen = dir->dgen;	/* names that change from here on bump it */
-	din = (struct dc_inode){ dir->ino, dir->cookie, dir->mode, dir->gen };
+	din = dc__inode_of(dir);
 	dc__write_unlock(c);
 	asked = dc__walk_clock(c);	/* the TTL counts from the asking */
 	dc__stat_inc(c, DC_ST_READDIRS);
@@ -411,18 +442,16 @@ void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir)
 	dc__write_lock(c);
 	pthread_mutex_lock(&c->list_lock);
 	l = *slot_of(c, dir);	/* never evicted while LS_LISTING */
-	if (!err && dir->dgen == gen && !dc__orphaned(dir)) {
+	if (!err && !l->changed && !dc__orphaned(dir)) {
 		l->state = LS_COMPLETE;
-		l->dgen = gen;
 		l->keys = k.keys;
 		l->n = k.n;
 		l->asked = asked;
 		k.keys = NULL;
-	} else if (err == -E2BIG) {
+	} else if (err == -E2BIG && !l->changed) {
 		l->state = LS_TOOBIG;	/* until the names change */
-		l->dgen = gen;
 	} else {
-		restart(c, l, dir->dgen);
+		restart(c, l);
 	}
 	pthread_mutex_unlock(&c->list_lock);
 	dc__write_unlock(c);

@@ -131,8 +131,10 @@ struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 	if (in) {
 		d->ino = in->ino;
 		d->cookie = in->cookie;
-		d->mode = in->mode;
+		d->mode = (uint16_t)in->mode;
 		d->gen = in->gen;
+		d->uid = in->uid;
+		d->gid = in->gid;
 		if (dc__is_lnk(in->mode))
 			d->aux = (uintptr_t)target;
 		else if (target)
@@ -158,7 +160,7 @@ void dc__free_now(struct dc_cache *c, struct dc_dentry *d)
 	if (dc__flags(d) & DC_F_HASLIST)
 		dc__list_forget(c, d);
 	if (d->mode && c->be.ops->release) {
-		struct dc_inode in = { d->ino, d->cookie, d->mode, d->gen };
+		struct dc_inode in = dc__inode_of(d);
 
 		c->be.ops->release(c->be.ctx, &in);
 	}
@@ -333,7 +335,7 @@ struct old_inode {
 
 static void save_inode(const struct dc_dentry *d, struct old_inode *o)
 {
-	o->in = (struct dc_inode){ d->ino, d->cookie, d->mode, d->gen };
+	o->in = dc__inode_of(d);
 	o->aux = d->aux;
 }
 
@@ -364,8 +366,10 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 	dc__store(d->ino, in ? in->ino : 0);
 	dc__store(d->cookie, in ? in->cookie : 0);
 	dc__store(d->gen, in ? in->gen : 0);
+	dc__store(d->uid, in ? in->uid : 0);
+	dc__store(d->gid, in ? in->gid : 0);
 	dc__store(d->aux, dc__is_lnk(mode) ? (uintptr_t)target : 0);
-	dc__store(d->mode, mode);
+	dc__store(d->mode, (uint16_t)mode);
 	dc__stamp(c, d);	/* a new answer: its TTL starts */
 	dc__seq_write_end(&d->seq);
 	/* aux links all but symlinks into the index; readers look at aux
@@ -428,11 +432,12 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 
 /*
  * Names in dir changed: a backend answer fetched before now is stale
- * (lookup_slow compares dgen before it caches one).  Write lock held.
+ * (lookup_slow asks dc__dir_changed_since before it caches one).  Write
+ * lock held.
  */
-void dc__bump_dirgen(struct dc_dentry *dir)
+void dc__bump_dirgen(struct dc_cache *c, struct dc_dentry *dir)
 {
-	dir->dgen++;
+	c->dir_stamp[dc__dir_slot(dir)] = ++c->inval_seq;
 }
 
 /*
@@ -462,6 +467,8 @@ DC_API int dc_dentry_stat(struct dc_dentry *d, struct dc_inode *st)
 		st->cookie = dc__load(d->cookie);
 		st->mode = dc__load(d->mode);
 		st->gen = dc__load(d->gen);
+		st->uid = dc__load(d->uid);
+		st->gid = dc__load(d->gid);
 	} while (dc__seq_retry(&d->seq, seq));
 	return st->mode ? 0 : -ENOENT;
 }

@@ -49,7 +49,7 @@
  * watcher (it is freed next).  Writers are preferred: a stream of lookups
  * cannot hold a detach off.
  *
- * Attributes: ino and mode come from fstat on the O_PATH descriptor; gen
+ * Attributes: ino, mode and owner come from fstat on the O_PATH descriptor; gen
  * is the device (dc_hostfs_gen), so that a tree spanning mounts (btrfs
  * subvolumes all have inode 256) never shows two inodes as one.  getattr on an inode without a descriptor is -ESTALE.
  */
@@ -132,6 +132,8 @@ static void stat_fill(const struct stat *st, uint64_t cookie,
 	out->cookie = cookie;
 	out->mode = st->st_mode;
 	out->gen = dc_hostfs_gen(st->st_dev);
+	out->uid = st->st_uid;
+	out->gid = st->st_gid;
 }
 
 /* The entry's descriptor, if it has one of its own. */

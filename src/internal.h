@@ -7,7 +7,7 @@
  *  c->wlock (mutex; in rwlock mode the write side of c->rwlock instead)
  *	serializes every change of the namespace the cache holds: hash chain
  *	insert/remove, an entry's parent, name, hash, inode fields, flags
- *	DEAD/PENDING/STALE/REVAL, the inode index, a directory's dgen,
+ *	DEAD/PENDING/STALE/REVAL, the inode index, dir_stamp,
  *	deadlines (expires),
  *	c->rename_seq, nr_neg_astray, and the choice of LRU victims.  In
  *	global mode the same mutex is also taken by readers, one component
@@ -114,6 +114,14 @@ struct dc_xname {
  * first, the inline name included, and the fields lookups write (count,
  * by reference takers) come last: a walk should not share a line with
  * other threads' writes (Linux moved d_lockref off that line in 2024).
+ *
+ * The owner (uid, gid) fits in the 128 bytes by two narrowings that
+ * lose nothing: flags are 16 bits (11 are defined, DC_F_LAST below), and
+ * mode is 16 bits, which is all an st_mode has (S_IFMT | 07777 is
+ * 0xffff; Linux's umode_t and statx's stx_mode are 16 bits), every mode
+ * taken in being checked by dc__mode_ok; and a directory's generation,
+ * compared across a miss, lives in the cache (dc__dir_changed_since)
+ * rather than in the entry.
  */
 struct dc_dentry {
 	struct dc_dentry *hnext;	/* hash chain; wlock, RCU-read */
@@ -121,11 +129,12 @@ struct dc_dentry {
 	struct dc_name *name;		/* iname or an xname; wlock */
 	uint32_t hash;			/* of the name alone; wlock */
 	uint32_t seq;			/* odd while being changed */
-	uint32_t flags;			/* DC_F_*; atomic */
-	uint32_t mode;			/* inode data: wlock + seq; 0: negative */
+	uint16_t flags;			/* DC_F_*; atomic */
+	uint16_t mode;			/* inode data: wlock + seq; 0: negative */
+	uint32_t uid;			/* owner; inode data */
 	uint64_t ino;
 	_Alignas(4) unsigned char iname[4 + DC_INLINE_NAME];
-	uint32_t dgen;			/* directory: its generation; wlock only */
+	uint32_t gid;			/* group; inode data */
 	uint64_t cookie;
 	uint32_t gen;
 	int32_t count;			/* references; atomic */
@@ -136,6 +145,8 @@ struct dc_dentry {
 	uint64_t expires;		/* the answer's deadline (dc__now() time), 0:
 					 * none; wlock, RCU-read (see dc__expired) */
 };
+/* memory per entry is a figure the project tracks (docs/design.md) */
+_Static_assert(sizeof(struct dc_dentry) <= 128, "struct dc_dentry outgrew 128 bytes");
 
 enum {
 	DC_F_DEAD	= 1u << 0,	/* unhashed, never rehashed */
@@ -153,7 +164,28 @@ enum {
 					 * index (too many names of its inode) */
 	DC_F_HASLIST	= 1u << 11,	/* directory with a record in c->lists
 					 * (complete.c); set under list_lock */
+	DC_F_LAST	= DC_F_HASLIST
 };
+_Static_assert(DC_F_LAST <= UINT16_MAX, "flags outgrew dc_dentry.flags");
+
+/* A mode the entry can hold: a type, and no bit above st_mode's 16. */
+static inline bool dc__mode_ok(uint32_t mode)
+{
+	return (mode & S_IFMT) && mode <= UINT16_MAX;
+}
+
+/* The inode data of d (write lock held, or d's seq checked after). */
+static inline struct dc_inode dc__inode_of(const struct dc_dentry *d)
+{
+	return (struct dc_inode){
+		.ino = __atomic_load_n(&d->ino, __ATOMIC_RELAXED),
+		.cookie = __atomic_load_n(&d->cookie, __ATOMIC_RELAXED),
+		.mode = __atomic_load_n(&d->mode, __ATOMIC_RELAXED),
+		.gen = __atomic_load_n(&d->gen, __ATOMIC_RELAXED),
+		.uid = __atomic_load_n(&d->uid, __ATOMIC_RELAXED),
+		.gid = __atomic_load_n(&d->gid, __ATOMIC_RELAXED),
+	};
+}
 
 #define DC_COUNT_DEAD	(INT32_MIN / 2)
 
@@ -162,21 +194,21 @@ enum {
  * lookups (REFERENCED), so every change is an atomic read-modify-write:
  * a writer's plain store could undo a reader's bit, or the reverse.
  */
-static inline uint32_t dc__flags(const struct dc_dentry *d)
+static inline uint16_t dc__flags(const struct dc_dentry *d)
 {
 	return __atomic_load_n(&d->flags, __ATOMIC_RELAXED);
 }
 
 static inline void dc__flags_set(struct dc_dentry *d, uint32_t f)
 {
-	__atomic_or_fetch(&d->flags, f, __ATOMIC_RELAXED);
+	__atomic_or_fetch(&d->flags, (uint16_t)f, __ATOMIC_RELAXED);
 }
 
 /* release: what the writer did before clearing (PENDING) is seen by those
  * who see the bit clear with an acquire load */
 static inline void dc__flags_clear(struct dc_dentry *d, uint32_t f)
 {
-	__atomic_and_fetch(&d->flags, ~f, __ATOMIC_RELEASE);
+	__atomic_and_fetch(&d->flags, (uint16_t)~f, __ATOMIC_RELEASE);
 }
 
 struct dc_lru {
@@ -200,6 +232,7 @@ struct dc_tstat {
 struct dc_slab;
 
 #define DC_INVAL_SLOTS	64
+#define DC_DIR_SLOTS	256
 #define DC_INDEX_MAX	32	/* names of one non-directory inode indexed */
 
 /* The name hash's secret key (hash.c). */
@@ -239,6 +272,12 @@ struct dc_cache {
 	uint64_t inval_seq;
 	uint64_t inval_stamp[DC_INVAL_SLOTS];
 	uint32_t unindexed[DC_INVAL_SLOTS];
+	/* names changed in a directory (wlock): per slot of the directory's
+	 * entry, the inval_seq when names in one last changed, so that a
+	 * miss in flight there across the change is not cached (a 64-bit
+	 * count never wraps; two directories sharing a slot only leave an
+	 * answer uncached) */
+	uint64_t dir_stamp[DC_DIR_SLOTS];
 	pthread_rwlock_t rwlock;
 	pthread_mutex_t pend_lock;
 	pthread_cond_t pend_cv;
@@ -398,6 +437,19 @@ static inline void dc__rcu_after_grace(struct rcu_head *head)
 #else
 	(void)head;
 #endif
+}
+
+/* dir's slot in c->dir_stamp (DC_DIR_SLOTS: 2^8) */
+static inline unsigned dc__dir_slot(const struct dc_dentry *dir)
+{
+	return (unsigned)(((uintptr_t)dir * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
+/* Did names in directory dir change since c->inval_seq was since?  wlock. */
+static inline bool dc__dir_changed_since(const struct dc_cache *c,
+					 const struct dc_dentry *dir, uint64_t since)
+{
+	return c->inval_seq != since && c->dir_stamp[dc__dir_slot(dir)] > since;
 }
 
 /* ---- hash.c -------------------------------------------------------------
@@ -641,7 +693,7 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
 void dc__free_list_now(struct dc_cache *c, struct dc_dentry *list);
-void dc__bump_dirgen(struct dc_dentry *dir);
+void dc__bump_dirgen(struct dc_cache *c, struct dc_dentry *dir);
 bool dc__orphaned(const struct dc_dentry *d);
 static inline bool dc__is_dir(uint32_t mode) { return S_ISDIR(mode); }
 static inline bool dc__is_lnk(uint32_t mode) { return S_ISLNK(mode); }
@@ -744,6 +796,7 @@ bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir);
 void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir);
 void dc__list_forget(struct dc_cache *c, struct dc_dentry *d);
 void dc__dir_name_changed(struct dc_cache *c, struct dc_dentry *dir, uint64_t key);
+void dc__dir_changed(struct dc_cache *c, struct dc_dentry *dir);
 
 /* ---- update.c -------------------------------------------------------- */
 /* dc_invalidate_child, telling in *old (when not NULL) the inode the

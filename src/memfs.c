@@ -63,6 +63,7 @@ struct mnode {
 	uint32_t gen;		/* always 0: inode numbers are never reused */
 	uint32_t nchild;	/* directories: names in it */
 	struct mdent *children;	/* directories: the names in it */
+	uint32_t uid, gid;	/* owner: 0:0 until dc_memfs_chown */
 	union {
 		uint64_t parent;	/* directories */
 		char *target;		/* symlinks, malloc'd */
@@ -153,6 +154,8 @@ static void node_fill(struct dc_memfs *fs, uint64_t ino, struct dc_inode *out)
 	out->cookie = ino;
 	out->mode = fs->nodes[ino].mode;
 	out->gen = fs->nodes[ino].gen;
+	out->uid = fs->nodes[ino].uid;
+	out->gid = fs->nodes[ino].gid;
 }
 
 /* Make room for one more inode number; the new slot is zeroed. */
@@ -458,6 +461,7 @@ static int add_locked(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 	n->nlink = 1;
 	n->gen = 0;
 	n->nchild = 0;
+	n->uid = n->gid = 0;
 	if (S_ISDIR(mode))
 		n->u.parent = dir_ino;
 	else
@@ -489,6 +493,42 @@ DC_API int dc_memfs_add(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 
 	pthread_rwlock_wrlock(&fs->lock);
 	err = add_locked(fs, dir_ino, name, len, mode, target, out);
+	pthread_rwlock_unlock(&fs->lock);
+	return err;
+}
+
+DC_API int dc_memfs_chmod(struct dc_memfs *fs, uint64_t ino, uint32_t mode)
+{
+	struct mnode *n;
+	int err = -ENOENT;
+
+	if (!fs || (mode & ~07777u))
+		return -EINVAL;
+	pthread_rwlock_wrlock(&fs->lock);
+	n = node_get(fs, ino);
+	if (n) {
+		n->mode = (n->mode & S_IFMT) | mode;
+		err = 0;
+	}
+	pthread_rwlock_unlock(&fs->lock);
+	return err;
+}
+
+DC_API int dc_memfs_chown(struct dc_memfs *fs, uint64_t ino, uint32_t uid,
+			  uint32_t gid)
+{
+	struct mnode *n;
+	int err = -ENOENT;
+
+	if (!fs)
+		return -EINVAL;
+	pthread_rwlock_wrlock(&fs->lock);
+	n = node_get(fs, ino);
+	if (n) {
+		n->uid = uid;
+		n->gid = gid;
+		err = 0;
+	}
 	pthread_rwlock_unlock(&fs->lock);
 	return err;
 }

@@ -177,9 +177,7 @@ static void release_inode(struct dc_cache *c, const struct dc_inode *in,
 static int adopt(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		 const struct dc_inode *in, struct dc_inode *own)
 {
-	struct dc_inode din = {
-		dc__load(dir->ino), dc__load(dir->cookie), dc__load(dir->mode), dc__load(dir->gen)
-	};
+	struct dc_inode din = dc__inode_of(dir);
 	int err;
 
 	for (int frees = 0; ; frees++) {
@@ -188,8 +186,14 @@ static int adopt(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		*own = *in;
 		own->cookie = 0;
 		err = c->be.ops->adopt(c->be.ctx, &din, name, strlen(name), own);
-		if (err == 0)
+		if (err == 0 && dc__mode_ok(own->mode))
 			return 0;
+		if (err == 0) {		/* not a mode an entry can hold */
+			if (c->be.ops->release)
+				c->be.ops->release(c->be.ctx, own);
+			err = -EIO;
+			break;
+		}
 		/* out of descriptors: as for a lookup (walk.c), free some */
 		if ((err != -EMFILE && err != -ENFILE) || frees == 3 ||
 		    !dc__free_some(c, freed))
@@ -219,7 +223,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	err = prepare(c, dir, name, &n);
 	if (err)
 		return err;
-	if (!in || !(in->mode & S_IFMT))	/* an inode has a type */
+	if (!in || !dc__mode_ok(in->mode))	/* an inode has a type */
 		return -EINVAL;
 	if (link && strnlen(link, DC_PATH_MAX) == DC_PATH_MAX)
 		return -ENAMETOOLONG;
@@ -575,7 +579,7 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	} else if (!d) {
 		;
 	} else if (d == c->root) {
-		dc__bump_dirgen(d);
+		dc__bump_dirgen(c, d);
 		forget_all(c);
 	} else {
 		name_changed(c, d);
@@ -667,10 +671,10 @@ DC_API int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino,
 /* Directory d's attributes may have changed: it is checked again before
  * its next use (walk.c, revalidate), keeping what is cached below it --
  * its names did not change, or their own events say so.  Write lock. */
-static void suspect(struct dc_dentry *d)
+static void suspect(struct dc_cache *c, struct dc_dentry *d)
 {
 	/* its listing (complete.c) may no longer be all its names */
-	dc__bump_dirgen(d);
+	dc__dir_changed(c, d);
 	dc__seq_write_begin(&d->seq);
 	dc__flags_set(d, DC_F_SUSPECT);
 	dc__seq_write_end(&d->seq);
@@ -694,7 +698,7 @@ DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
 		if (d->ino != ino || d->gen != gen)
 			continue;
 		if (dc__is_dir(d->mode)) {
-			suspect(d);
+			suspect(c, d);
 		} else {
 			name_changed(c, d);
 			forget(c, d);

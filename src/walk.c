@@ -50,6 +50,7 @@ struct nameidata {
 	bool missed;			/* the backend was asked */
 	bool neg_hit;			/* the answer was a cached negative */
 	bool orphan;			/* ref-walk stands below a forgotten entry */
+	const struct dc_cred *cred;	/* dc_resolve_as's; NULL: no checks */
 	uint64_t now;			/* the walk's clock, 0 with TTLs off */
 	const char *ahead;		/* a component hashed ahead (hash_ahead) */
 	size_t ahead_len;
@@ -67,13 +68,14 @@ struct component {
 };
 
 static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
-		    size_t len, unsigned flags)
+		    size_t len, unsigned flags, const struct dc_cred *cred)
 {
 	/* field by field: the stack and buffers are written before they are
 	 * read, and zeroing a kilobyte would cost more than a cached lookup */
 	nd->depth = nd->nlinks = nd->nbufs = 0;
 	nd->trailing = nd->must_dir = nd->missed = nd->neg_hit = false;
 	nd->orphan = false;
+	nd->cred = cred;
 	nd->ahead = NULL;
 	nd->now = dc__walk_clock(c);
 	nd->c = c;
@@ -231,15 +233,63 @@ static int orphaned(const struct dc_cache *c, const struct dc_dentry *d)
 	return -1;
 }
 
+/* ---- search permission (dc_resolve_as) -------------------------------------- */
+
+static bool in_group(const struct dc_cred *cr, uint32_t gid)
+{
+	if (cr->gid == gid)
+		return true;
+	for (uint32_t i = 0; i < cr->ngroups; i++)
+		if (cr->groups[i] == gid)
+			return true;
+	return false;
+}
+
+/*
+ * generic_permission's MAY_EXEC on a directory, mode bits alone: uid 0
+ * overrides (CAP_DAC_READ_SEARCH); the owner gets the user bits, a member
+ * of the group the group bits, anyone else the other bits.  gid is read
+ * only when the owner's test does not decide (a lock-free reader's load,
+ * validated by the entry's seq as the others are).
+ */
+static bool may_search(const struct dc_cred *cr, uint32_t mode, uint32_t uid,
+		       const uint32_t *gid)
+{
+	if (cr->uid == 0)
+		return true;
+	if (cr->uid == uid)
+		return mode & S_IXUSR;
+	if (in_group(cr, dc__load(*gid)))
+		return mode & S_IXGRP;
+	return mode & S_IXOTH;
+}
+
+/*
+ * Are d's attributes to be checked with the backend before they are
+ * used: suspect (dc_invalidate_inode) or past their TTL?  The root's are
+ * refreshed only by replacing the root (dc_invalidate_inode of it).
+ */
+static bool attrs_stale(const struct dc_dentry *d, const struct dc_dentry *root,
+			uint64_t now)
+{
+	return d != root && ((dc__flags(d) & DC_F_SUSPECT) || dc__expired(d, now));
+}
+
 /* ---- rcu-walk ------------------------------------------------------------ */
 
 /*
  * Walk the path with no lock and no reference.  Caller holds
  * rcu_read_lock.  On 0, *res and *resseq name the answer, still to be
- * validated by the caller after copying what it needs.
+ * validated by the caller after copying what it needs.  checked: search
+ * permission for nd->cred on each directory a name is looked up in, read
+ * from the entry's mode, uid and gid as every other field, so cur's seq
+ * check that follows (the interlock with the child, or fail_validate)
+ * proves them; an -EACCES is validated like any answer.  A constant in
+ * each caller, so the unchecked walk carries none of it.
  */
-static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
-		    struct dc_dentry **res, uint32_t *resseq)
+static inline __attribute__((always_inline))
+int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
+		struct dc_dentry **res, uint32_t *resseq, const bool checked)
 {
 	struct dc_cache *c = nd->c;
 	/* acquire: pairs with swap_root's release (update.c) */
@@ -253,9 +303,19 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 		return -ECHILD;		/* ref-walk knows what to do with it */
 	seq = dc__seq_begin(&cur->seq);
 	while (next_component(nd, &cp)) {
-		err = need_dir(dc__load(cur->mode));
+		mode = dc__load(cur->mode);
+		err = need_dir(mode);
 		if (err)
 			goto fail_validate;
+		/* before ".", ".." and the lookup, as may_lookup */
+		if (checked) {
+			if (attrs_stale(cur, root, nd->now))
+				return -ECHILD;	/* ref-walk checks them first */
+			if (!may_search(nd->cred, mode, dc__load(cur->uid), &cur->gid)) {
+				err = -EACCES;
+				goto fail_validate;
+			}
+		}
 		if (is_dot(&cp))
 			continue;
 		if (is_dotdot(&cp)) {
@@ -331,6 +391,14 @@ fail_validate:
 	return dc__seq_retry(&cur->seq, seq) ? -ECHILD : err;
 }
 
+static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
+		    struct dc_dentry **res, uint32_t *resseq)
+{
+	if (nd->cred)
+		return walk_rcu_as(nd, base, res, resseq, true);
+	return walk_rcu_as(nd, base, res, resseq, false);
+}
+
 /* ---- misses ------------------------------------------------------------- */
 
 /* Sleep until flag (PENDING, REVAL) is clear on d; its owner wakes us. */
@@ -375,9 +443,7 @@ static int backend_lookup(struct dc_cache *c, struct dc_dentry *dir,
 			  const char *name, size_t len, struct dc_inode *out,
 			  struct dc_xname **target)
 {
-	struct dc_inode din = {
-		dc__load(dir->ino), dc__load(dir->cookie), dc__load(dir->mode), dc__load(dir->gen)
-	};
+	struct dc_inode din = dc__inode_of(dir);
 	char *buf;
 	int err, tries = 0, frees = 0;
 	uint64_t freed;
@@ -394,7 +460,8 @@ again:
 	if ((err == -EMFILE || err == -ENFILE) && frees++ < 3 &&
 	    dc__free_some(c, freed))
 		goto again;
-	if (!err && !(out->mode & S_IFMT)) {	/* no type: not an inode */
+	/* no type, or bits no st_mode has: not an inode */
+	if (!err && !dc__mode_ok(out->mode)) {
 		if (c->be.ops->release)
 			c->be.ops->release(c->be.ctx, out);
 		return -EIO;
@@ -499,18 +566,17 @@ static int lookup_uncached(struct dc_cache *c, struct dc_dentry *dir,
 
 /*
  * Does the backend still say what cached says of name in dir?  1: yes;
- * 2: yes, the same inode, whose permission bits are now *mode; 0: no;
- * or a negative errno.  A suspect directory (its attributes changed) is
- * looked up rather than asked of the hook, which can only say yes or no:
- * the new bits keep the entry, and what is cached below it.
+ * 2: yes, the same inode, whose permission bits or owner are now those
+ * of *now; 0: no; or a negative errno.  A suspect directory (its
+ * attributes changed) is looked up rather than asked of the hook, which
+ * can only say yes or no: the new attributes keep the entry, and what is
+ * cached below it.
  */
 static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 		      const char *name, size_t len, const struct dc_inode *cached,
-		      bool suspect, uint32_t *mode)
+		      bool suspect, struct dc_inode *now)
 {
-	struct dc_inode din = {
-		dc__load(dir->ino), dc__load(dir->cookie), dc__load(dir->mode), dc__load(dir->gen)
-	};
+	struct dc_inode din = dc__inode_of(dir);
 	struct dc_xname *target;
 	struct dc_inode in;
 	int err;
@@ -532,15 +598,20 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 	if (!cached->mode || in.ino != cached->ino || in.gen != cached->gen ||
 	    (in.mode & S_IFMT) != (cached->mode & S_IFMT))
 		return 0;
-	*mode = in.mode;
-	return in.mode == cached->mode ? 1 : 2;
+	*now = in;
+	return in.mode == cached->mode && in.uid == cached->uid &&
+	       in.gid == cached->gid ? 1 : 2;
 }
 
-/* The same inode's new permission bits, in place.  Write lock held. */
-static void set_mode(struct dc_dentry *d, uint32_t mode)
+/* The same inode's new permission bits and owner, in place, in one seq
+ * write: a checked walk (may_search) reads the three together.  Write
+ * lock held. */
+static void set_attrs(struct dc_dentry *d, const struct dc_inode *in)
 {
 	dc__seq_write_begin(&d->seq);
-	dc__store(d->mode, mode);
+	dc__store(d->mode, (uint16_t)in->mode);
+	dc__store(d->uid, in->uid);
+	dc__store(d->gid, in->gid);
 	dc__seq_write_end(&d->seq);
 }
 
@@ -560,13 +631,12 @@ static void set_mode(struct dc_dentry *d, uint32_t mode)
 static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 		      struct dc_dentry *d)
 {
-	struct dc_inode cached = { d->ino, d->cookie, d->mode, d->gen };
+	struct dc_inode cached = dc__inode_of(d), now = cached;
 	char name[DC_NAME_MAX + 1];
 	size_t len = d->name->len;
 	uint32_t seq = d->seq;	/* even: the write lock is held */
 	uint64_t since = c->inval_seq, asked;
 	bool suspect = dc__flags(d) & DC_F_SUSPECT;
-	uint32_t mode = cached.mode;
 	int ok;
 
 	__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
@@ -582,7 +652,7 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 	memcpy(name, d->name->s, len);
 	dc__write_unlock(c);
 	asked = dc__walk_clock(c);
-	ok = still_true(c, dir, name, len, &cached, suspect, &mode);
+	ok = still_true(c, dir, name, len, &cached, suspect, &now);
 	dc__write_lock(c);
 	if (ok >= 1 && cached.mode &&
 	    dc__inode_changed_since(c, cached.ino, cached.gen, since)) {
@@ -593,7 +663,7 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 		/* d unchanged (any change of its name, place or inode is a
 		 * seq write) and reachable: the answer is about d as it is */
 		if (ok == 2)
-			set_mode(d, mode);
+			set_attrs(d, &now);
 		if (suspect) {
 			dc__seq_write_begin(&d->seq);
 			dc__flags_clear(d, DC_F_SUSPECT);
@@ -648,8 +718,8 @@ static int add_listed_negative(struct dc_cache *c, struct dc_dentry *dir,
  * d_alloc_parallel, one backend lookup per (dir, name) at a time.
  *
  * A pending lookup can be overtaken by an update of the same directory
- * (the update marks the entry STALE and unhashes it, and bumps the
- * directory's generation): then the answer is returned to this caller,
+ * (the update marks the entry STALE and unhashes it, and stamps the
+ * directory's slot, dc__bump_dirgen): then the answer is returned to this caller,
  * which asked before the update, but is not cached.
  */
 static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
@@ -659,7 +729,7 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 	struct dc_xname *target;
 	struct dc_dentry *d;
 	struct dc_inode in;
-	uint32_t gen, fl;
+	uint32_t fl;
 	uint64_t since, asked;
 	bool list;
 	int err;
@@ -721,7 +791,6 @@ again:
 		return -ENOMEM;
 	}
 	d->count = 1;
-	gen = dir->dgen;
 	since = c->inval_seq;
 	dc__lru_add(c, d);	/* before it is reachable, as in install() */
 	dc__hash_insert(c, d);
@@ -733,7 +802,7 @@ again:
 	dc__write_lock(c);
 	/* the directory changed under us, or was forgotten with what was
 	 * above it: the answer is this caller's, not the cache's */
-	if (dir->dgen != gen || dc__orphaned(dir) ||
+	if (dc__dir_changed_since(c, dir, since) || dc__orphaned(dir) ||
 	    (!err && dc__inode_changed_since(c, in.ino, in.gen, since)))
 		dc__unhash(c, d);	/* the directory (or the inode) changed */
 	settle(c, d, err, &in, target, asked);
@@ -901,6 +970,56 @@ static int step_ref(struct nameidata *nd, struct dc_dentry *dir,
 	return lookup_slow(nd->c, dir, cp->name, cp->len, hash, nd->orphan, out);
 }
 
+/*
+ * Bring directory d's attributes up to date if they are suspect or past
+ * their TTL: revalidate (as lookup_slow does for a name) stores what the
+ * backend says now in place, or forgets d.  A forgotten d (changed,
+ * failed, or below a forgotten directory) keeps the attributes it last
+ * had: the walk stands in that inode, whose name the cache no longer
+ * knows.
+ */
+static void fresh_dir(struct nameidata *nd, struct dc_dentry *d,
+		      const struct dc_dentry *root)
+{
+	struct dc_cache *c = nd->c;
+	struct dc_dentry *p;
+
+	while (attrs_stale(d, root, nd->now) && !(dc__flags(d) & DC_F_DEAD)) {
+		p = get_parent(c, d);
+		if (p == d) {		/* a former root: nothing to ask */
+			dc_put(c, p);
+			return;
+		}
+		dc__write_lock(c);
+		if (d->parent == p && !(dc__flags(d) & DC_F_DEAD) &&
+		    attrs_stale(d, root, nd->now)) {
+			if (revalidate(c, p, d))	/* drops the lock */
+				dc_put(c, d);
+		} else {
+			dc__write_unlock(c);
+		}
+		dc_put(c, p);
+	}
+}
+
+/* May the ref-walk look names up in d, which it holds?  0 or -EACCES. */
+static int may_search_ref(struct nameidata *nd, struct dc_dentry *d,
+			  const struct dc_dentry *root)
+{
+	uint32_t seq, mode, uid;
+	bool ok;
+
+	fresh_dir(nd, d, root);
+	/* one snapshot of the three (set_attrs writes them in one seq write) */
+	do {
+		seq = dc__seq_begin(&d->seq);
+		mode = dc__load(d->mode);
+		uid = dc__load(d->uid);
+		ok = may_search(nd->cred, mode, uid, &d->gid);
+	} while (dc__seq_retry(&d->seq, seq));
+	return ok ? 0 : -EACCES;
+}
+
 static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 		    struct dc_dentry **res)
 {
@@ -932,6 +1051,12 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 		err = need_dir(dc__load(cur->mode));
 		if (err)
 			break;
+		/* before ".", ".." and the lookup, as may_lookup */
+		if (nd->cred) {
+			err = may_search_ref(nd, cur, root);
+			if (err)
+				break;
+		}
 		if (is_dot(&cp))
 			continue;
 		if (is_dotdot(&cp)) {
@@ -1013,8 +1138,8 @@ static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err
 
 /* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced. */
 static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
-		     size_t len, unsigned flags, struct dc_inode *st,
-		     struct dc_dentry **res)
+		     size_t len, unsigned flags, const struct dc_cred *cred,
+		     struct dc_inode *st, struct dc_dentry **res)
 {
 	struct nameidata nd;
 	struct dc_dentry *d = NULL;
@@ -1023,7 +1148,7 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 
 	dc__stat_inc(c, DC_ST_LOOKUPS);
 	if (c->mode == DC_MODE_RCU) {
-		nd_init(&nd, c, path, len, flags);
+		nd_init(&nd, c, path, len, flags, cred);
 		dc__rcu_lock();
 		err = walk_rcu(&nd, base, &d, &seq);
 		if (err == 0) {
@@ -1032,6 +1157,8 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 				st->cookie = dc__load(d->cookie);
 				st->mode = dc__load(d->mode);
 				st->gen = dc__load(d->gen);
+				st->uid = dc__load(d->uid);
+				st->gid = dc__load(d->gid);
 			} else if (!dc__get_not_dead(d)) {
 				err = -ECHILD;
 			}
@@ -1051,7 +1178,7 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 		}
 		dc__stat_inc(c, DC_ST_RESTARTS);
 	}
-	nd_init(&nd, c, path, len, flags);
+	nd_init(&nd, c, path, len, flags, cred);
 	err = walk_ref(&nd, base, &d);
 	nd_release(&nd);
 	count_answer(c, &nd, err);
@@ -1066,10 +1193,11 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 	return 0;
 }
 
-/* dc_resolve and dc_walk: their checks, then the walk, whose answer goes
- * to st or to out (the one that is not NULL). */
+/* dc_resolve, dc_resolve_as and dc_walk: their checks, then the walk,
+ * whose answer goes to st or to out (the one that is not NULL). */
 static int walk_checked(struct dc_cache *c, struct dc_dentry *base,
-			const char *path, unsigned flags, struct dc_inode *st,
+			const char *path, unsigned flags,
+			const struct dc_cred *cred, struct dc_inode *st,
 			struct dc_dentry **out)
 {
 	size_t len;
@@ -1081,19 +1209,28 @@ static int walk_checked(struct dc_cache *c, struct dc_dentry *base,
 	if (err)
 		return err;
 	dc__thread_enter();
-	return walk_path(c, base, path, len, flags, st, out);
+	return walk_path(c, base, path, len, flags, cred, st, out);
 }
 
 DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
 		      const char *path, unsigned flags, struct dc_inode *st)
 {
-	return walk_checked(c, base, path, flags, st, NULL);
+	return walk_checked(c, base, path, flags, NULL, st, NULL);
+}
+
+DC_API int dc_resolve_as(struct dc_cache *c, struct dc_dentry *base,
+			 const char *path, unsigned flags,
+			 const struct dc_cred *cred, struct dc_inode *st)
+{
+	if (!cred || (cred->ngroups && !cred->groups))
+		return -EINVAL;
+	return walk_checked(c, base, path, flags, cred, st, NULL);
 }
 
 DC_API int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
 		   unsigned flags, struct dc_dentry **out)
 {
-	return walk_checked(c, base, path, flags, NULL, out);
+	return walk_checked(c, base, path, flags, NULL, NULL, out);
 }
 
 DC_API int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name,
@@ -1106,7 +1243,7 @@ DC_API int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name
 	if (len > DC_NAME_MAX)
 		return -ENAMETOOLONG;
 	dc__thread_enter();
-	return walk_path(c, dir, name, len, DC_NOFOLLOW, NULL, out);
+	return walk_path(c, dir, name, len, DC_NOFOLLOW, NULL, NULL, out);
 }
 
 DC_API struct dc_dentry *dc_root(struct dc_cache *c)

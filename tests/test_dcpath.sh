@@ -348,4 +348,86 @@ for cfg in "${A_CFG[@]}"; do
     unset res
 done
 
+# --- resolving as a user (--as) --------------------------------------------------------
+# A tree of directories of every kind of search permission, owned by
+# other users, with symlinks through unsearchable ones; for each
+# credential (root, the owner, a member of the group, a member through a
+# supplementary group, anyone else), each path's answer in every mode
+# must be the kernel's for a process of that credential (kref --as).
+# One check per path and credential and follow/nofollow.
+CRED=$TMP/cred
+mkcred() {
+    local d m g
+    mkdir -m 0755 "$CRED" || return 1
+    for d in d700:0700:1001 d750:0750:2002 d705:0705:2002 d711:0711:2002 \
+             d000:0000:2002 d755:0755:1001; do
+        IFS=: read -r d m g <<<"$d"
+        mkdir "$CRED/$d" "$CRED/$d/sub" && : >"$CRED/$d/f" && : >"$CRED/$d/sub/f" &&
+            chown -R 1001:"$g" "$CRED/$d" && chmod "$m" "$CRED/$d" || return 1
+    done
+    ln -s ../d700/f "$CRED/d755/l700" && ln -s /d700/sub/f "$CRED/d755/labs700" &&
+    ln -s /d000 "$CRED/d755/l000" && ln -s ../d000/f "$CRED/d755/l000f" &&
+    ln -s . "$CRED/d755/ldot" && ln -s .. "$CRED/d755/lup" &&
+    ln -s /d750/sub "$CRED/d755/l750sub" && ln -s /d755/f "$CRED/d700/l755" &&
+    ln -s d711/sub "$CRED/l711sub" && ln -s missing "$CRED/d000/dangle"
+}
+CRED_PATHS=(/ . .. missing missing/x l711sub/f l711sub/..)
+for d in d700 d750 d705 d711 d000 d755; do
+    CRED_PATHS+=("$d" "$d/" "$d/f" "$d/." "$d/.." "$d/missing" "$d/missing/x"
+                 "$d/sub" "$d/sub/f" "$d/sub/.." "$d/f/x" "$d/../$d/f" "/$d/sub/../f")
+done
+CRED_PATHS+=(d755/l700 d755/labs700 d755/l000 d755/l000/ d755/l000/f d755/l000f
+             d755/ldot/ldot/f d755/lup/d700/f d755/lup/d755/f d755/l750sub/f
+             d755/l750sub/.. d700/l755 d000/dangle d711/sub/../../d705/f)
+CREDS=(0:0 1001:1001 3003:2002 3003:3003:5,2002 3003:3003 1001:2002:1001)
+if ! mkcred 2>"$TMP/mkcred.err"; then
+    notok "the --as tree"; diag <"$TMP/mkcred.err"
+else
+    for cred in "${CREDS[@]}"; do
+        for nf in 0 1; do
+            for cwd in "" d711/sub; do
+                opts=(--root "$CRED" --as "$cred")
+                [ $nf = 1 ] && opts+=(--nofollow)
+                [ -n "$cwd" ] && opts+=(--cwd "$cwd")
+                what="--as $cred$([ $nf = 1 ] && echo ' --nofollow')${cwd:+ --cwd $cwd}"
+                timeout $TMO "$KREF" "${opts[@]}" "${CRED_PATHS[@]}" >"$TMP/cref" 2>"$TMP/cref.err" </dev/null
+                if [ $? -ge 2 ]; then
+                    notok "kernel reference runs ($what)"; diag <"$TMP/cref.err"; continue
+                fi
+                mapfile -t kl <"$TMP/cref"
+                for m in "${MODES[@]}"; do
+                    timeout $TMO "$DCPATH" "${opts[@]}" --mode "$m" "${CRED_PATHS[@]}" \
+                        >"$TMP/cout.$m" 2>"$TMP/cout.err" </dev/null
+                    mapfile -t "dl_$m" <"$TMP/cout.$m"
+                done
+                for k in "${!CRED_PATHS[@]}"; do
+                    bad=""
+                    for m in "${MODES[@]}"; do
+                        declare -n got="dl_$m"
+                        [ "${got[k]-(none)}" = "${kl[k]-(kernel none)}" ] ||
+                            bad+="$m: ${got[k]-(none)}"$'\n'
+                        unset -n got
+                    done
+                    if [ -z "$bad" ]; then
+                        ok "$what: ${kl[k]}"
+                    else
+                        notok "$what: ${CRED_PATHS[k]}"
+                        { echo "kernel: ${kl[k]-(none)}"; printf '%s' "$bad"; } | diag
+                    fi
+                done
+            done
+        done
+    done
+    # the answers are not all alike: the kernel denied some and allowed
+    # others, so the comparison above tells checked from unchecked
+    timeout $TMO "$KREF" --root "$CRED" --as 3003:3003 d700/f d755/f d000/missing >"$TMP/cref" 2>/dev/null
+    check_all "kernel: other user denied in d700, allowed in d755, EACCES before ENOENT" \
+        '[ "$(cut -f2 "$TMP/cref" | tr "\n" " ")" = "EACCES $(stat -c %i "$CRED/d755/f") EACCES " ]'
+    timeout $TMO "$DCPATH" --root "$CRED" --as 3003:3003 d700/f d755/f d000/missing >"$TMP/cout" 2>/dev/null
+    check "dcpath --as gives the same three" cmp -s "$TMP/cref" "$TMP/cout"
+    usage_case "bad --as" 2 0 --root "$CRED" --as 12 file
+    usage_case "bad --as groups" 2 0 --root "$CRED" --as 1:2:3, file
+    usage_case "--as uid past 32 bits" 2 0 --root "$CRED" --as 4294967296:0 file
+fi
+
 t_finish

@@ -30,10 +30,12 @@ check "make install-lib PREFIX LIBDIR" mk install-lib PREFIX="$P" LIBDIR="$L" >"
 installed_lib() {
 	[ -f "$P/include/dcache.h" ] && [ -f "$P/include/dcache-debug.h" ] &&
 	[ -f "$L/libdcache.a" ] && [ -f "$L/libdcache.so.$version" ] &&
-	[ -L "$L/libdcache.so.0" ] && [ -L "$L/libdcache.so" ] &&
+	[ -L "$L/libdcache.so.$soversion" ] && [ -L "$L/libdcache.so" ] &&
 	[ -f "$L/pkgconfig/dcache.pc" ]
 }
 version=$(sed -n 's/^#define DC_VERSION_STRING[^"]*"\(.*\)"/\1/p' include/dcache.h)
+soversion=$(sed -n 's/^SOVERSION *:= *//p' Makefile)
+check "the Makefile names the soname's number ($soversion)" test -n "$soversion"
 check "headers, libdcache.a, .so.$version and its links, dcache.pc installed" installed_lib
 pc_dirs() {
 	grep -qx "prefix=$P" "$L/pkgconfig/dcache.pc" &&
@@ -67,7 +69,7 @@ build_shared() {
 	# shellcheck disable=SC2046
 	cc -std=c11 -Wall -Werror $(pkg-config --cflags dcache) "$2" -o "$T/$1" \
 		$(pkg-config --libs dcache) >"$T/$1.log" 2>&1 || { cat "$T/$1.log"; return 1; }
-	LD_LIBRARY_PATH=$L ldd "$T/$1" | grep -q "$L/libdcache.so.0"
+	LD_LIBRARY_PATH=$L ldd "$T/$1" | grep -q "$L/libdcache.so.$soversion"
 }
 build_static() {
 	# shellcheck disable=SC2046

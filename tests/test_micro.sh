@@ -94,9 +94,17 @@ else
 	skip "--plot (no gnuplot: scripts/deps.sh installs it)"
 fi
 
+# --as: libdcache resolves as that user, every lookup right (exit 0), and
+# says so in the header and the JSON
+"$DCBENCH" micro "${brief[@]}" --threads 1 --scenarios small,negative --impls rcu,global \
+	--no-bytes --no-updates --as 1000:1000:5,6 --json > "$T/as.json" 2> "$T/as.txt"
+rc=$?
+check_all "--as: exit 0, the header and the JSON say so" \
+	'[ $rc = 0 ] && grep -q "^libdcache resolves as 1000:1000 with 2 groups" "$T/as.txt" && grep -q "\"as_ngroups\": *2" "$T/as.json"'
+
 for bad in "--ref-node-bytes 5000" "--ref-node-bytes x" "--runs 0" "--threads 0" \
 	   "--scenarios bogus" "--impls zfs" "--bogus" "--storm-threads 0" \
-	   "--storm-threads 257" "--backend-delay-us 0"; do
+	   "--storm-threads 257" "--backend-delay-us 0" "--as 1" "--as 1:2:" "--as 1:x"; do
 	# shellcheck disable=SC2086
 	"$DCBENCH" micro $bad > /dev/null 2>&1
 	check "refused: $bad (exit 2)" [ $? = 2 ]

@@ -230,11 +230,14 @@ int main(void)
 		for (unsigned m = 0; m < 4; m++)
 			for (unsigned threads = 1; threads <= 2; threads++)
 				for (unsigned copies = 1; copies <= 2; copies++) {
+					/* per-name misses, as counted by hand
+					 * below: no complete directories */
 					struct rp_config cfg = {
 						.mode = modes[m], .threads = threads,
 						.copies = copies,
+						.complete_after = DC_COMPLETE_OFF,
 					};
-					struct rp_result res;
+					struct rp_result res, lres;
 					unsigned want = wrong && modes[m] != RP_NULL ? copies : 0;
 
 					CHECK_EQ(rp_run(p, &cfg, &res, err, sizeof(err)), 0);
@@ -257,6 +260,18 @@ int main(void)
 					CHECK_EQ(res.hits, HITS);
 					CHECK_EQ(res.negative_hits, NEG_HITS);
 					CHECK_EQ(res.misses, MISSES);
+					CHECK_EQ(res.complete_answers, 0);
+					/* with listings: each name that was not
+					 * there is answered by the backend or by a
+					 * listing, and nothing else changes */
+					cfg.complete_after = 1;
+					CHECK_EQ(rp_run(p, &cfg, &lres, err, sizeof(err)), 0);
+					CHECK_EQ(lres.mismatches, want);
+					CHECK(lres.complete_answers > 0);
+					CHECK_EQ(lres.negative_misses + lres.complete_answers,
+						 res.negative_misses);
+					CHECK_EQ(lres.misses + lres.complete_answers, MISSES);
+					CHECK_EQ(lres.hits, HITS);
 				}
 		rp_free(p);
 		dct_free(t);

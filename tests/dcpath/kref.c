@@ -2,7 +2,8 @@
  *
  * Same command line and output as build/dcpath:
  *
- *   kref --root DIR [--cwd RELDIR] [--nofollow] [--mode M] [--] PATH...
+ *   kref --root DIR [--cwd RELDIR] [--nofollow] [--mode M]
+ *        [--as UID:GID[:G1,G2,...]] [--] PATH...
  *
  * Prints, for each PATH in order, "PATH<TAB>INODE" (st_ino of what the
  * kernel resolved PATH to) or "PATH<TAB>ENAME" (symbolic errno name).
@@ -13,12 +14,17 @@
  *   openat2(rootfd, PATH, {O_PATH [|O_NOFOLLOW], RESOLVE_IN_ROOT}) + fstat.
  * With --cwd a child process does chroot(DIR) + chdir(RELDIR) and resolves
  * each PATH with open(PATH, O_PATH [|O_NOFOLLOW]) + fstat.  This needs root.
+ * With --as the resolving is done in a child that, after any chroot and
+ * chdir, takes that credential (setgroups, setresgid, setresuid: the
+ * kernel then checks search permission as for that user); needs root.
  *
  * --mode is accepted (rcu|global|rwlock) and ignored.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <stdint.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,19 +95,80 @@ static int report(const char *path, int fd, int err)
     return 1;
 }
 
+/* --as UID:GID[:G1,G2,...] */
+struct cred {
+    uid_t uid;
+    gid_t gid;
+    size_t ngroups;
+    gid_t groups[64];
+};
+
+static int parse_id(const char *s, char **end, unsigned *out)
+{
+    unsigned long v;
+
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    v = strtoul(s, end, 10);
+    if (errno || v >= UINT32_MAX)
+        return -1;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static int parse_cred(const char *s, struct cred *cr)
+{
+    char *p;
+    unsigned v;
+
+    if (parse_id(s, &p, &v) || *p != ':')
+        return -1;
+    cr->uid = v;
+    if (parse_id(p + 1, &p, &v))
+        return -1;
+    cr->gid = v;
+    cr->ngroups = 0;
+    if (*p == '\0')
+        return 0;
+    if (*p != ':')
+        return -1;
+    do {
+        if (cr->ngroups == sizeof cr->groups / sizeof cr->groups[0] ||
+            parse_id(p + 1, &p, &v))
+            return -1;
+        cr->groups[cr->ngroups++] = v;
+    } while (*p == ',');
+    return *p ? -1 : 0;
+}
+
+/* Become cr: groups first, then gid, then uid (which drops the
+ * capabilities of a non-zero uid). */
+static int become(const struct cred *cr)
+{
+    if (setgroups(cr->ngroups, cr->groups) < 0 ||
+        setresgid(cr->gid, cr->gid, cr->gid) < 0 ||
+        setresuid(cr->uid, cr->uid, cr->uid) < 0) {
+        fprintf(stderr, "kref: --as: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static void usage(const char *msg)
 {
     if (msg)
         fprintf(stderr, "kref: %s\n", msg);
     fprintf(stderr, "usage: kref --root DIR [--cwd RELDIR] [--nofollow] "
-                    "[--mode rcu|global|rwlock] PATH...\n");
+                    "[--mode rcu|global|rwlock] [--as UID:GID[:G,...]] PATH...\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     const char *root = NULL, *cwd = NULL;
-    int nofollow = 0, i;
+    struct cred cred;
+    int nofollow = 0, as = 0, i;
 
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -121,6 +188,10 @@ int main(int argc, char **argv)
                 if (strcmp(m, "rcu") && strcmp(m, "global") && strcmp(m, "rwlock"))
                     usage("bad --mode");
             }
+        } else if (strcmp(a, "--as") == 0) {
+            if (i + 1 >= argc || parse_cred(argv[++i], &cred))
+                usage("--as is UID:GID[:G1,G2,...]");
+            as = 1;
         } else if (strcmp(a, "--nofollow") == 0) {
             nofollow = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -143,7 +214,7 @@ int main(int argc, char **argv)
     int flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
     int failed = 0;
 
-    if (!cwd) {
+    if (!cwd && !as) {
         for (; i < argc; i++) {
             struct open_how how = {
                 .flags = (unsigned long long)flags,
@@ -164,16 +235,23 @@ int main(int argc, char **argv)
         return 2;
     }
     if (pid == 0) {
-        if (fchdir(rootfd) < 0 || chroot(".") < 0) {
+        if (cwd && (fchdir(rootfd) < 0 || chroot(".") < 0)) {
             fprintf(stderr, "kref: chroot %s: %s\n", root, strerror(errno));
             _exit(2);
         }
-        if (chdir("/") < 0 || chdir(cwd) < 0) {
+        if (cwd && (chdir("/") < 0 || chdir(cwd) < 0)) {
             fprintf(stderr, "kref: --cwd %s: %s\n", cwd, strerror(errno));
             _exit(2);
         }
+        if (as && become(&cred) < 0)
+            _exit(2);
         for (; i < argc; i++) {
-            int fd = open(argv[i], flags);
+            struct open_how how = {
+                .flags = (unsigned long long)flags,
+                .resolve = RESOLVE_IN_ROOT,
+            };
+            int fd = cwd ? open(argv[i], flags) :
+                     (int)syscall(SYS_openat2, rootfd, argv[i], &how, sizeof how);
             failed |= report(argv[i], fd, fd < 0 ? errno : 0);
         }
         fflush(stdout);

@@ -74,6 +74,8 @@ void backend_inode(struct dc_inode *out, const struct stat *st,
 	out->cookie = (uint64_t)(uintptr_t)n;
 	out->mode = st->st_mode;
 	out->gen = dc_hostfs_gen(st->st_dev);
+	out->uid = st->st_uid;
+	out->gid = st->st_gid;
 }
 
 static int be_root(void *ctx, struct dc_inode *out)

@@ -3,7 +3,7 @@
  * dcpath - resolve paths through libdcache on a host directory.
  *
  *   dcpath --root DIR [--cwd RELDIR] [--nofollow] [--mode rcu|global|rwlock]
- *          PATH...
+ *          [--as UID:GID[:G1,G2,...]] PATH...
  *   dcpath --help | --version
  *
  * One line per PATH, in order: "PATH<TAB>INODE" (the host's st_ino of what
@@ -11,10 +11,13 @@
  * backslash in PATH print as \t, \n, \\.  Exit 0 when every path resolved,
  * 1 when some did not, 2 on a usage error.  Resolution matches
  * openat2(rootfd, PATH, O_PATH [| O_NOFOLLOW], RESOLVE_IN_ROOT); with
- * --cwd, relative paths resolve as after chroot(DIR) and chdir(RELDIR).
+ * --cwd, relative paths resolve as after chroot(DIR) and chdir(RELDIR);
+ * with --as, as a process of that fsuid, fsgid and groups would
+ * (dc_resolve_as: search permission on each directory looked up in).
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +27,7 @@
 
 static const char help[] =
 "usage: dcpath --root DIR [--cwd RELDIR] [--nofollow] [--mode rcu|global|rwlock]\n"
-"              PATH...\n"
+"              [--as UID:GID[:G1,G2,...]] PATH...\n"
 "       dcpath --help | --version\n"
 "\n"
 "Resolves each PATH through libdcache over the host directory DIR, as\n"
@@ -38,6 +41,10 @@ static const char help[] =
 "                 as after chroot(DIR) and chdir(RELDIR)\n"
 "  --nofollow     do not follow a symlink in the last component (O_NOFOLLOW)\n"
 "  --mode M       the cache's mode: rcu (default), global or rwlock\n"
+"  --as UID:GID[:G1,G2,...]\n"
+"                 resolve as a process with that fsuid, fsgid and supplementary\n"
+"                 groups would: EACCES where a directory looked up in cannot\n"
+"                 be searched (mode bits only: POSIX ACLs are not read)\n"
 "  -h, --help     this help\n"
 "      --version  dcpath's version, that of the libdcache it runs with\n"
 "\n"
@@ -73,6 +80,45 @@ static void put_escaped(const char *s)
 	}
 }
 
+#define MAX_GROUPS	65536	/* NGROUPS_MAX */
+
+/* One number of --as: decimal, below 2^32 - 1 ((uid_t)-1 is "none"). */
+static int parse_id(const char *s, char **end, uint32_t *out)
+{
+	unsigned long long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, end, 10);
+	if (errno || v >= UINT32_MAX)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* --as UID:GID[:G1,G2,...] into *cr, its groups into groups[]. */
+static int parse_cred(const char *s, struct dc_cred *cr, uint32_t *groups)
+{
+	char *p;
+
+	if (parse_id(s, &p, &cr->uid) || *p != ':' ||
+	    parse_id(p + 1, &p, &cr->gid))
+		return -1;
+	cr->ngroups = 0;
+	cr->groups = groups;
+	if (*p == '\0')
+		return 0;
+	if (*p != ':' || p[1] == '\0')
+		return -1;
+	do {
+		if (cr->ngroups == MAX_GROUPS ||
+		    parse_id(p + 1, &p, &groups[cr->ngroups++]))
+			return -1;
+	} while (*p == ',');
+	return *p ? -1 : 0;
+}
+
 static const char *err_name(int err)
 {
 	const char *n = strerrorname_np(err);
@@ -87,6 +133,7 @@ int main(int argc, char **argv)
 		{ "cwd", required_argument, NULL, 'c' },
 		{ "nofollow", no_argument, NULL, 'n' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "as", required_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
@@ -94,6 +141,8 @@ int main(int argc, char **argv)
 	struct dc_options o = { .mode = DC_MODE_RCU };
 	const char *root = NULL, *cwd = NULL;
 	struct dc_dentry *base = NULL;
+	struct dc_cred cred, *as = NULL;
+	static uint32_t groups[MAX_GROUPS];
 	struct dc_cache *c;
 	unsigned flags = 0;
 	int opt, err, i, status = 0;
@@ -108,6 +157,12 @@ int main(int argc, char **argv)
 			if (dc_mode_parse(optarg, &o.mode))
 				return usage_error("--mode is rcu, global or rwlock, not '%s'",
 						   optarg);
+			break;
+		case 'a':
+			if (parse_cred(optarg, &cred, groups))
+				return usage_error("--as is UID:GID[:G1,G2,...], not '%s'",
+						   optarg);
+			as = &cred;
 			break;
 		case 'h':
 			fputs(help, stdout);
@@ -151,7 +206,8 @@ int main(int argc, char **argv)
 	for (i = optind; i < argc; i++) {
 		struct dc_inode st;
 
-		err = dc_resolve(c, base, argv[i], flags, &st);
+		err = as ? dc_resolve_as(c, base, argv[i], flags, as, &st) :
+			   dc_resolve(c, base, argv[i], flags, &st);
 		put_escaped(argv[i]);
 		if (err) {
 			printf("\t%s\n", err_name(-err));

@@ -74,6 +74,7 @@ static int dc_build(struct impl *im, int kind, struct scen *s, struct fsinst *sh
 	};
 	int err;
 
+	im->cred = s->cred;
 	if (shared) {
 		im->fs = shared;
 	} else {
@@ -145,7 +146,8 @@ static int im_resolve(struct impl *im, const char *path, struct res *r)
 		return mtab_resolve(im, path, r);
 	default: {
 		struct dc_inode st;
-		int err = dc_resolve(im->c, NULL, path, 0, &st);
+		int err = im->cred ? dc_resolve_as(im->c, NULL, path, 0, im->cred, &st) :
+				     dc_resolve(im->c, NULL, path, 0, &st);
 
 		if (!err) {
 			r->id = (uint32_t)st.ino;	/* memfs inode number */

@@ -54,6 +54,7 @@
 #include <stdio.h>
 
 #include "common/arena.h"
+#include "dcache.h"
 
 #define MAX_TLIST	16		/* thread counts per invocation */
 #define MAX_THREADS	256
@@ -166,6 +167,7 @@ struct scen {
 	uint64_t nbuckets;	/* the references' bucket count: load <= 1 */
 	unsigned ref_node_bytes; /* the references' nodes padded to this */
 	uint32_t ttl_ms;	/* the dc caches' TTLs (0: none) */
+	const struct dc_cred *cred;	/* dc lookups: dc_resolve_as (NULL: dc_resolve) */
 };
 
 struct bench;
@@ -202,6 +204,7 @@ struct impl {
 	struct fsinst *fs;
 	bool fs_owner;
 	struct dc_cache *c;
+	const struct dc_cred *cred;	/* resolve as (--as), or NULL */
 	/* kernel */
 	char kdir[512];
 	/* lfht */
@@ -402,6 +405,9 @@ struct bench {
 	unsigned storm_threads, storm_delay_us;
 	unsigned ref_node_bytes;
 	uint32_t ttl_ms;
+	bool as;		/* --as: libdcache resolves with dc_resolve_as */
+	struct dc_cred cred;
+	uint32_t groups[16];
 	const char *plot, *treefile;
 	bool scen[SC_NR], impl[IM_NR];
 	unsigned tl[MAX_TLIST], ntl;

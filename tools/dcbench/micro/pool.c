@@ -185,7 +185,12 @@ static void run_job(struct worker *w)
 		struct dc_cache *c = im->c;
 		struct dc_inode st;
 
-		TIMED_LOOP(w, im, dc_resolve(c, NULL, path, 0, &st));
+		const struct dc_cred *cr = im->cred;
+
+		if (cr)
+			TIMED_LOOP(w, im, dc_resolve_as(c, NULL, path, 0, cr, &st));
+		else
+			TIMED_LOOP(w, im, dc_resolve(c, NULL, path, 0, &st));
 		break;
 	}
 	}

@@ -219,6 +219,10 @@ static void print_header(struct bench *b, const char *date, const char *host,
 	if (b->ttl_ms)
 		fprintf(f, "libdcache TTLs on: %u ms for positive and negative "
 			"answers (--ttl)\n", b->ttl_ms);
+	if (b->as)
+		fprintf(f, "libdcache resolves as %u:%u with %u groups (--as): "
+			"search permission checked on every directory\n",
+			b->cred.uid, b->cred.gid, b->cred.ngroups);
 	if (b->ref_node_bytes)
 		fprintf(f, "references padded: every cds_lfht and mutex-table node takes "
 			"at least %u bytes (--ref-node-bytes); the goals against cds_lfht "

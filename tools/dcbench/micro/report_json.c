@@ -276,6 +276,11 @@ void write_json(struct bench *b, const char *date, const char *host)
 	json_kuint(&j, "ms_per_run", b->ms);
 	json_kuint(&j, "ref_node_bytes", b->ref_node_bytes);
 	json_kuint(&j, "ttl_ms", b->ttl_ms);
+	if (b->as) {
+		json_kuint(&j, "as_uid", b->cred.uid);
+		json_kuint(&j, "as_gid", b->cred.gid);
+		json_kuint(&j, "as_ngroups", b->cred.ngroups);
+	}
 	json_key(&j, "threads");
 	json_arr_begin(&j);
 	for (unsigned i = 0; i < b->ntl; i++)

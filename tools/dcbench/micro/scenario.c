@@ -173,6 +173,7 @@ int scen_build(struct bench *b, struct scen *s, int id)
 	}
 	s->ref_node_bytes = b->ref_node_bytes;
 	s->ttl_ms = b->ttl_ms;
+	s->cred = b->as ? &b->cred : NULL;
 	return 0;
 }
 
