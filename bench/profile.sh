@@ -20,6 +20,7 @@
 # the machine is doing.  bench/results/micro-history.md says what the recorded runs showed.
 #
 # Usage: bench/profile.sh [--scenario S] [--impls a,b,...] [--ms N] [--ttl MS]
+#                         [--as UID:GID[:G1,...]]
 #   --scenario  one dcbench micro scenario (default hot)
 #   --impls     default rcu,global,lfht,mutex (kernel: its work is in the
 #               kernel, which valgrind does not see)
@@ -27,6 +28,8 @@
 #               3000; about 50 times slower than native)
 #   --ttl       libdcache's caches with TTLs of MS ms (dcbench micro --ttl):
 #               what expiry checks cost a walk (default 0: none)
+#   --as        libdcache resolves as that user (dcbench micro --as): what
+#               the search-permission check costs a walk
 # Writes bench/results/profile-HOST-DATE.txt; PROFILE_OUT=FILE overrides.
 # DCBENCH names another dcbench binary (default build/dcbench).
 set -uo pipefail
@@ -38,6 +41,7 @@ scenario=hot
 impls=rcu,global,lfht,mutex
 ms=3000
 ttl=0
+as=
 
 usage() {
 	sed -n '/^# Usage:/,/^# DCBENCH/p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -49,6 +53,7 @@ while [ $# -gt 0 ]; do
 	--impls) [ $# -ge 2 ] || usage; impls=$2; shift 2 ;;
 	--ms) [ $# -ge 2 ] || usage; ms=$2; shift 2 ;;
 	--ttl) [ $# -ge 2 ] || usage; ttl=$2; shift 2 ;;
+	--as) [ $# -ge 2 ] || usage; as=$2; shift 2 ;;
 	-h|--help) usage ;;
 	*) echo "profile.sh: unknown argument: $1" >&2; usage ;;
 	esac
@@ -85,7 +90,7 @@ run() {
 		--toggle-collect=worker_main \
 		--callgrind-out-file="$tmp/$im.$model.cg" \
 		"$dcbench" micro --scenarios "$scenario" --threads 1 --impls "$im" \
-		--runs 1 --ms "$ms" --ttl "$ttl" --no-bytes --no-updates --json \
+		--runs 1 --ms "$ms" --ttl "$ttl" ${as:+--as "$as"} --no-bytes --no-updates --json \
 		>"$tmp/$im.$model.json" 2>"$tmp/$im.$model.err"
 	local rc=$? totals lookups comps
 	totals=$(sed -n 's/^totals: //p' "$tmp/$im.$model.cg" 2>/dev/null)
@@ -100,7 +105,7 @@ run() {
 }
 
 {
-	echo "bench/profile.sh --scenario $scenario --impls $impls --ms $ms --ttl $ttl"
+	echo "bench/profile.sh --scenario $scenario --impls $impls --ms $ms --ttl $ttl${as:+ --as $as}"
 	echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  host: $(hostname)  commit: $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 	echo "valgrind: $(valgrind --version)  cpu: $(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1)"
 	echo "simulated: caches D1 32 KiB 8-way, L2 1 MiB 8-way, 64 B lines;"

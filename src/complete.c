@@ -402,7 +402,8 @@ static bool settle_keys(struct collect *k)
 {
 	uint64_t *keys;
 
-	qsort(k->keys, k->n, sizeof(*k->keys), cmp_key);
+	if (k->n)	/* an empty directory has no array at all */
+		qsort(k->keys, k->n, sizeof(*k->keys), cmp_key);
 	if (k->n == k->cap)
 		return true;
 	keys = k->n ? dc__malloc(k->c, (size_t)k->n * sizeof(*keys)) : NULL;

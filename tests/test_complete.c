@@ -252,6 +252,22 @@ static void test_basic(enum dc_mode m)
 	close_cache(c);
 }
 
+/* An empty directory: listed (nothing in it), then every name answered. */
+static void test_empty(enum dc_mode m)
+{
+	struct dc_cache *c;
+
+	fresh_fs();
+	add(DC_MEMFS_ROOT, "e", DIR_M);
+	c = open_cache(m, true, 1, 0, 0);
+	miss_names(c, "e", "a", 0, 1);
+	CHECK_EQ(stats(c).readdirs, 1);
+	miss_names(c, "e", "a", 1, 10);
+	CHECK_EQ(stats(c).complete_answers, 10);
+	CHECK_EQ(stats(c).negative_misses, 1);
+	close_cache(c);
+}
+
 /*
  * A change of a name the cache is told of keeps the listing, with the name
  * taken in: the name is found, others are still answered from it.
@@ -631,6 +647,7 @@ int main(void)
 {
 	for (enum dc_mode m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++) {
 		test_basic(m);
+		test_empty(m);
 		test_told(m);
 		test_untold(m);
 		test_race(m);
