@@ -130,7 +130,7 @@ for m in "${MODES[@]}"; do
 		rc=$?
 		desc=${CHECKS[next]}
 		if ! compare "$TMP/ref" "$TMP/out" >"$TMP/diff"; then
-			notok "$desc"; { echo "< kernel, > dcpath over NFS"; cat "$TMP/diff" "$TMP/out.err"; } | diag
+			notok "$desc"; { head -8 "$TMP/out.err"; echo "< kernel, > dcpath over NFS"; cat "$TMP/diff"; } | diag
 		elif [ $rc -ne $rrc ]; then
 			notok "$desc: exit $rc, the kernel's $rrc"; diag <"$TMP/out.err"
 		else

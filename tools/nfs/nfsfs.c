@@ -573,15 +573,19 @@ static int take_readdir(void *res, void *arg)
 	READDIR3res *r = res;
 	struct readdir_page *p = arg;
 	READDIR3resok *ok = &r->READDIR3res_u.resok;
-	entry3 *e;
+	const entry3 *e;
+	entry3 ent;
 	int err = nfs3_errno(r->status);
 
 	if (err)
 		return err;
 	memcpy(p->verf, ok->cookieverf, sizeof(p->verf));
-	for (e = ok->reply.entries; e; e = e->nextentry) {
-		p->cookie = e->cookie;
-		p->stop = p->emit(p->arg, e->name, strlen(e->name));
+	for (e = ok->reply.entries; e; e = ent.nextentry) {
+		/* libnfs 4.0's decoder lays entries out 4-byte aligned (their
+		 * cookie is 64 bits): each is copied out, never read in place */
+		memcpy(&ent, e, sizeof(ent));
+		p->cookie = ent.cookie;
+		p->stop = p->emit(p->arg, ent.name, strlen(ent.name));
 		if (p->stop)
 			return 0;
 	}
