@@ -137,9 +137,14 @@ static int kernel_resolve(int rootfd, const char *path, unsigned flags,
 		.flags = O_PATH | O_CLOEXEC | (flags & DC_NOFOLLOW ? O_NOFOLLOW : 0),
 		.resolve = RESOLVE_IN_ROOT,
 	};
-	long fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-	int err = 0;
+	int err = 0, tries = 0;
+	long fd;
 
+	/* EAGAIN: a rename or mount anywhere on the system raced a ".."
+	 * (openat2(2) says to ask again) */
+	do
+		fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN && ++tries < 1000);
 	if (fd < 0)
 		return errno;
 	if (fstat((int)fd, st) < 0)
