@@ -65,6 +65,14 @@ FUSE_CFLAGS = $(call memo,FUSE_CFLAGS,$(call pkg,fuse3,--cflags))
 FUSE_LIBS   = $(call memo,FUSE_LIBS,$(call pkg,fuse3,--libs))
 SECCOMP_CFLAGS = $(call memo,SECCOMP_CFLAGS,$(call pkg,libseccomp,--cflags))
 SECCOMP_LIBS   = $(call memo,SECCOMP_LIBS,$(call pkg,libseccomp,--libs))
+# The NFS backend (tools/nfs) is built only where libnfs is: without it
+# dcpath says so of an nfs:// root.  Asked once, when this file is read.
+HAVE_NFS := $(shell $(PKG_CONFIG) --exists libnfs 2>/dev/null && echo y)
+ifeq ($(HAVE_NFS),y)
+NFS_CFLAGS := $(shell $(PKG_CONFIG) --cflags libnfs) -DDC_HAVE_NFS
+NFS_LIBS   := $(shell $(PKG_CONFIG) --libs libnfs)
+DCNFS_LIB  := $(BUILD)/libdcnfs.a
+endif
 
 CFLAGS   ?= $(OPT) -g
 CFLAGS   += -std=c11 -Wall -Wextra -Wno-missing-field-initializers $(SANFLAGS) $(CFLAGS_EXTRA) $(WERROR)
@@ -84,6 +92,7 @@ OBJ      := $(BUILD)/obj
 #   tests/torture/   the torture and memstorm engines: test programs, and
 #                    dcbench's torture and memstorm commands
 #   tools/dcfs/      dcfs (FUSE)        tools/dcpath/    dcpath
+#   tools/nfs/       the NFS backend (libnfs) -> libdcnfs.a, when libnfs is there
 #   tests/           one program per tests/test_*.c, the fuzz corpora replayed
 
 LIB_SRCS     := $(wildcard src/*.c)
@@ -91,6 +100,7 @@ COMMON_SRCS  := $(wildcard tools/common/*.c)
 DCBENCH_SRCS := $(sort $(shell find tools/dcbench -name '*.c'))
 ENGINE_SRCS  := $(wildcard tests/torture/*.c)
 DCFS_SRCS    := $(wildcard tools/dcfs/*.c)
+NFS_SRCS     := $(wildcard tools/nfs/*.c)
 TEST_SRCS    := $(wildcard tests/test_*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 
@@ -123,6 +133,14 @@ $(OBJ)/src/%.o: src/%.c
 $(BUILD)/pic/src/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(OBJ)/tools/nfs/%.o: tools/nfs/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(NFS_CFLAGS) -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OBJ)/tools/dcpath/dcpath.o: tools/dcpath/dcpath.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(NFS_CFLAGS) -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OBJ)/tools/dcfs/%.o: tools/dcfs/%.c
 	@mkdir -p $(@D)
@@ -175,6 +193,10 @@ $(BUILD)/libdcbench.a: $(DCBENCH_OBJS)
 	rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/libdcnfs.a: $(call objs,$(NFS_SRCS))
+	rm -f $@
+	ar rcs $@ $^
+
 # dcache.pc names where install puts things: remade whenever they change
 # (the stamp is rewritten only when its text differs).
 DIRS_NOW := $(PREFIX) $(LIBDIR) $(INCLUDEDIR)
@@ -186,8 +208,8 @@ $(BUILD)/dcache.pc: dcache.pc.in $(BUILD)/install-dirs include/dcache.h
 
 TOOL_LIBS = $(BUILD)/libdctools.a $(BUILD)/libdcache.a
 
-$(BUILD)/dcpath: $(OBJ)/tools/dcpath/dcpath.o $(TOOL_LIBS)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
+$(BUILD)/dcpath: $(OBJ)/tools/dcpath/dcpath.o $(DCNFS_LIB) $(TOOL_LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(NFS_LIBS) $(LIBS)
 
 $(BUILD)/dcbench: $(OBJ)/tools/dcbench/main.o $(BUILD)/libdcbench.a $(TOOL_LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm

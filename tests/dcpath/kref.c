@@ -221,7 +221,13 @@ int main(int argc, char **argv)
                 .mode = 0,
                 .resolve = RESOLVE_IN_ROOT,
             };
-            int fd = (int)syscall(SYS_openat2, rootfd, argv[i], &how, sizeof how);
+            int fd, tries = 0;
+
+            /* EAGAIN: a rename or mount anywhere on the system raced a
+             * ".." (openat2(2) says to ask again) */
+            do
+                fd = (int)syscall(SYS_openat2, rootfd, argv[i], &how, sizeof how);
+            while (fd < 0 && errno == EAGAIN && ++tries < 1000);
             failed |= report(argv[i], fd, fd < 0 ? errno : 0);
         }
         fflush(stdout);

@@ -1,33 +1,45 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * dcpath - resolve paths through libdcache on a host directory.
+ * dcpath - resolve paths through libdcache on a host directory or an NFS
+ * export.
  *
- *   dcpath --root DIR [--cwd RELDIR] [--nofollow] [--mode rcu|global|rwlock]
- *          [--as UID:GID[:G1,G2,...]] PATH...
+ *   dcpath --root DIR|nfs://HOST/EXPORT [--cwd RELDIR] [--nofollow]
+ *          [--mode rcu|global|rwlock] [--as UID:GID[:G1,G2,...]]
+ *          [--passes N] [--stats] [--compare-dir DIR] PATH...
  *   dcpath --help | --version
  *
  * One line per PATH, in order: "PATH<TAB>INODE" (the host's st_ino of what
  * it resolved to) or "PATH<TAB>ENAME" (the errno's name).  Tab, newline and
  * backslash in PATH print as \t, \n, \\.  Exit 0 when every path resolved,
- * 1 when some did not, 2 on a usage error.  Resolution matches
+ * 1 when some did not, 2 on a usage error, 3 when --compare-dir found an
+ * answer the kernel does not give.  Resolution matches
  * openat2(rootfd, PATH, O_PATH [| O_NOFOLLOW], RESOLVE_IN_ROOT); with
  * --cwd, relative paths resolve as after chroot(DIR) and chdir(RELDIR);
  * with --as, as a process of that fsuid, fsgid and groups would
  * (dc_resolve_as: search permission on each directory looked up in).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "dcache.h"
+#ifdef DC_HAVE_NFS
+#include "nfs/nfsfs.h"
+#endif
 
 static const char help[] =
-"usage: dcpath --root DIR [--cwd RELDIR] [--nofollow] [--mode rcu|global|rwlock]\n"
-"              [--as UID:GID[:G1,G2,...]] PATH...\n"
+"usage: dcpath --root DIR|nfs://HOST/EXPORT [--cwd RELDIR] [--nofollow]\n"
+"              [--mode rcu|global|rwlock] [--as UID:GID[:G1,G2,...]]\n"
+"              [--passes N] [--stats] [--compare-dir DIR] PATH...\n"
 "       dcpath --help | --version\n"
 "\n"
 "Resolves each PATH through libdcache over the host directory DIR, as\n"
@@ -36,7 +48,9 @@ static const char help[] =
 "st_ino of what it resolved to) or PATH<TAB>ENAME (the errno's name, such\n"
 "as ENOENT); a tab, newline or backslash in PATH prints as \\t, \\n, \\\\.\n"
 "\n"
-"  --root DIR     the directory that is \"/\" (required)\n"
+"  --root DIR     the directory that is \"/\" (required); nfs://HOST/EXPORT:\n"
+"                 that NFSv3 export instead, through libnfs (the inode is\n"
+"                 the server's fileid)\n"
 "  --cwd RELDIR   resolve relative paths from RELDIR, itself resolved in DIR:\n"
 "                 as after chroot(DIR) and chdir(RELDIR)\n"
 "  --nofollow     do not follow a symlink in the last component (O_NOFOLLOW)\n"
@@ -45,11 +59,19 @@ static const char help[] =
 "                 resolve as a process with that fsuid, fsgid and supplementary\n"
 "                 groups would: EACCES where a directory looked up in cannot\n"
 "                 be searched (mode bits only: POSIX ACLs are not read)\n"
+"  --passes N     resolve the PATHs N times (default 1) through one cache,\n"
+"                 printing every pass's lines\n"
+"  --stats        after each pass, one line on stderr: what the cache\n"
+"                 answered and asked, and over NFS the RPCs sent, by kind\n"
+"  --compare-dir DIR  check each answer against the kernel's on DIR (the\n"
+"                 exported directory itself): openat2 with RESOLVE_IN_ROOT,\n"
+"                 then fstat; a different inode, type or errno is reported\n"
+"                 on stderr\n"
 "  -h, --help     this help\n"
 "      --version  dcpath's version, that of the libdcache it runs with\n"
 "\n"
 "Exit status: 0 every PATH resolved; 1 some did not; 2 usage error, or DIR\n"
-"or RELDIR cannot be used.\n";
+"or RELDIR cannot be used; 3 --compare-dir found a different answer.\n";
 
 /* A usage error: the message, the synopsis, exit status 2. */
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -126,6 +148,205 @@ static const char *err_name(int err)
 	return n ? n : "EUNKNOWN";
 }
 
+static int is_nfs(const char *root)
+{
+	return !strncmp(root, "nfs://", 6);
+}
+
+/* The cache's backend: an NFS export for nfs://..., else a host
+ * directory.  0, or -1 after the message. */
+static int open_backend(const char *root, struct dc_backend *out)
+{
+	int err;
+
+	if (!is_nfs(root)) {
+		err = dc_hostfs_backend(root, out);
+	} else {
+#ifdef DC_HAVE_NFS
+		err = dcnfs_open(root, NULL, out);
+#else
+		fprintf(stderr, "dcpath: %s: NFS support was not built (pkg-config found no libnfs)\n",
+			root);
+		return -1;
+#endif
+	}
+	if (err)
+		fprintf(stderr, "dcpath: %s: %s\n", root, strerror(-err));
+	return err ? -1 : 0;
+}
+
+/* What the kernel answers for path under rootfd: 0 and *st, or an errno. */
+static int kernel_resolve(int rootfd, const char *path, unsigned flags,
+			  struct stat *st)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (flags & DC_NOFOLLOW ? O_NOFOLLOW : 0),
+		.resolve = RESOLVE_IN_ROOT,
+	};
+	int err = 0, tries = 0;
+	long fd;
+
+	/* EAGAIN: a rename or mount anywhere on the system raced a ".."
+	 * (openat2(2) says to ask again) */
+	do
+		fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+	while (fd < 0 && errno == EAGAIN && ++tries < 1000);
+	if (fd < 0)
+		return errno;
+	if (fstat((int)fd, st) < 0)
+		err = errno;
+	close((int)fd);
+	return err;
+}
+
+/* Does the cache's answer (err, st) match the kernel's on rootfd?  1 if
+ * so; else 0, and the difference on stderr. */
+static int compare(int rootfd, const char *path, unsigned flags, int err,
+		   const struct dc_inode *st)
+{
+	struct stat kst;
+	int kerr = kernel_resolve(rootfd, path, flags, &kst);
+
+	if (kerr || err) {
+		if (kerr == -err)
+			return 1;
+		fprintf(stderr, "dcpath: %s: the cache says %s, the kernel %s\n", path,
+			err ? err_name(-err) : "found it", kerr ? err_name(kerr) : "found it");
+		return 0;
+	}
+	if (kst.st_ino == st->ino && (kst.st_mode & S_IFMT) == (st->mode & S_IFMT))
+		return 1;
+	fprintf(stderr, "dcpath: %s: the cache says inode %llu type %o, the kernel %llu type %o\n",
+		path, (unsigned long long)st->ino, st->mode & S_IFMT,
+		(unsigned long long)kst.st_ino, kst.st_mode & S_IFMT);
+	return 0;
+}
+
+/* path through the cache.  A stale answer (an NFS handle the server no
+ * longer knows) makes the cache forget everything, and path is asked once
+ * more. */
+static int resolve_once(struct dc_cache *c, struct dc_dentry *base,
+			const char *path, unsigned flags, const struct dc_cred *as,
+			struct dc_inode *st)
+{
+	return as ? dc_resolve_as(c, base, path, flags, as, st) :
+		    dc_resolve(c, base, path, flags, st);
+}
+
+static int resolve(struct dc_cache *c, struct dc_dentry *base,
+		   const char *path, unsigned flags, const struct dc_cred *as,
+		   struct dc_inode *st)
+{
+	int err = resolve_once(c, base, path, flags, as, st);
+
+	if (err == -ESTALE) {
+		struct dc_dentry *root = dc_root(c);
+
+		dc_invalidate(c, root);
+		dc_put(c, root);
+		err = resolve_once(c, base, path, flags, as, st);
+	}
+	return err;
+}
+
+/* --stats: what the pass asked and answered (since the last call). */
+struct counts {
+	struct dc_stats cache;
+#ifdef DC_HAVE_NFS
+	struct dcnfs_stats rpc;
+#endif
+};
+
+static void print_stats(struct dc_cache *c, const struct dc_backend *be,
+			int nfs, int pass, struct counts *last)
+{
+	struct counts now;
+
+	dc_get_stats(c, &now.cache);
+	fprintf(stderr, "dcpath: pass %d: cache lookups=%llu hits=%llu negative_hits=%llu "
+		"misses=%llu negative_misses=%llu complete_answers=%llu readdirs=%llu", pass,
+		(unsigned long long)(now.cache.lookups - last->cache.lookups),
+		(unsigned long long)(now.cache.hits - last->cache.hits),
+		(unsigned long long)(now.cache.negative_hits - last->cache.negative_hits),
+		(unsigned long long)(now.cache.misses - last->cache.misses),
+		(unsigned long long)(now.cache.negative_misses - last->cache.negative_misses),
+		(unsigned long long)(now.cache.complete_answers - last->cache.complete_answers),
+		(unsigned long long)(now.cache.readdirs - last->cache.readdirs));
+#ifdef DC_HAVE_NFS
+	dcnfs_stats(be, &now.rpc);
+	if (nfs)
+		fprintf(stderr, "; rpc LOOKUP=%llu GETATTR=%llu READDIR=%llu READLINK=%llu connects=%llu",
+		(unsigned long long)(now.rpc.lookups - last->rpc.lookups),
+		(unsigned long long)(now.rpc.getattrs - last->rpc.getattrs),
+		(unsigned long long)(now.rpc.readdirs - last->rpc.readdirs),
+		(unsigned long long)(now.rpc.readlinks - last->rpc.readlinks),
+		(unsigned long long)(now.rpc.connects - last->rpc.connects));
+#else
+	(void)be;
+	(void)nfs;
+#endif
+	fputc('\n', stderr);
+	*last = now;
+}
+
+static int parse_passes(const char *s, int *out)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno || end == s || *end || n < 1 || n > 1000000)
+		return -EINVAL;
+	*out = (int)n;
+	return 0;
+}
+
+/* --cwd RELDIR: a reference to that directory, or 2 after the message. */
+static int open_cwd(struct dc_cache *c, const char *cwd, struct dc_dentry **base)
+{
+	struct dc_inode st;
+	int err = dc_walk(c, NULL, cwd, 0, base);
+
+	if (!err) {
+		err = dc_dentry_stat(*base, &st);
+		if (!err && (st.mode & S_IFMT) != S_IFDIR)
+			err = -ENOTDIR;
+	}
+	if (err) {
+		fprintf(stderr, "dcpath: --cwd %s: %s\n", cwd, strerror(-err));
+		dc_put(c, *base);
+		*base = NULL;
+		return 2;
+	}
+	return 0;
+}
+
+/* One pass over paths: their lines; 0, 1 (some did not resolve) or 3
+ * (one differed from the kernel's answer on rootfd, when >= 0). */
+static int pass(struct dc_cache *c, struct dc_dentry *base, char **paths,
+		int n, unsigned flags, const struct dc_cred *as, int rootfd)
+{
+	int i, err, status = 0;
+
+	for (i = 0; i < n; i++) {
+		struct dc_inode st;
+
+		err = resolve(c, base, paths[i], flags, as, &st);
+		put_escaped(paths[i]);
+		if (err) {
+			printf("\t%s\n", err_name(-err));
+			if (!status)
+				status = 1;
+		} else {
+			printf("\t%llu\n", (unsigned long long)st.ino);
+		}
+		if (rootfd >= 0 && !compare(rootfd, paths[i], flags, err, &st))
+			status = 3;
+	}
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -134,18 +355,23 @@ int main(int argc, char **argv)
 		{ "nofollow", no_argument, NULL, 'n' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "as", required_argument, NULL, 'a' },
+		{ "passes", required_argument, NULL, 'p' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "compare-dir", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct dc_options o = { .mode = DC_MODE_RCU };
-	const char *root = NULL, *cwd = NULL;
+	const char *root = NULL, *cwd = NULL, *kdir = NULL;
 	struct dc_dentry *base = NULL;
 	struct dc_cred cred, *as = NULL;
 	static uint32_t groups[MAX_GROUPS];
+	struct counts last = { 0 };
+	struct dc_backend be;
 	struct dc_cache *c;
 	unsigned flags = 0;
-	int opt, err, i, status = 0;
+	int opt, err, p, passes = 1, stats = 0, rootfd = -1, status = 0;
 
 	opterr = 0;	/* our messages, with the synopsis */
 	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
@@ -164,6 +390,13 @@ int main(int argc, char **argv)
 						   optarg);
 			as = &cred;
 			break;
+		case 'p':
+			if (parse_passes(optarg, &passes))
+				return usage_error("--passes is a number from 1 to 1000000, not '%s'",
+						   optarg);
+			break;
+		case 's': stats = 1; break;
+		case 'k': kdir = optarg; break;
 		case 'h':
 			fputs(help, stdout);
 			return 0;
@@ -180,43 +413,42 @@ int main(int argc, char **argv)
 		return usage_error("--root DIR is required");
 	if (optind >= argc)
 		return usage_error("which paths? (PATH...)");
-	err = dc_hostfs_backend(root, &o.backend);
-	if (!err)
-		err = dc_cache_create(&o, &c);
-	if (err) {
-		fprintf(stderr, "dcpath: %s: %s\n", root, strerror(-err));
-		return 2;
-	}
-	if (cwd) {
-		err = dc_walk(c, NULL, cwd, 0, &base);
-		if (!err) {
-			struct dc_inode st;
-
-			err = dc_dentry_stat(base, &st);
-			if (!err && (st.mode & 0170000) != 0040000)
-				err = -ENOTDIR;
-		}
-		if (err) {
-			fprintf(stderr, "dcpath: --cwd %s: %s\n", cwd, strerror(-err));
-			dc_put(c, base);
-			dc_cache_destroy(c);
+	if (kdir && cwd)
+		return usage_error("--compare-dir does not go with --cwd");
+	if (kdir && as)
+		return usage_error("--compare-dir does not go with --as (it asks the "
+				   "kernel as this process)");
+	if (kdir) {
+		rootfd = open(kdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rootfd < 0) {
+			fprintf(stderr, "dcpath: --compare-dir %s: %s\n", kdir, strerror(errno));
 			return 2;
 		}
 	}
-	for (i = optind; i < argc; i++) {
-		struct dc_inode st;
-
-		err = as ? dc_resolve_as(c, base, argv[i], flags, as, &st) :
-			   dc_resolve(c, base, argv[i], flags, &st);
-		put_escaped(argv[i]);
-		if (err) {
-			printf("\t%s\n", err_name(-err));
-			status = 1;
-		} else {
-			printf("\t%llu\n", (unsigned long long)st.ino);
-		}
+	err = open_backend(root, &o.backend);
+	be = o.backend;
+	if (!err) {
+		err = dc_cache_create(&o, &c);
+		if (err)
+			fprintf(stderr, "dcpath: %s: %s\n", root, strerror(-err));
+	}
+	if (err) {
+		if (rootfd >= 0)
+			close(rootfd);
+		return 2;
+	}
+	if (cwd)
+		status = open_cwd(c, cwd, &base);
+	for (p = 1; status != 2 && p <= passes; p++) {
+		err = pass(c, base, argv + optind, argc - optind, flags, as, rootfd);
+		if (err > status)
+			status = err;
+		if (stats)
+			print_stats(c, &be, is_nfs(root), p, &last);
 	}
 	dc_put(c, base);
 	dc_cache_destroy(c);
+	if (rootfd >= 0)
+		close(rootfd);
 	return status;
 }
