@@ -160,7 +160,9 @@ struct dc_backend_ops {
 	 * Optional: every name in directory dir, each handed to emit (len
 	 * bytes, not NUL-terminated; "." and ".." may come or not).  Return
 	 * 0 once every name was given, or at once the first non-zero value
-	 * emit returns, or a negative errno.  With it the cache may hold a
+	 * emit returns, or a negative errno; -EOPNOTSUPP: a listing of this
+	 * directory may leave out names lookup finds (it is not asked again
+	 * until the directory's names change).  With it the cache may hold a
 	 * directory's whole listing and answer a name that is not in it
 	 * (-ENOENT) without a lookup (see complete_after) until it is told
 	 * of a change of the directory's names.  Called as lookup is.
@@ -581,7 +583,10 @@ int dc_hostfs_backend(const char *root, struct dc_backend *out);
 /* A readdir for backends over host directories (hostfs's own): every name
  * in the directory dirfd refers to (any descriptor of it, O_PATH too),
  * "." and ".." included, handed to emit as the readdir op says.  0, emit's
- * first non-zero value, -EINVAL, or the errno of opening or reading it. */
+ * first non-zero value, -EINVAL, the errno of opening or reading it, or
+ * -EOPNOTSUPP where a listing may leave out names a lookup finds: on file
+ * systems other than ext4, xfs, btrfs, tmpfs, f2fs and overlayfs (procfs,
+ * autofs, NFS, ZFS, FUSE...), and in case-folded directories. */
 int dc_readdir_fd(int dirfd, int (*emit)(void *arg, const char *name, size_t len),
 		  void *arg);
 /* The gen hostfs gives an inode of device dev (st_dev): the kernel's own

@@ -56,7 +56,8 @@ enum {
 	LS_COUNTING,	/* counting -ENOENT answers */
 	LS_LISTING,	/* one thread is asking readdir */
 	LS_COMPLETE,	/* keys hold the listing, kept up to date */
-	LS_TOOBIG,	/* more than complete_max names, until they change */
+	LS_UNLISTED,	/* more than complete_max names, or readdir said it
+			 * cannot list it all: until the names change */
 };
 
 struct dc_list {
@@ -111,7 +112,7 @@ static void list_remove(struct dc_cache *c, struct dc_list **pp)
 	__atomic_and_fetch(&l->dir->flags, ~(uint32_t)DC_F_HASLIST, __ATOMIC_RELAXED);
 	drop_keys(c, l);
 	dc__free(c, l, sizeof(*l));
-	c->nr_lists--;
+	__atomic_sub_fetch(&c->nr_lists, 1, __ATOMIC_RELAXED);
 }
 
 void dc__lists_free(struct dc_cache *c)
@@ -169,7 +170,7 @@ static struct dc_list *record_of(struct dc_cache *c, struct dc_dentry *dir)
 
 	if (l)
 		return l;
-	if (c->nr_lists >= DC_LIST_MAX)
+	if (__atomic_load_n(&c->nr_lists, __ATOMIC_RELAXED) >= DC_LIST_MAX)
 		evict_one(c);
 	l = dc__calloc(c, sizeof(*l));
 	if (!l)
@@ -180,7 +181,7 @@ static struct dc_list *record_of(struct dc_cache *c, struct dc_dentry *dir)
 	pp = chain_of(c, dir);
 	l->next = *pp;
 	*pp = l;
-	c->nr_lists++;
+	__atomic_add_fetch(&c->nr_lists, 1, __ATOMIC_RELAXED);
 	dc__flags_set(dir, DC_F_HASLIST);
 	return l;
 }
@@ -207,7 +208,8 @@ static bool has_key(const struct dc_list *l, uint64_t key)
 	return false;
 }
 
-/* key joins l's sorted keys.  false: no memory (l is as it was). */
+/* key joins l's sorted keys.  false: no memory, or past complete_max
+ * names (l is as it was). */
 static bool add_key(struct dc_cache *c, struct dc_list *l, uint64_t key)
 {
 	size_t lo = 0, hi = l->n;
@@ -223,6 +225,8 @@ static bool add_key(struct dc_cache *c, struct dc_list *l, uint64_t key)
 		else
 			return true;
 	}
+	if (l->n >= c->complete_max)	/* grown too big: list it again */
+		return false;
 	keys = dc__malloc(c, ((size_t)l->n + 1) * sizeof(*keys));
 	if (!keys)
 		return false;
@@ -254,7 +258,7 @@ static void note_change(struct dc_cache *c, struct dc_list *l, const uint64_t *k
 			break;
 		restart(c, l);
 		break;
-	case LS_TOOBIG:
+	case LS_UNLISTED:
 		restart(c, l);
 		break;
 	}
@@ -274,6 +278,30 @@ static void tell_record(struct dc_cache *c, struct dc_dentry *dir, const uint64_
 }
 
 /*
+ * Tell the record of every cached name of dir's inode: a directory seen
+ * under two names (a bind mount inside the tree) changes under both, and
+ * an update names one.  Directories are always in the inode index (the
+ * root is not indexed: it is checked apart).  Records are made under the
+ * write lock, which we hold, so none means none will appear meanwhile.
+ * Write lock held.
+ */
+static void tell_records(struct dc_cache *c, struct dc_dentry *dir, const uint64_t *key)
+{
+	struct dc_dentry *d;
+
+	if (!__atomic_load_n(&c->nr_lists, __ATOMIC_RELAXED))
+		return;
+	tell_record(c, dir, key);
+	if (c->root != dir && c->root->ino == dir->ino && c->root->gen == dir->gen)
+		tell_record(c, c->root, key);
+	for (d = dc__inodes_first(c, dir->ino, dir->gen); d;
+	     d = (struct dc_dentry *)d->aux)
+		if (d != dir && d->ino == dir->ino && d->gen == dir->gen &&
+		    dc__is_dir(d->mode))
+			tell_record(c, d, key);
+}
+
+/*
  * The name keyed key in dir changed, or may have, and the cache was told.
  * A complete listing stays complete with the name taken in: so a
  * directory that the program fills through the cache, a build's output
@@ -282,14 +310,14 @@ static void tell_record(struct dc_cache *c, struct dc_dentry *dir, const uint64_
 void dc__dir_name_changed(struct dc_cache *c, struct dc_dentry *dir, uint64_t key)
 {
 	dc__bump_dirgen(c, dir);
-	tell_record(c, dir, &key);
+	tell_records(c, dir, &key);
 }
 
 /* Names in dir changed, which unknown: its listing goes.  Write lock held. */
 void dc__dir_changed(struct dc_cache *c, struct dc_dentry *dir)
 {
 	dc__bump_dirgen(c, dir);
-	tell_record(c, dir, NULL);
+	tell_records(c, dir, NULL);
 }
 
 /* Is the listing still what dir holds?  Write lock and list_lock held. */
@@ -449,8 +477,8 @@ void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir)
 		l->n = k.n;
 		l->asked = asked;
 		k.keys = NULL;
-	} else if (err == -E2BIG && !l->changed) {
-		l->state = LS_TOOBIG;	/* until the names change */
+	} else if ((err == -E2BIG || err == -EOPNOTSUPP) && !l->changed) {
+		l->state = LS_UNLISTED;	/* until the names change */
 	} else {
 		restart(c, l);
 	}

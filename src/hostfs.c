@@ -59,6 +59,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <sys/ioctl.h>
+#include <sys/vfs.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -310,6 +314,40 @@ static int hostfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
 	return (int)n;
 }
 
+#ifndef FS_CASEFOLD_FL
+#define FS_CASEFOLD_FL	0x40000000
+#endif
+#ifndef F2FS_SUPER_MAGIC
+#define F2FS_SUPER_MAGIC	0xF2F52010
+#endif
+
+/*
+ * Does a listing of the directory open at fd hold every name a lookup in
+ * it finds?  Only on file systems known to: a listing lets the cache deny
+ * names.  Elsewhere it may not -- procfs hides thread ids, autofs mounts
+ * on lookup, ZFS and NFS servers hide snapshot directories, FUSE file
+ * systems do as they please -- and a case-folded directory (ext4, f2fs,
+ * tmpfs) finds "FOO" as "foo".
+ */
+static bool lists_every_name(int fd)
+{
+	struct statfs sf;
+	int flags = 0;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case EXT4_SUPER_MAGIC: case F2FS_SUPER_MAGIC: case TMPFS_MAGIC:
+		/* no flags to read: no case folding either */
+		return ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 ?
+		       errno == ENOTTY || errno == EINVAL : !(flags & FS_CASEFOLD_FL);
+	case XFS_SUPER_MAGIC: case BTRFS_SUPER_MAGIC: case OVERLAYFS_SUPER_MAGIC:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * The listing is read through a descriptor opened from the directory's
  * own (an O_PATH one will do), so it is of the inode the caller holds,
@@ -329,6 +367,10 @@ DC_API int dc_readdir_fd(int dirfd,
 	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	if (!lists_every_name(fd)) {
+		close(fd);
+		return -EOPNOTSUPP;
+	}
 	dp = fdopendir(fd);
 	if (!dp) {
 		err = -errno;

@@ -560,9 +560,19 @@ static struct dc_dentry *new_root(struct dc_cache *c)
 	return r;
 }
 
+/* h's name is cached nowhere live any more, but a listing of its live
+ * directory must still hear that it changed.  Write lock held. */
+static void name_changed_uncached(struct dc_cache *c, struct dc_dentry *h)
+{
+	struct dc_dentry *p = h->parent ? live_dir(c, h->parent) : NULL;
+
+	if (p)
+		dc__dir_name_changed(c, p, dc__hash_key(c, h->name->s, h->name->len));
+}
+
 DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 {
-	struct dc_dentry *nr = NULL;
+	struct dc_dentry *nr = NULL, *h = d;
 
 	if (!c || !d)
 		return -EINVAL;
@@ -577,9 +587,10 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	if (nr) {
 		swap_root(c, nr);
 	} else if (!d) {
-		;
+		name_changed_uncached(c, h);
 	} else if (d == c->root) {
-		dc__bump_dirgen(c, d);
+		/* no new root to swap in: forget all below this one */
+		dc__dir_changed(c, d);
 		forget_all(c);
 	} else {
 		name_changed(c, d);

@@ -1143,7 +1143,7 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 {
 	struct nameidata nd;
 	struct dc_dentry *d = NULL;
-	uint32_t seq;
+	uint32_t seq = 0;	/* walk_rcu sets it when it answers 0 */
 	int err;
 
 	dc__stat_inc(c, DC_ST_LOOKUPS);

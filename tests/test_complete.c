@@ -15,12 +15,18 @@
  *  - a change the cache cannot name drops it (an attribute change of the
  *    directory, dc_invalidate_dir, dc_invalidate_all): the new name is
  *    found, and names that are not there go to the backend again;
+ *  - a told name that cannot join the listing (no memory) drops it; a
+ *    name told through a handle cached nowhere any more reaches the live
+ *    listing; dc_invalidate_all that cannot make a new root drops the
+ *    root's; a directory under two names (a bind mount): an update
+ *    through one reaches the other's listing;
  *  - a change told while readdir is in flight: that listing is not kept;
  *  - no readdir, DC_COMPLETE_OFF, or a directory larger than complete_max:
  *    never listed (or never used); a readdir that fails: not used;
  *  - negative TTLs bound a listing's age like a negative entry's;
  *  - more directories than the records the cache keeps: still right;
- *  - hostfs lists a real directory;
+ *  - hostfs lists a real directory, and refuses to list procfs, whose
+ *    listing leaves threads out;
  *  - allocation failures: answers stay right, the cache consistent;
  *  - stress: readers against a writer that adds names behind the cache
  *    and tells it: once told, no reader gets -ENOENT for the name.
@@ -326,7 +332,106 @@ static void test_told(enum dc_mode m)
 	close_cache(c);
 }
 
-/* A change of names the cache cannot name drops the listing. */
+/* A told name that cannot join the listing (no memory): the listing goes. */
+static void test_told_nomem(enum dc_mode m)
+{
+	struct dc_dentry *d;
+	struct dc_cache *c;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/d", 0, &d), 0);
+	make_complete(c, "n");
+	x = add(dino, "late", REG_M);
+	dc_debug_fail_alloc(1, 0);		/* every allocation fails */
+	CHECK_EQ(dc_invalidate_child(c, dino, 0, "late", 4), 0);
+	dc_debug_fail_alloc(0, 0);
+	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
+	dc_put(c, d);
+	close_cache(c);
+}
+
+/* dc_invalidate of a name cached nowhere any more (its directory's entry
+ * was forgotten and looked up again): the live listing still hears it. */
+static void test_uncached_handle(enum dc_mode m)
+{
+	struct dc_dentry *f;
+	struct dc_cache *c;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/d/f1", 0, &f), 0);
+	CHECK_EQ(dc_memfs_remove(fs, dino, "f1", 0), 0);
+	CHECK_EQ(dc_invalidate_dir(c, dino, 0), 0);	/* f1's parent forgotten */
+	make_complete(c, "u");				/* a new /d, listed: no f1 */
+	x = add(dino, "f1", REG_M);			/* f1 made again behind */
+	CHECK_EQ(dc_invalidate(c, f), 0);		/* told through the old handle */
+	CHECK_EQ(res(c, "/d/f1"), (int64_t)x);
+	dc_put(c, f);
+	close_cache(c);
+}
+
+/* When no new root can be made, dc_invalidate_all still drops the root's
+ * listing. */
+static void test_all_nomem(enum dc_mode m)
+{
+	struct dc_cache *c;
+	uint64_t x;
+
+	make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	miss_names(c, "", "r", 0, 2);
+	CHECK_EQ(stats(c).readdirs, 1);
+	x = add(DC_MEMFS_ROOT, "newroot", REG_M);
+	dc_debug_fail_alloc(1, 0);
+	CHECK_EQ(dc_invalidate_all(c), 0);
+	CHECK(dc_debug_failed_allocs() > 0);
+	dc_debug_fail_alloc(0, 0);
+	CHECK_EQ(res(c, "/newroot"), (int64_t)x);
+	close_cache(c);
+}
+
+/* ---- one directory under two names (a bind mount) -------------------------
+ * The backend answers /b with /a's inode: an update through one name must
+ * reach the other's listing. */
+static int alias_lookup(void *ctx, const struct dc_inode *dir, const char *name,
+			size_t len, struct dc_inode *out)
+{
+	if (dir->ino == DC_MEMFS_ROOT && len == 1 && name[0] == 'b')
+		name = "a";
+	return memfs_ops->lookup(ctx, dir, name, len, out);
+}
+
+static void test_alias(enum dc_mode m)
+{
+	struct dc_options o = { .mode = m, .complete_after = 1 };
+	struct dc_dentry *a;
+	struct dc_inode in;
+	struct dc_cache *c = NULL;
+	uint64_t aino;
+
+	fresh_fs();
+	aino = add(DC_MEMFS_ROOT, "a", DIR_M);
+	o.backend = backend(true);
+	ops.lookup = alias_lookup;
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	CHECK_EQ(res(c, "/a"), (int64_t)aino);
+	CHECK_EQ(res(c, "/b"), (int64_t)aino);
+	CHECK_EQ(res(c, "/b/x"), -ENOENT);		/* lists /b */
+	CHECK_EQ(res(c, "/a/x"), -ENOENT);		/* lists /a */
+	CHECK_EQ(stats(c).readdirs, 2);
+	CHECK_EQ(dc_walk(c, NULL, "/a", 0, &a), 0);
+	CHECK_EQ(dc_memfs_add(fs, aino, "y", REG_M, NULL, &in), 0);
+	CHECK_EQ(dc_create(c, a, "y", &in), 0);
+	CHECK_EQ(res(c, "/a/y"), (int64_t)in.ino);
+	CHECK_EQ(res(c, "/b/y"), (int64_t)in.ino);
+	dc_put(c, a);
+	close_cache(c);
+}
+
+/* A change the cache cannot name drops the listing. */
 static void test_untold(enum dc_mode m)
 {
 	struct dc_cache *c;
@@ -536,6 +641,38 @@ static void test_faults(enum dc_mode m)
 	close_cache(c);
 }
 
+static int skip_name(void *arg, const char *name, size_t len)
+{
+	(void)arg;
+	(void)name;
+	(void)len;
+	return 0;
+}
+
+/*
+ * hostfs does not list where a listing may leave names out: procfs lists
+ * processes but finds threads too.  Every name there goes to the kernel.
+ */
+static void test_hostfs_proc(enum dc_mode m)
+{
+	struct dc_options o = { .mode = m, .complete_after = 1 };
+	struct dc_cache *c = NULL;
+	struct dc_inode st;
+	int fd = open("/proc", O_RDONLY | O_DIRECTORY);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(dc_readdir_fd(fd, skip_name, NULL), -EOPNOTSUPP);
+	close(fd);
+	CHECK_EQ(dc_readdir_fd(-1, skip_name, NULL), -EINVAL);
+	CHECK_EQ(dc_hostfs_backend("/proc", &o.backend), 0);
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	CHECK_EQ(dc_resolve(c, NULL, "/no-such-name", 0, &st), -ENOENT);
+	CHECK_EQ(dc_resolve(c, NULL, "/no-such-name2", 0, &st), -ENOENT);
+	CHECK_EQ(stats(c).complete_answers, 0);
+	CHECK_EQ(dc_resolve(c, NULL, "/self", DC_NOFOLLOW, &st), 0);
+	close_cache(c);
+}
+
 /* hostfs lists a real directory. */
 static void test_hostfs(enum dc_mode m)
 {
@@ -552,6 +689,16 @@ static void test_hostfs(enum dc_mode m)
 	snprintf(path, sizeof(path), "%s/a", dir);
 	fd = open(path, O_CREAT | O_WRONLY, 0644);
 	CHECK(fd >= 0);
+	close(fd);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	if (dc_readdir_fd(fd, skip_name, NULL) == -EOPNOTSUPP) {
+		SKIP("hostfs does not list directories on this file system");
+		close(fd);
+		snprintf(path, sizeof(path), "%s/a", dir);
+		unlink(path);
+		rmdir(dir);
+		return;
+	}
 	close(fd);
 	CHECK_EQ(dc_hostfs_backend(dir, &o.backend), 0);
 	CHECK_EQ(dc_cache_create(&o, &c), 0);
@@ -649,6 +796,10 @@ int main(void)
 		test_basic(m);
 		test_empty(m);
 		test_told(m);
+		test_told_nomem(m);
+		test_uncached_handle(m);
+		test_all_nomem(m);
+		test_alias(m);
 		test_untold(m);
 		test_race(m);
 		test_off(m);
@@ -656,6 +807,7 @@ int main(void)
 		test_many(m);
 		test_faults(m);
 		test_hostfs(m);
+		test_hostfs_proc(m);
 		test_stress(m);
 	}
 	dc_memfs_free(fs);
