@@ -246,20 +246,23 @@ static bool in_group(const struct dc_cred *cr, uint32_t gid)
 }
 
 /*
- * generic_permission's MAY_EXEC on a directory, mode bits alone: uid 0
- * overrides (CAP_DAC_READ_SEARCH); the owner gets the user bits, a member
- * of the group the group bits, anyone else the other bits.  gid is read
- * only when the owner's test does not decide (a lock-free reader's load,
- * validated by the entry's seq as the others are).
+ * generic_permission's MAY_EXEC on directory d of mode mode, mode bits
+ * alone: uid 0 overrides (CAP_DAC_READ_SEARCH); the owner gets the user
+ * bits, a member of the group the group bits, anyone else the other bits.
+ * A directory every class may search (0755, most of a tree) passes
+ * whoever asks, without reading its owner.  uid and gid are read only
+ * when needed (a lock-free reader's loads, validated by d's seq as the
+ * others are).
  */
-static bool may_search(const struct dc_cred *cr, uint32_t mode, uint32_t uid,
-		       const uint32_t *gid)
+static bool may_search(const struct dc_cred *cr, uint32_t mode,
+		       const struct dc_dentry *d)
 {
-	if (cr->uid == 0)
+	if ((mode & (S_IXUSR | S_IXGRP | S_IXOTH)) == (S_IXUSR | S_IXGRP | S_IXOTH) ||
+	    cr->uid == 0)
 		return true;
-	if (cr->uid == uid)
+	if (cr->uid == dc__load(d->uid))
 		return mode & S_IXUSR;
-	if (in_group(cr, dc__load(*gid)))
+	if (in_group(cr, dc__load(d->gid)))
 		return mode & S_IXGRP;
 	return mode & S_IXOTH;
 }
@@ -311,7 +314,7 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 		if (checked) {
 			if (attrs_stale(cur, root, nd->now))
 				return -ECHILD;	/* ref-walk checks them first */
-			if (!may_search(nd->cred, mode, dc__load(cur->uid), &cur->gid)) {
+			if (!may_search(nd->cred, mode, cur)) {
 				err = -EACCES;
 				goto fail_validate;
 			}
@@ -1006,7 +1009,7 @@ static void fresh_dir(struct nameidata *nd, struct dc_dentry *d,
 static int may_search_ref(struct nameidata *nd, struct dc_dentry *d,
 			  const struct dc_dentry *root)
 {
-	uint32_t seq, mode, uid;
+	uint32_t seq, mode;
 	bool ok;
 
 	fresh_dir(nd, d, root);
@@ -1014,8 +1017,7 @@ static int may_search_ref(struct nameidata *nd, struct dc_dentry *d,
 	do {
 		seq = dc__seq_begin(&d->seq);
 		mode = dc__load(d->mode);
-		uid = dc__load(d->uid);
-		ok = may_search(nd->cred, mode, uid, &d->gid);
+		ok = may_search(nd->cred, mode, d);
 	} while (dc__seq_retry(&d->seq, seq));
 	return ok ? 0 : -EACCES;
 }
