@@ -188,10 +188,11 @@ struct dc_options {
 	uint32_t ttl_ms;		/* positive entries */
 	uint32_t neg_ttl_ms;		/* negative entries */
 	/* Complete directories (backends with readdir): after this many
-	 * lookups in one directory that the backend answered -ENOENT, the
-	 * cache lists it, and while nothing in it changes answers names not
-	 * listed without asking.  0: DC_DEFAULT_COMPLETE_AFTER;
-	 * DC_COMPLETE_OFF: never. */
+	 * lookups in one directory that the backend answered -ENOENT (or at
+	 * once for a directory made through the cache, dc_mkdir), the cache
+	 * lists it, and while nothing in it changes answers names not listed
+	 * without asking.  0: DC_DEFAULT_COMPLETE_AFTER; DC_COMPLETE_OFF:
+	 * never. */
 	uint32_t complete_after;
 	/* List only directories of at most this many names; 0:
 	 * DC_DEFAULT_COMPLETE_MAX. */

@@ -382,6 +382,31 @@ bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
 	return list;
 }
 
+/*
+ * dir was just made through the cache: list it now, as it will be probed
+ * soon (a build's output directory) and is empty or nearly.  true: the
+ * caller lists it (dc__list_dir) once it has dropped the write lock, with
+ * the reference taken here, which it drops after.  Write lock held.
+ */
+bool dc__list_new(struct dc_cache *c, struct dc_dentry *dir)
+{
+	struct dc_list *l;
+	bool list = false;
+
+	if (c->complete_after == DC_COMPLETE_OFF || !c->be.ops->readdir)
+		return false;
+	pthread_mutex_lock(&c->list_lock);
+	l = record_of(c, dir);
+	if (l && l->state == LS_COUNTING) {
+		l->state = LS_LISTING;
+		l->changed = 0;
+		__atomic_add_fetch(&dir->count, 1, __ATOMIC_RELAXED);
+		list = true;
+	}
+	pthread_mutex_unlock(&c->list_lock);
+	return list;
+}
+
 struct collect {
 	struct dc_cache *c;
 	uint64_t *keys;

@@ -794,6 +794,7 @@ bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
 		       const char *name, size_t len, uint64_t *asked);
 bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir);
 void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir);
+bool dc__list_new(struct dc_cache *c, struct dc_dentry *dir);
 void dc__list_forget(struct dc_cache *c, struct dc_dentry *d);
 void dc__dir_name_changed(struct dc_cache *c, struct dc_dentry *dir, uint64_t key);
 void dc__dir_changed(struct dc_cache *c, struct dc_dentry *dir);

@@ -215,9 +215,9 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 {
 	struct dc_inode old = { 0 }, own;
 	struct dc_xname *target = NULL;
-	struct dc_dentry *d;
+	struct dc_dentry *d, *made = NULL;
 	struct dname n;
-	bool used = false;
+	bool used = false, list;
 	int err;
 
 	err = prepare(c, dir, name, &n);
@@ -248,18 +248,25 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	} else if (d && d->mode == 0) {
 		dc__set_inode(c, d, in, target);
 		used = true;
+		made = d;
 	} else if (d && !dc__is_dir(d->mode) &&
 		   dc__replace_inode(c, d, in, target, &old)) {
 		used = true;
 	} else {
 		forget(c, d);	/* a directory: the name is another inode now */
-		if (install(c, dc__alloc(c, dir, n.s, n.len, hash_in(dir, &n), 0,
-					 in, target)))
+		made = dc__alloc(c, dir, n.s, n.len, hash_in(dir, &n), 0, in, target);
+		if (install(c, made))
 			used = true;
 		else
 			err = -ENOMEM;
 	}
+	/* a directory made through the cache: list it now (it is small) */
+	list = used && made && dc__is_dir(made->mode) && dc__list_new(c, made);
 	dc__write_unlock(c);
+	if (list) {
+		dc__list_dir(c, made);
+		dc_put(c, made);
+	}
 	if (!used)	/* the inode (and its cookie) was handed to us */
 		release_inode(c, in, target);
 	if (old.mode)	/* what d held: no reader can reach it any more */

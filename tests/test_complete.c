@@ -15,6 +15,8 @@
  *  - a change the cache cannot name drops it (an attribute change of the
  *    directory, dc_invalidate_dir, dc_invalidate_all): the new name is
  *    found, and names that are not there go to the backend again;
+ *  - a directory made through the cache (dc_mkdir) is listed at once, a
+ *    name made in it before the update included;
  *  - a told name that cannot join the listing (no memory) drops it; a
  *    name told through a handle cached nowhere any more reaches the live
  *    listing; dc_invalidate_all that cannot make a new root drops the
@@ -329,6 +331,43 @@ static void test_told(enum dc_mode m)
 	CHECK_EQ(stats(c).readdirs, 1);
 	dc_put(c, r);
 	dc_put(c, d);
+	close_cache(c);
+}
+
+/*
+ * A directory made through the cache is listed at once: names probed in
+ * it cost no lookup.  One made behind first (between the backend's mkdir
+ * and the update, by another thread) is in that listing.
+ */
+static void test_mkdir(enum dc_mode m)
+{
+	struct dc_dentry *r;
+	struct dc_inode in;
+	struct dc_cache *c;
+	uint64_t x;
+
+	make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/", 0, &r), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "out", DIR_M, NULL, &in), 0);
+	x = add(in.ino, "early", REG_M);
+	CHECK_EQ(dc_mkdir(c, r, "out", &in), 0);
+	CHECK_EQ(stats(c).readdirs, 1);
+	CHECK_EQ(res(c, "/out/early"), (int64_t)x);
+	miss_names(c, "out", "p", 0, 20);
+	CHECK_EQ(stats(c).negative_misses, 0);
+	CHECK_EQ(stats(c).complete_answers, 20);
+	dc_put(c, r);
+	close_cache(c);
+
+	/* off: nothing listed */
+	make_tree();
+	c = open_cache(m, true, DC_COMPLETE_OFF, 0, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/", 0, &r), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "out", DIR_M, NULL, &in), 0);
+	CHECK_EQ(dc_mkdir(c, r, "out", &in), 0);
+	CHECK_EQ(stats(c).readdirs, 0);
+	dc_put(c, r);
 	close_cache(c);
 }
 
@@ -797,6 +836,7 @@ int main(void)
 		test_empty(m);
 		test_told(m);
 		test_told_nomem(m);
+		test_mkdir(m);
 		test_uncached_handle(m);
 		test_all_nomem(m);
 		test_alias(m);
