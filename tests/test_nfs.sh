@@ -12,8 +12,8 @@
 # one.  Then coherence across clients, as docs/nfs.md "What a second
 # client sees" bounds it: past their TTL, entries of an unchanged tree
 # cost GETATTRs and no LOOKUP; changes made in the exported directory
-# behind the server's back (create, unlink, rename, chmod, a name in a
-# listed directory) show in two clients once TTL + acdir has passed, and
+# behind the server's back (create, unlink, rename, chmod in a changed
+# directory and in an unchanged one, a name in a listed directory) show in two clients once TTL + acdir has passed, and
 # at once with --lookupcache none; a client without TTLs keeps the old
 # answers (so the comparison can fail); across a server restart answers
 # stay right or are errors.  dcpath's --compare-dir counts wrong answers
@@ -118,6 +118,9 @@ echo r >"$ROOT"/co/r1
 echo m >"$ROOT"/co/m
 echo k >"$ROOT"/co/keep
 chmod 0644 "$ROOT"/co/m
+mkdir "$ROOT"/co2		# a chmod alone: the directory does not change
+echo m >"$ROOT"/co2/m
+chmod 0644 "$ROOT"/co2/m
 (cd "$ROOT"/co/big2 && for i in $(seq 1 50); do : >"n$i"; done)
 built=$EPOCHREALTIME
 
@@ -258,7 +261,7 @@ check_all "${CHECKS[next]}: ${v2:-?} expired entries checked with ${g2:-?} GETAT
 diag <"$TMP/ttl.err"
 done_check
 
-CO=(co/new co/gone co/r1 co/r2 co/m co/big2/absent co/big2/n1 co/big2/absent2)
+CO=(co/new co/gone co/r1 co/r2 co/m co/big2/absent co/big2/n1 co/big2/absent2 co2/m)
 client_start A --ttl $TTL --neg-ttl $TTL --passes 3 "${CO[@]}"
 client_start B --ttl $TTL --neg-ttl $TTL --passes 3 "${CO[@]}"
 client_start C --passes 2 "${CO[@]}"
@@ -271,6 +274,7 @@ echo n >"$ROOT"/co/new
 rm "$ROOT"/co/gone
 mv "$ROOT"/co/r1 "$ROOT"/co/r2
 chmod 0600 "$ROOT"/co/m
+chmod 0600 "$ROOT"/co2/m
 : >"$ROOT"/co/big2/absent
 echo n2 >"$ROOT"/co/new2
 mv "$ROOT"/co/keep "$ROOT"/co/kept
@@ -299,7 +303,7 @@ check_all "${CHECKS[next]}: A pass 2 LOOKUP $(stat_of "$TMP/A.err" 2 LOOKUP) GET
 cat "$TMP/A.err" "$TMP/B.err" | diag
 done_check
 wc_=$(wrong_of "$TMP/C.err")
-check_all "${CHECKS[next]}: $wc_ of 6 changes unseen (exit $rc_C)" '[ "$wc_" = 6 ] && [ $rc_C = 3 ]'
+check_all "${CHECKS[next]}: $wc_ of 7 changes unseen (exit $rc_C)" '[ "$wc_" = 7 ] && [ $rc_C = 3 ]'
 done_check
 
 # The server stops and starts again between two passes of a client: its
