@@ -9,7 +9,16 @@
 # line, and dcpath's own --compare-dir, which checks the file type too.
 # Then what the cache saves: resolving the same paths again sends no
 # LOOKUP, and names missing from a listed directory are answered without
-# one.  Last, the server stops and no ganesha.nfsd of ours is left.
+# one.  Then coherence across clients, as docs/nfs.md "What a second
+# client sees" bounds it: past their TTL, entries of an unchanged tree
+# cost GETATTRs and no LOOKUP; changes made in the exported directory
+# behind the server's back (create, unlink, rename, chmod in a changed
+# directory and in an unchanged one, a name in a listed directory) show in two clients once TTL + acdir has passed, and
+# at once with --lookupcache none; a client without TTLs keeps the old
+# answers (so the comparison can fail); across a server restart answers
+# stay right or are errors.  dcpath's --compare-dir counts wrong answers
+# (the kernel's on the exported directory at the moment of asking).
+# Last, the server stops and no ganesha.nfsd of ours is left.
 # Where the server cannot run (not root, packages missing, an NFS server
 # already registered here, dcpath built without libnfs) every check is a
 # skip with the reason.  Output is TAP-like; exit 1 on failure.
@@ -38,6 +47,13 @@ CHECKS+=("--compare-dir: types and errnos match the kernel's"
 	 "a second pass answers as the first"
 	 "a cached stat of an unchanged path: 0 LOOKUP RPCs"
 	 "missing names in a listed directory: no LOOKUP"
+	 "an unchanged tree past its TTL: GETATTRs, no LOOKUP"
+	 "--lookupcache none: a rename shows at once"
+	 "--lookupcache positive: a new name shows after acdir"
+	 "two clients see each change once TTL + acdir passed"
+	 "a client without TTLs keeps the old answers"
+	 "a server restart between passes: right answers or errors"
+	 "no wrong answer over all passes"
 	 "the server stops" "no ganesha.nfsd of ours is left")
 next=0
 # skip_rest WHY: every check not yet made is skipped, then the end
@@ -95,6 +111,18 @@ ln -s .. "$ROOT"/a/up
 ln -s f "$ROOT"/lfile
 ln -s ../../f "$ROOT"/a/b/lup
 (cd "$ROOT"/big && for i in $(seq 1 2000); do : >"n$i"; done)
+# what the coherence checks change
+mkdir -p "$ROOT"/co/big2
+echo g >"$ROOT"/co/gone
+echo r >"$ROOT"/co/r1
+echo m >"$ROOT"/co/m
+echo k >"$ROOT"/co/keep
+chmod 0644 "$ROOT"/co/m
+mkdir "$ROOT"/co2		# a chmod alone: the directory does not change
+echo m >"$ROOT"/co2/m
+chmod 0644 "$ROOT"/co2/m
+(cd "$ROOT"/co/big2 && for i in $(seq 1 50); do : >"n$i"; done)
+built=$EPOCHREALTIME
 
 PATHS=(. / .. f a a/ a/b/c/f3 a/./b/../b/c/f3 "a//b///c" a/hard fifo fifo/
        "$N255" "$N256" "a/$N256" lrel lrel/c/f3 lrel/ labs labs/ dangle dangle/
@@ -173,6 +201,132 @@ ca=$(stat_of "$TMP/miss.err" 1 complete_answers)
 check_all "${CHECKS[next]}: 20 absent names, ${lk:-?} LOOKUPs, ${rd:-?} READDIRs, ${ca:-?} answered from the listing" \
 	'[ "$lk" = 2 ] && [ -n "$rd" ] && [ "$rd" -ge 2 ] && [ "$ca" = 19 ]'
 diag <"$TMP/miss.err"
+done_check
+
+# --- coherence across clients -----------------------------------------------------------
+TTL=300 ACDIR=100		# ms; ACDIR: the backend's default acdir_ms
+# wrong_of ERR: the answers --compare-dir found different from the kernel's
+wrong_of() { grep -c ': the cache says' "$1"; }
+# sleep_past T0 MS: sleep until MS milliseconds after T0 (an EPOCHREALTIME)
+sleep_past() {
+	local s
+
+	s=$(awk -v a="$1" -v ms="$2" -v b="$EPOCHREALTIME" 'BEGIN { d = a + ms / 1000 - b; printf "%.3f", (d > 0 ? d : 0) }')
+	sleep "$s"
+}
+# A client: a dcpath with its own cache and connections, waiting for a
+# line on its fifo between passes (--wait-stdin).
+# client_start NAME ARGS...: started; client_next NAME: one more pass;
+# client_lines NAME N: wait (10 s at most) until its output has N lines
+client_start() {
+	local name=$1 fd
+
+	shift
+	mkfifo "$TMP/$name.in"
+	timeout $TMO "$DCPATH" --root "$URL" --wait-stdin --stats --compare-dir "$ROOT" "$@" \
+		<"$TMP/$name.in" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+	eval "pid_$name=\$!"
+	exec {fd}>"$TMP/$name.in"
+	eval "fd_$name=\$fd"
+}
+client_next() { local fd="fd_$1"; echo >&"${!fd}"; }
+client_lines() {
+	local i
+
+	for ((i = 0; i < 500; i++)); do
+		[ "$(wc -l <"$TMP/$1.out")" -ge "$2" ] && return 0
+		sleep 0.02
+	done
+	return 1
+}
+# client_end NAME: its exit status, once it has finished its passes
+client_end() {
+	local fd="fd_$1" pid="pid_$1"
+
+	eval "exec ${!fd}>&-"
+	wait "${!pid}"
+}
+total_wrong=0
+
+# Directories more than a second old vouch for their answers (docs/nfs.md).
+sleep_past "$built" 1100
+timeout $TMO "$DCPATH" --root "$URL" --ttl $TTL --neg-ttl $TTL --passes 2 --repeat-every $((TTL + 100)) \
+	--stats --compare-dir "$ROOT" "${PATHS[@]}" >"$TMP/ttl" 2>"$TMP/ttl.err"
+rc=$?
+w=$(wrong_of "$TMP/ttl.err") total_wrong=$((total_wrong + w))
+l2=$(stat_of "$TMP/ttl.err" 2 LOOKUP) g2=$(stat_of "$TMP/ttl.err" 2 GETATTR)
+d2=$(stat_of "$TMP/ttl.err" 2 READDIR) v2=$(stat_of "$TMP/ttl.err" 2 revalidations)
+check_all "${CHECKS[next]}: ${v2:-?} expired entries checked with ${g2:-?} GETATTRs, ${l2:-?} LOOKUPs, ${d2:-?} READDIRs (exit $rc, $w wrong)" \
+	'[ "$l2" = 0 ] && [ "$d2" = 0 ] && [ -n "$v2" ] && [ "$v2" -gt 0 ] && [ "$g2" -le "$v2" ] && [ $rc -eq 1 ] && [ $w = 0 ]'
+diag <"$TMP/ttl.err"
+done_check
+
+CO=(co/new co/gone co/r1 co/r2 co/m co/big2/absent co/big2/n1 co/big2/absent2 co2/m)
+client_start A --ttl $TTL --neg-ttl $TTL --passes 3 "${CO[@]}"
+client_start B --ttl $TTL --neg-ttl $TTL --passes 3 "${CO[@]}"
+client_start C --passes 2 "${CO[@]}"
+client_start E --lookupcache positive --passes 2 co/new2
+client_start F --lookupcache none --passes 2 co/keep co/kept
+for c in A B C; do client_lines $c ${#CO[@]}; done
+client_lines E 1; client_lines F 2
+t0=$EPOCHREALTIME
+echo n >"$ROOT"/co/new
+rm "$ROOT"/co/gone
+mv "$ROOT"/co/r1 "$ROOT"/co/r2
+chmod 0600 "$ROOT"/co/m
+chmod 0600 "$ROOT"/co2/m
+: >"$ROOT"/co/big2/absent
+echo n2 >"$ROOT"/co/new2
+mv "$ROOT"/co/keep "$ROOT"/co/kept
+client_next F
+sleep_past "$t0" $((ACDIR + 50))
+client_next E
+sleep_past "$t0" $((TTL + ACDIR + 100))
+for c in A B C; do client_next $c; done
+client_lines A $((2 * ${#CO[@]})); client_lines B $((2 * ${#CO[@]}))
+client_next A; client_next B	# a third pass at once: answered from the cache
+for c in A B C E F; do client_end $c; eval "rc_$c=$?"; done
+
+w=$(wrong_of "$TMP/F.err") total_wrong=$((total_wrong + w))
+check_all "${CHECKS[next]} (pass 2: LOOKUP $(stat_of "$TMP/F.err" 2 LOOKUP), GETATTR $(stat_of "$TMP/F.err" 2 GETATTR); exit $rc_F, $w wrong)" \
+	'[ $w = 0 ] && [ "$(sed -n 3p "$TMP/F.out")" = "co/keep	ENOENT" ] && [ $rc_F = 1 ]'
+diag <"$TMP/F.err"
+done_check
+w=$(wrong_of "$TMP/E.err") total_wrong=$((total_wrong + w))
+check_all "${CHECKS[next]} (exit $rc_E, $w wrong)" \
+	'[ $w = 0 ] && [ $rc_E = 1 ] && [ "$(head -1 "$TMP/E.out")" = "co/new2	ENOENT" ] && [ "$(sed -n 2p "$TMP/E.out")" != "co/new2	ENOENT" ]'
+diag <"$TMP/E.err"
+done_check
+wa=$(wrong_of "$TMP/A.err") wb=$(wrong_of "$TMP/B.err") total_wrong=$((total_wrong + wa + wb))
+check_all "${CHECKS[next]}: A pass 2 LOOKUP $(stat_of "$TMP/A.err" 2 LOOKUP) GETATTR $(stat_of "$TMP/A.err" 2 GETATTR), pass 3 LOOKUP $(stat_of "$TMP/A.err" 3 LOOKUP) GETATTR $(stat_of "$TMP/A.err" 3 GETATTR) ($wa and $wb wrong)" \
+	'[ $wa = 0 ] && [ $wb = 0 ] && [ $rc_A = 1 ] && [ $rc_B = 1 ] && [ "$(wc -l <"$TMP/A.out")" -eq $((3 * ${#CO[@]})) ] && cmp -s "$TMP/A.out" "$TMP/B.out" && ! cmp -s <(head -${#CO[@]} "$TMP/A.out") <(sed -n "$((${#CO[@]} + 1)),$((2 * ${#CO[@]}))p" "$TMP/A.out")'
+cat "$TMP/A.err" "$TMP/B.err" | diag
+done_check
+wc_=$(wrong_of "$TMP/C.err")
+check_all "${CHECKS[next]}: $wc_ of 7 changes unseen (exit $rc_C)" '[ "$wc_" = 7 ] && [ $rc_C = 3 ]'
+done_check
+
+# The server stops and starts again between two passes of a client: its
+# handles survive (FSAL VFS handles are the file system's), connections
+# are made anew.  An error is allowed, a wrong answer is not.
+client_start D --ttl 200 --neg-ttl 200 --passes 2 "${PATHS[@]}"
+client_lines D $npaths
+"$SERVER" stop "$STATE" >"$TMP/restart.out" 2>&1 &&
+	"$SERVER" start "$ROOT" "$STATE" >>"$TMP/restart.out" 2>&1
+restarted=$?
+sleep 0.3
+client_next D
+client_end D
+rc=$?
+errs=$(grep -cE ': the cache says E(STALE|IO|TIMEDOUT|CONNREFUSED|CONNRESET|AGAIN),' "$TMP/D.err")
+w=$(($(wrong_of "$TMP/D.err") - errs)) total_wrong=$((total_wrong + w))
+check_all "${CHECKS[next]}: $((2 * npaths - errs - w)) right, $errs errors, $w wrong; pass 2 LOOKUP $(stat_of "$TMP/D.err" 2 LOOKUP) GETATTR $(stat_of "$TMP/D.err" 2 GETATTR) connects $(stat_of "$TMP/D.err" 2 connects) retries $(stat_of "$TMP/D.err" 2 retries)" \
+	'[ $restarted = 0 ] && [ $w = 0 ] && [ "$(wc -l <"$TMP/D.out")" -eq $((2 * npaths)) ]'
+{ cat "$TMP/restart.out"; cat "$TMP/D.err"; } | diag
+done_check
+[ $restarted = 0 ] || skip_rest "the server did not start again"
+
+check_all "${CHECKS[next]}: $total_wrong" '[ $total_wrong = 0 ]'
 done_check
 
 # --- stopping ----------------------------------------------------------------------------

@@ -5,7 +5,9 @@
  *
  *   dcpath --root DIR|nfs://HOST/EXPORT [--cwd RELDIR] [--nofollow]
  *          [--mode rcu|global|rwlock] [--as UID:GID[:G1,G2,...]]
- *          [--passes N] [--stats] [--compare-dir DIR] PATH...
+ *          [--ttl MS] [--neg-ttl MS] [--lookupcache all|positive|none]
+ *          [--passes N] [--repeat-every MS] [--wait-stdin] [--stats]
+ *          [--compare-dir DIR] PATH...
  *   dcpath --help | --version
  *
  * One line per PATH, in order: "PATH<TAB>INODE" (the host's st_ino of what
@@ -17,6 +19,9 @@
  * --cwd, relative paths resolve as after chroot(DIR) and chdir(RELDIR);
  * with --as, as a process of that fsuid, fsgid and groups would
  * (dc_resolve_as: search permission on each directory looked up in).
+ * --passes with --repeat-every or --wait-stdin keeps one cache across
+ * passes spaced in time, so that a test can change the tree between
+ * them and see when each change shows (TTLs: --ttl, --lookupcache).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +34,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dcache.h"
@@ -39,7 +45,9 @@
 static const char help[] =
 "usage: dcpath --root DIR|nfs://HOST/EXPORT [--cwd RELDIR] [--nofollow]\n"
 "              [--mode rcu|global|rwlock] [--as UID:GID[:G1,G2,...]]\n"
-"              [--passes N] [--stats] [--compare-dir DIR] PATH...\n"
+"              [--ttl MS] [--neg-ttl MS] [--lookupcache all|positive|none]\n"
+"              [--passes N] [--repeat-every MS] [--wait-stdin] [--stats]\n"
+"              [--compare-dir DIR] PATH...\n"
 "       dcpath --help | --version\n"
 "\n"
 "Resolves each PATH through libdcache over the host directory DIR, as\n"
@@ -59,14 +67,25 @@ static const char help[] =
 "                 resolve as a process with that fsuid, fsgid and supplementary\n"
 "                 groups would: EACCES where a directory looked up in cannot\n"
 "                 be searched (mode bits only: POSIX ACLs are not read)\n"
+"  --ttl MS       a positive answer older than MS milliseconds is checked\n"
+"                 with the backend before use (default 0: never)\n"
+"  --neg-ttl MS   the same for negative answers (default 0: never)\n"
+"  --lookupcache all|positive|none\n"
+"                 as NFS's mount option: all (default) keeps the TTLs;\n"
+"                 positive checks every negative answer before use (a\n"
+"                 1 ms negative TTL); none checks every answer (1 ms\n"
+"                 TTLs, and over NFS a GETATTR each time)\n"
 "  --passes N     resolve the PATHs N times (default 1) through one cache,\n"
 "                 printing every pass's lines\n"
+"  --repeat-every MS  wait MS milliseconds between passes\n"
+"  --wait-stdin   before each pass after the first, wait for a line on\n"
+"                 stdin (at its end, stop); each pass's lines are flushed\n"
 "  --stats        after each pass, one line on stderr: what the cache\n"
 "                 answered and asked, and over NFS the RPCs sent, by kind\n"
 "  --compare-dir DIR  check each answer against the kernel's on DIR (the\n"
 "                 exported directory itself): openat2 with RESOLVE_IN_ROOT,\n"
-"                 then fstat; a different inode, type or errno is reported\n"
-"                 on stderr\n"
+"                 then fstat; a different inode, type, permission bits,\n"
+"                 owner or errno is reported on stderr\n"
 "  -h, --help     this help\n"
 "      --version  dcpath's version, that of the libdcache it runs with\n"
 "\n"
@@ -153,9 +172,13 @@ static int is_nfs(const char *root)
 	return !strncmp(root, "nfs://", 6);
 }
 
+/* --lookupcache */
+enum lookupcache { LC_ALL, LC_POSITIVE, LC_NONE };
+
 /* The cache's backend: an NFS export for nfs://..., else a host
  * directory.  0, or -1 after the message. */
-static int open_backend(const char *root, struct dc_backend *out)
+static int open_backend(const char *root, enum lookupcache lc,
+			struct dc_backend *out)
 {
 	int err;
 
@@ -163,8 +186,14 @@ static int open_backend(const char *root, struct dc_backend *out)
 		err = dc_hostfs_backend(root, out);
 	} else {
 #ifdef DC_HAVE_NFS
-		err = dcnfs_open(root, NULL, out);
+		/* none: no attributes seen before stand for a GETATTR */
+		struct dcnfs_options no = {
+			.acdir_ms = lc == LC_NONE ? DCNFS_ACDIR_OFF : 0,
+		};
+
+		err = dcnfs_open(root, &no, out);
 #else
+		(void)lc;
 		fprintf(stderr, "dcpath: %s: NFS support was not built (pkg-config found no libnfs)\n",
 			root);
 		return -1;
@@ -214,11 +243,14 @@ static int compare(int rootfd, const char *path, unsigned flags, int err,
 			err ? err_name(-err) : "found it", kerr ? err_name(kerr) : "found it");
 		return 0;
 	}
-	if (kst.st_ino == st->ino && (kst.st_mode & S_IFMT) == (st->mode & S_IFMT))
+	if (kst.st_ino == st->ino && (kst.st_mode & 0177777) == st->mode &&
+	    kst.st_uid == st->uid && kst.st_gid == st->gid)
 		return 1;
-	fprintf(stderr, "dcpath: %s: the cache says inode %llu type %o, the kernel %llu type %o\n",
-		path, (unsigned long long)st->ino, st->mode & S_IFMT,
-		(unsigned long long)kst.st_ino, kst.st_mode & S_IFMT);
+	fprintf(stderr, "dcpath: %s: the cache says inode %llu mode %o owner %u:%u, "
+		"the kernel %llu mode %o owner %u:%u\n", path,
+		(unsigned long long)st->ino, st->mode, st->uid, st->gid,
+		(unsigned long long)kst.st_ino, kst.st_mode & 0177777,
+		(unsigned)kst.st_uid, (unsigned)kst.st_gid);
 	return 0;
 }
 
@@ -275,12 +307,15 @@ static void print_stats(struct dc_cache *c, const struct dc_backend *be,
 #ifdef DC_HAVE_NFS
 	dcnfs_stats(be, &now.rpc);
 	if (nfs)
-		fprintf(stderr, "; rpc LOOKUP=%llu GETATTR=%llu READDIR=%llu READLINK=%llu connects=%llu",
+		fprintf(stderr, "; rpc LOOKUP=%llu GETATTR=%llu READDIR=%llu READLINK=%llu "
+			"connects=%llu retries=%llu; revalidations=%llu",
 		(unsigned long long)(now.rpc.lookups - last->rpc.lookups),
 		(unsigned long long)(now.rpc.getattrs - last->rpc.getattrs),
 		(unsigned long long)(now.rpc.readdirs - last->rpc.readdirs),
 		(unsigned long long)(now.rpc.readlinks - last->rpc.readlinks),
-		(unsigned long long)(now.rpc.connects - last->rpc.connects));
+		(unsigned long long)(now.rpc.connects - last->rpc.connects),
+		(unsigned long long)(now.rpc.retries - last->rpc.retries),
+		(unsigned long long)(now.rpc.revalidations - last->rpc.revalidations));
 #else
 	(void)be;
 	(void)nfs;
@@ -289,17 +324,49 @@ static void print_stats(struct dc_cache *c, const struct dc_backend *be,
 	*last = now;
 }
 
-static int parse_passes(const char *s, int *out)
+/* A decimal number from min to max into *out. */
+static int parse_num(const char *s, long min, long max, long *out)
 {
 	char *end;
 	long n;
 
 	errno = 0;
 	n = strtol(s, &end, 10);
-	if (errno || end == s || *end || n < 1 || n > 1000000)
+	if (errno || end == s || *end || n < min || n > max)
 		return -EINVAL;
-	*out = (int)n;
+	*out = n;
 	return 0;
+}
+
+static int parse_lookupcache(const char *s, enum lookupcache *out)
+{
+	if (!strcmp(s, "all"))
+		*out = LC_ALL;
+	else if (!strcmp(s, "positive") || !strcmp(s, "pos"))
+		*out = LC_POSITIVE;
+	else if (!strcmp(s, "none"))
+		*out = LC_NONE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* Between two passes: --repeat-every's pause, --wait-stdin's line.
+ * 0, or -1 at the end of stdin. */
+static int between_passes(long pause_ms, int wait_stdin)
+{
+	struct timespec ts = { .tv_sec = pause_ms / 1000,
+			       .tv_nsec = pause_ms % 1000 * 1000000 };
+	int ch;
+
+	fflush(stdout);
+	while (pause_ms && nanosleep(&ts, &ts) && errno == EINTR)
+		;
+	if (!wait_stdin)
+		return 0;
+	while ((ch = getchar()) != EOF && ch != '\n')
+		;
+	return ch == EOF ? -1 : 0;
 }
 
 /* --cwd RELDIR: a reference to that directory, or 2 after the message. */
@@ -355,7 +422,12 @@ int main(int argc, char **argv)
 		{ "nofollow", no_argument, NULL, 'n' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "as", required_argument, NULL, 'a' },
+		{ "ttl", required_argument, NULL, 't' },
+		{ "neg-ttl", required_argument, NULL, 'T' },
+		{ "lookupcache", required_argument, NULL, 'l' },
 		{ "passes", required_argument, NULL, 'p' },
+		{ "repeat-every", required_argument, NULL, 'e' },
+		{ "wait-stdin", no_argument, NULL, 'w' },
 		{ "stats", no_argument, NULL, 's' },
 		{ "compare-dir", required_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
@@ -370,8 +442,10 @@ int main(int argc, char **argv)
 	struct counts last = { 0 };
 	struct dc_backend be;
 	struct dc_cache *c;
+	enum lookupcache lc = LC_ALL;
 	unsigned flags = 0;
-	int opt, err, p, passes = 1, stats = 0, rootfd = -1, status = 0;
+	long n, passes = 1, pause_ms = 0;
+	int opt, err, p, stats = 0, wait_stdin = 0, rootfd = -1, status = 0;
 
 	opterr = 0;	/* our messages, with the synopsis */
 	while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
@@ -390,11 +464,29 @@ int main(int argc, char **argv)
 						   optarg);
 			as = &cred;
 			break;
+		case 't':
+		case 'T':
+			if (parse_num(optarg, 0, INT_MAX, &n))
+				return usage_error("%s is a number of milliseconds, not '%s'",
+						   opt == 't' ? "--ttl" : "--neg-ttl", optarg);
+			*(opt == 't' ? &o.ttl_ms : &o.neg_ttl_ms) = (uint32_t)n;
+			break;
+		case 'l':
+			if (parse_lookupcache(optarg, &lc))
+				return usage_error("--lookupcache is all, positive or none, not '%s'",
+						   optarg);
+			break;
 		case 'p':
-			if (parse_passes(optarg, &passes))
+			if (parse_num(optarg, 1, 1000000, &passes))
 				return usage_error("--passes is a number from 1 to 1000000, not '%s'",
 						   optarg);
 			break;
+		case 'e':
+			if (parse_num(optarg, 0, 86400000, &pause_ms))
+				return usage_error("--repeat-every is a number of milliseconds, not '%s'",
+						   optarg);
+			break;
+		case 'w': wait_stdin = 1; break;
 		case 's': stats = 1; break;
 		case 'k': kdir = optarg; break;
 		case 'h':
@@ -425,7 +517,12 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	err = open_backend(root, &o.backend);
+	/* as NFS's lookupcache: entries of that kind expire at once */
+	if (lc == LC_NONE)
+		o.ttl_ms = 1;
+	if (lc != LC_ALL)
+		o.neg_ttl_ms = 1;
+	err = open_backend(root, lc, &o.backend);
 	be = o.backend;
 	if (!err) {
 		err = dc_cache_create(&o, &c);
@@ -440,6 +537,8 @@ int main(int argc, char **argv)
 	if (cwd)
 		status = open_cwd(c, cwd, &base);
 	for (p = 1; status != 2 && p <= passes; p++) {
+		if (p > 1 && between_passes(pause_ms, wait_stdin))
+			break;
 		err = pass(c, base, argv + optind, argc - optind, flags, as, rootfd);
 		if (err > status)
 			status = err;

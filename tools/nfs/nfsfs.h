@@ -5,7 +5,9 @@
  * Built into libdcnfs.a, apart from libdcache (whose users need no
  * libnfs), when pkg-config finds libnfs.  Cookies are file handles: a
  * lookup asks the server for one name in the directory a handle names,
- * so each miss costs one LOOKUP RPC and each hit none.  See docs/nfs.md.
+ * so each miss costs one LOOKUP RPC and each hit none.  With TTLs on, an
+ * expired entry costs a GETATTR of its directory (and one of its inode),
+ * and a LOOKUP only when the directory changed.  See docs/nfs.md.
  */
 #ifndef DCACHE_NFSFS_H
 #define DCACHE_NFSFS_H
@@ -16,9 +18,15 @@
 
 struct dcnfs_options {
 	uint32_t timeout_ms;	/* one RPC's answer at most; 0: 10000 */
-	uint32_t reserved32;	/* zero */
+	/* Attributes the server showed at most this long ago (ms) stand in
+	 * for a GETATTR when an expired entry is checked (NFS's acdirmin),
+	 * so an answer may be this much older than its TTL; 0: 100;
+	 * DCNFS_ACDIR_OFF: never. */
+	uint32_t acdir_ms;
 	uint64_t reserved[3];	/* zero */
 };
+
+#define DCNFS_ACDIR_OFF	UINT32_MAX
 
 /* RPCs sent, by kind, since dcnfs_open (a moment's view, not a snapshot). */
 struct dcnfs_stats {
@@ -28,6 +36,7 @@ struct dcnfs_stats {
 	uint64_t readlinks;	/* READLINK */
 	uint64_t connects;	/* connections made to the NFS service */
 	uint64_t retries;	/* RPCs sent again on a new connection */
+	uint64_t revalidations;	/* expired entries checked (revalidate) */
 };
 
 /*
