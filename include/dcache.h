@@ -226,7 +226,8 @@ int dc_mode_parse(const char *name, enum dc_mode *out);
 /*
  * Resolve PATH (absolute, or relative to base; base NULL means the root)
  * and copy out the answer.  Takes no reference and, when every component is
- * cached, no lock.  Errors: -EINVAL (NULL), -ENOENT, -ENOTDIR,
+ * cached, no lock; in rcu mode a path from the root resolved before (no
+ * ".", ".." or symlink in it, TTLs off) costs one probe however deep.  Errors: -EINVAL (NULL), -ENOENT, -ENOTDIR,
  * -ENAMETOOLONG, -ELOOP, or the backend's error.
  */
 int dc_resolve(struct dc_cache *c, struct dc_dentry *base, const char *path,
@@ -498,7 +499,9 @@ struct dc_stats {
 	uint64_t complete_answers; /* -ENOENT answered from a complete
 				      directory's listing, not the backend */
 	uint64_t readdirs;	/* directory listings asked of the backend */
-	uint64_t reserved[2];	/* zero in this version */
+	uint64_t path_hits;	/* lookups answered by one probe of a whole
+				   path (of hits and negative_hits) */
+	uint64_t reserved[1];	/* zero in this version */
 };
 /* The counters, summed over every thread (a moment's view, not a
  * snapshot); nothing when c or st is NULL. */

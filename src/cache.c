@@ -153,6 +153,7 @@ static void locks_init(struct dc_cache *c)
 	pthread_mutex_init(&c->lru_lock, NULL);
 	pthread_mutex_init(&c->stat_lock, NULL);
 	pthread_mutex_init(&c->list_lock, NULL);
+	pthread_mutex_init(&c->ptab_lock, NULL);
 }
 
 static void locks_destroy(struct dc_cache *c)
@@ -164,6 +165,7 @@ static void locks_destroy(struct dc_cache *c)
 	pthread_mutex_destroy(&c->lru_lock);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->list_lock);
+	pthread_mutex_destroy(&c->ptab_lock);
 }
 
 static int root_init(struct dc_cache *c)
@@ -200,6 +202,7 @@ static void cache_free(struct dc_cache *c)
 	if (c->root)
 		dc__free_now(c, c->root);
 	dc__lists_free(c);	/* the entries took theirs; none are left */
+	dc__paths_free(c);	/* no reader is left either */
 	dc__free(c, c->buckets, c->nbuckets * sizeof(*c->buckets));
 	dc__free(c, c->inodes, dc__inodes_size(c));
 	dc__stat_free(c);
@@ -254,6 +257,8 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 		err = dc__hash_init(c, c->max_entries);
 	if (!err)
 		err = dc__lists_init(c);
+	if (!err && c->mode == DC_MODE_RCU)	/* read lock-free, as the walk */
+		err = dc__paths_init(c);
 	if (!err)
 		err = root_init(c);
 	if (err) {
@@ -301,6 +306,7 @@ DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 	st->negative_misses = v[DC_ST_NEG_MISSES];
 	st->complete_answers = v[DC_ST_COMPLETE];
 	st->readdirs = v[DC_ST_READDIRS];
+	st->path_hits = v[DC_ST_PATH_HITS];
 	st->entries = dc__load(c->nr_entries);
 	st->negative = dc__load(c->nr_negative);
 	st->bytes = dc__load(c->bytes);

@@ -321,10 +321,15 @@ void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
 
 	if (fl & DC_F_DEAD)
 		return;
+	/* paths through a directory may lead elsewhere: before it goes */
+	if (dc__is_dir(d->mode))
+		dc__path_dir_changing(c, d);
 	dc__seq_write_begin(&d->seq);
 	dc__flags_set(d, fl & DC_F_PENDING ? DC_F_DEAD | DC_F_STALE : DC_F_DEAD);
 	dc__hash_remove(c, d);
 	dc__seq_write_end(&d->seq);
+	/* after DEAD: a reader adding a node for d now sees it (path.c) */
+	dc__path_forget_leaf(c, d);
 }
 
 /* What an in-place change replaces, kept until no reader can reach it. */

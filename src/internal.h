@@ -164,7 +164,9 @@ enum {
 					 * index (too many names of its inode) */
 	DC_F_HASLIST	= 1u << 11,	/* directory with a record in c->lists
 					 * (complete.c); set under list_lock */
-	DC_F_LAST	= DC_F_HASLIST
+	DC_F_HASPATH	= 1u << 12,	/* the answer of a node in c->ptab (path.c);
+					 * changed under ptab_lock */
+	DC_F_LAST	= DC_F_HASPATH
 };
 _Static_assert(DC_F_LAST <= UINT16_MAX, "flags outgrew dc_dentry.flags");
 
@@ -219,7 +221,7 @@ struct dc_lru {
 enum {
 	DC_ST_LOOKUPS, DC_ST_HITS, DC_ST_NEG_HITS, DC_ST_MISSES, DC_ST_RESTARTS,
 	DC_ST_EVICTIONS, DC_ST_LOCK_WAITS, DC_ST_MISS_WAITS, DC_ST_NEG_MISSES,
-	DC_ST_COMPLETE, DC_ST_READDIRS, DC_ST_NR
+	DC_ST_COMPLETE, DC_ST_READDIRS, DC_ST_PATH_HITS, DC_ST_NR
 };
 struct dc_tstat {
 	char pad0[64];			/* no other thread's data on v's lines */
@@ -303,6 +305,14 @@ struct dc_cache {
 	/* complete directories (complete.c): a record per directory with
 	 * negative misses or a listing; list_lock, which nests inside wlock
 	 * and is taken alone when an entry is freed */
+	/* one-probe paths (path.c): a table from whole paths to answers,
+	 * RCU-read; ptab_lock (nests inside wlock) for every change of it
+	 * and of the index by answer, pleaf; per-shard generations, atomic */
+	pthread_mutex_t ptab_lock;
+	struct dc_pnode **ptab, **pleaf;
+	unsigned pbits;
+	uint64_t *pgen;			/* 64 bits: never wraps to a node's */
+	uint64_t nr_pnodes;
 	pthread_mutex_t list_lock;
 	struct dc_list **lists;		/* DC_LIST_BUCKETS chains */
 	uint32_t nr_lists;
@@ -785,6 +795,19 @@ long dc__shrink_now(struct dc_cache *c, uint64_t target);
 #define DC_FREE_SOME_MAX	(1u << 16)
 bool dc__free_some(struct dc_cache *c, uint64_t seen);
 void dc__lru_free_all(struct dc_cache *c);
+
+/* ---- path.c ----------------------------------------------------------- */
+struct dc_pnode;
+int dc__paths_init(struct dc_cache *c);
+void dc__paths_free(struct dc_cache *c);
+void dc__path_bump_all(struct dc_cache *c);
+void dc__path_dir_changing(struct dc_cache *c, struct dc_dentry *d);
+void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d);
+int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
+		    struct dc_inode *st);
+void dc__path_add(struct dc_cache *c, const char *path, size_t len,
+		  struct dc_dentry *d, uint32_t seq, uint64_t gen);
+uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len);
 
 /* ---- complete.c ------------------------------------------------------- */
 struct dc_list;

@@ -365,6 +365,16 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 	struct dc_name *old = d->name;
 	struct dc_dentry *odir = d->parent;
 
+	/* paths through a directory, old and new, may lead elsewhere: the
+	 * new place's shard is its new parent's (or, at the top, the new
+	 * name's, which a negative entry there may have held a path for) */
+	if (dc__is_dir(d->mode)) {
+		dc__path_dir_changing(c, d);
+		if (ndir->parent)
+			dc__path_dir_changing(c, ndir);
+		else
+			dc__path_bump_all(c);
+	}
 	dc__seq_write_begin(&d->seq);
 	dc__hash_remove(c, d);
 	if (odir != ndir) {
@@ -515,6 +525,7 @@ static void swap_root(struct dc_cache *c, struct dc_dentry *nr)
 	struct dc_dentry *old = c->root;
 
 	nr->count = 1;		/* the cache's own, as root_init's */
+	dc__path_bump_all(c);	/* every path starts somewhere else now */
 	dc__seq_write_begin(&old->seq);
 	dc__flags_set(old, DC_F_DEAD);
 	dc__seq_write_end(&old->seq);
@@ -530,6 +541,7 @@ static void forget_all(struct dc_cache *c)
 {
 	uint64_t i;
 
+	dc__path_bump_all(c);
 	for (i = 0; i < c->nbuckets; i++)
 		while (c->buckets[i])
 			dc__unhash(c, c->buckets[i]);
@@ -691,8 +703,10 @@ DC_API int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino,
  * its names did not change, or their own events say so.  Write lock. */
 static void suspect(struct dc_cache *c, struct dc_dentry *d)
 {
-	/* its listing (complete.c) may no longer be all its names */
+	/* its listing (complete.c) may no longer be all its names; and a
+	 * path through it is checked again by the walk (path.c) */
 	dc__dir_changed(c, d);
+	dc__path_dir_changing(c, d);
 	dc__seq_write_begin(&d->seq);
 	dc__flags_set(d, DC_F_SUSPECT);
 	dc__seq_write_end(&d->seq);

@@ -50,6 +50,9 @@ struct nameidata {
 	bool missed;			/* the backend was asked */
 	bool neg_hit;			/* the answer was a cached negative */
 	bool orphan;			/* ref-walk stands below a forgotten entry */
+	bool plain;			/* met no ".", ".." or symlink (path.c) */
+	struct dc_dentry *neg;		/* rcu-walk: the negative entry it met */
+	uint32_t negseq;		/* ... and its seq */
 	const struct dc_cred *cred;	/* dc_resolve_as's; NULL: no checks */
 	uint64_t now;			/* the walk's clock, 0 with TTLs off */
 	const char *ahead;		/* a component hashed ahead (hash_ahead) */
@@ -75,6 +78,8 @@ static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
 	nd->depth = nd->nlinks = nd->nbufs = 0;
 	nd->trailing = nd->must_dir = nd->missed = nd->neg_hit = false;
 	nd->orphan = false;
+	nd->plain = true;
+	nd->neg = NULL;
 	nd->cred = cred;
 	nd->ahead = NULL;
 	nd->now = dc__walk_clock(c);
@@ -319,9 +324,12 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 				goto fail_validate;
 			}
 		}
-		if (is_dot(&cp))
+		if (is_dot(&cp)) {
+			nd->plain = false;
 			continue;
+		}
 		if (is_dotdot(&cp)) {
+			nd->plain = false;
 			if (cur == root)
 				continue;
 			/* acquire: pairs with move_entry's release of parent */
@@ -361,11 +369,15 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 			if (dc__seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			nd->neg_hit = true;
+			/* the entry the answer rests on (path.c) */
+			nd->neg = child;
+			nd->negseq = cseq;
 			return -ENOENT;
 		}
 		if (dc__is_lnk(mode) && follow(nd, &cp)) {
 			struct dc_xname *x = (struct dc_xname *)dc__load_acq(child->aux);
 
+			nd->plain = false;
 			if (!x || dc__seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			/* x stays allocated until we leave the read section */
@@ -1138,6 +1150,33 @@ static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err
 		dc__stat_inc(c, DC_ST_NEG_HITS);
 }
 
+/*
+ * May path's answer come from, and go to, the one-probe table (path.c)?
+ * A copy-out (dc_resolve) from the root, with no credential and TTLs off.
+ */
+static bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *base,
+			   const char *path, const struct dc_cred *cred,
+			   const struct dc_inode *st)
+{
+	return c->ptab && st && !cred && (path[0] == '/' || !base || is_root(base)) &&
+	       !dc__load(c->ttl_on);
+}
+
+/* rcu-walk's answer d (seq seq), or -ENOENT from the negative entry
+ * nd->neg (the last component's or one above it), into the table, when
+ * the walk met no ".", ".." or symlink and d is not a symlink.  Inside
+ * the read section. */
+static void keep_path(struct nameidata *nd, const char *path, size_t len, int err,
+		      struct dc_dentry *d, uint32_t seq, uint64_t gen)
+{
+	if (!nd->plain || nd->nlinks)
+		return;
+	if (err == -ENOENT && nd->neg)
+		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, gen);
+	else if (err == 0 && !dc__is_lnk(dc__load(d->mode)))
+		dc__path_add(nd->c, path, len, d, seq, gen);
+}
+
 /* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced. */
 static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
 		     size_t len, unsigned flags, const struct dc_cred *cred,
@@ -1146,12 +1185,25 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 	struct nameidata nd;
 	struct dc_dentry *d = NULL;
 	uint32_t seq = 0;	/* walk_rcu sets it when it answers 0 */
+	uint64_t pgen = 0;
+	bool pc;
 	int err;
 
 	dc__stat_inc(c, DC_ST_LOOKUPS);
 	if (c->mode == DC_MODE_RCU) {
-		nd_init(&nd, c, path, len, flags, cred);
+		pc = path_cacheable(c, base, path, cred, st);
 		dc__rcu_lock();
+		if (pc) {
+			err = dc__path_lookup(c, path, len, st);
+			if (err != -ECHILD) {
+				dc__rcu_unlock();
+				dc__stat_inc(c, err ? DC_ST_NEG_HITS : DC_ST_HITS);
+				return err;
+			}
+			/* before the walk: a directory changed since fails the add */
+			pgen = dc__path_gen(c, path, len);
+		}
+		nd_init(&nd, c, path, len, flags, cred);
 		err = walk_rcu(&nd, base, &d, &seq);
 		if (err == 0) {
 			if (st) {
@@ -1171,6 +1223,8 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 				err = -ECHILD;
 			}
 		}
+		if (pc && (err == 0 || err == -ENOENT))
+			keep_path(&nd, path, len, err, d, seq, pgen);
 		dc__rcu_unlock();
 		if (err != -ECHILD) {
 			count_answer(c, &nd, err);

@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * path.c - one-probe paths: a table from a whole path string, resolved
+ * from the root, to the entry the walk answered, so that a cached path
+ * costs one hash of its bytes and one probe however deep it is.
+ *
+ * A node is made after an rcu-walk from the root that met no ".", "..",
+ * or symlink, whose answer is an entry: the last component's (positive
+ * and not a symlink), or the negative entry that made it -ENOENT (the
+ * last component's or one above).  The answer is then a function of the
+ * string, of that entry, and of the directories between the root and it.
+ * A node says (key, the string, entry d, d's seq, the shard's generation).
+ *
+ * How a reader knows a node still tells the truth, lock-free:
+ *  - d itself: not DEAD and its seq unchanged since the node was made.
+ *    Every change of d's name, place or inode is a seq write on d, and
+ *    unhashing marks it DEAD inside one (dentry.c, update.c).
+ *  - the directories above d: a node never re-checks them.  Instead
+ *    every change that could make the same string lead elsewhere bumps a
+ *    generation first: a directory unhashed (forgotten, evicted, removed),
+ *    moved (rename), or suspect (its attributes changed), and the root
+ *    replaced.  The generations are sharded by the path's first
+ *    component (the child of the root the path goes through): a change
+ *    below /usr bumps the shard of "usr", and only paths through /usr,
+ *    and those that share the shard, fall back to the walk; a change of
+ *    the root itself bumps every shard.  The writer bumps (seq_cst)
+ *    before the change is visible; the reader loads the shard's
+ *    generation (acquire) before d and again after copying out, so a
+ *    reader that returns an old answer did all its reads before the
+ *    change became visible.
+ *  - TTLs: a node is used only while TTLs are off (an expired directory
+ *    on the way must be asked of the backend).
+ *
+ * Lifetime: nodes are read under rcu_read_lock and freed with call_rcu.
+ * A node's d must stay allocated while a reader may hold the node: d is
+ * freed only after an RCU grace period that starts after it was
+ * unhashed, so unhashing removes d's nodes first (dc__path_forget_leaf,
+ * under ptab_lock, with the write lock held), and a reader that adds a
+ * node re-checks, under ptab_lock, that d is not DEAD: either the adder
+ * ran first and the unhash finds its node (DC_F_HASPATH, set under
+ * ptab_lock), or the unhash ran first and the adder sees DEAD.
+ *
+ * Locking: ptab_lock (mutex) serialises every change of the table and
+ * the leaf index; it nests inside the write lock (unhash, bumps need no
+ * lock: atomics) and is taken alone by readers adding a node.  Readers
+ * of the table take nothing.
+ */
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define DC_PATH_SHARDS	64
+
+struct dc_pnode {
+	struct dc_pnode *next;		/* chain in c->ptab; RCU-read */
+	struct dc_pnode *lnext;		/* chain in c->pleaf (by d); ptab_lock */
+	uint64_t key;
+	struct dc_dentry *d;
+	uint64_t gen;			/* its shard's generation when made */
+	uint32_t dseq;			/* d's seq (even) when made */
+	uint32_t shard;
+	uint32_t len;
+	struct rcu_head rcu;
+	struct dc_cache *c;
+	char path[];			/* len bytes */
+};
+
+static size_t node_size(size_t len)
+{
+	return sizeof(struct dc_pnode) + len;
+}
+
+int dc__paths_init(struct dc_cache *c)
+{
+	unsigned bits = 8;
+
+	/* a head per four entries of the cap, at most 2^18 */
+	while (bits < 18 && (1ull << bits) < c->max_entries / 4)
+		bits++;
+	c->pbits = bits;
+	c->ptab = dc__calloc(c, (sizeof(*c->ptab) + sizeof(*c->pleaf)) << bits);
+	if (!c->ptab)
+		return -ENOMEM;
+	c->pleaf = (struct dc_pnode **)(c->ptab + (1ull << bits));
+	c->pgen = dc__calloc(c, DC_PATH_SHARDS * sizeof(*c->pgen));
+	return c->pgen ? 0 : -ENOMEM;
+}
+
+static void node_free_cb(struct rcu_head *head)
+{
+	struct dc_pnode *n = caa_container_of(head, struct dc_pnode, rcu);
+	struct dc_cache *c;
+
+	dc__rcu_after_grace(head);	/* before the node is read (TSan) */
+	c = n->c;
+	dc__free(c, n, node_size(n->len));
+	dc__tsan_release(c);	/* dc_cache_destroy's rcu_barrier acquires */
+}
+
+/* Every node, at destroy: no reader is left. */
+void dc__paths_free(struct dc_cache *c)
+{
+	if (c->ptab) {
+		for (size_t i = 0; i < (1ull << c->pbits); i++) {
+			struct dc_pnode *n = c->ptab[i], *next;
+
+			for (; n; n = next) {
+				next = n->next;
+				dc__free(c, n, node_size(n->len));
+			}
+		}
+		dc__free(c, c->ptab, (sizeof(*c->ptab) + sizeof(*c->pleaf)) << c->pbits);
+	}
+	if (c->pgen)
+		dc__free(c, c->pgen, DC_PATH_SHARDS * sizeof(*c->pgen));
+}
+
+/* The shard of a path whose first component is name (len bytes). */
+static uint32_t shard_of_name(const struct dc_cache *c, const char *name, size_t len)
+{
+	return (uint32_t)(dc__hash_key(c, name, len) >> 58) % DC_PATH_SHARDS;
+}
+
+static struct dc_pnode **leaf_chain(struct dc_cache *c, const struct dc_dentry *d)
+{
+	uintptr_t p = (uintptr_t)d;
+
+	return &c->pleaf[(p >> 7 ^ p >> (7 + c->pbits)) & ((1ull << c->pbits) - 1)];
+}
+
+/* ---- writers ------------------------------------------------------------- */
+
+static void bump(struct dc_cache *c, uint32_t shard)
+{
+	/* seq_cst: before the change that follows is visible to a reader
+	 * (its stores come after in program order and are release or seq
+	 * writes); pairs with the reader's loads in dc__path_lookup */
+	__atomic_add_fetch(&c->pgen[shard], 1, __ATOMIC_SEQ_CST);
+}
+
+/* Every path may lead elsewhere now (the root was replaced, or forgot
+ * everything).  Write lock held. */
+void dc__path_bump_all(struct dc_cache *c)
+{
+	if (!c->pgen)
+		return;
+	for (uint32_t i = 0; i < DC_PATH_SHARDS; i++)
+		bump(c, i);
+}
+
+/*
+ * Directory d is about to be unhashed, moved, or made suspect: paths
+ * through it may lead elsewhere.  Its top-level ancestor (the child of
+ * the root it hangs below, d itself at the top) names the shard; a root
+ * (current or former) bumps all.  Write lock held: parents are stable.
+ */
+void dc__path_dir_changing(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_dentry *top = d;
+
+	if (!c->pgen)
+		return;
+	while (top->parent && top->parent->parent)
+		top = top->parent;
+	if (!top->parent) {
+		dc__path_bump_all(c);
+		return;
+	}
+	bump(c, shard_of_name(c, top->name->s, top->name->len));
+}
+
+/* Unpublish n from its key chain (readers may still hold it: it is freed
+ * after them), having taken it off its leaf chain.  ptab_lock held. */
+static void unpublish(struct dc_cache *c, struct dc_pnode *n)
+{
+	struct dc_pnode **tp = &c->ptab[n->key & ((1ull << c->pbits) - 1)];
+
+	while (*tp != n)
+		tp = &(*tp)->next;
+	/* a reader on n still finds the rest of the chain through n->next */
+	dc__store(*tp, n->next);
+	__atomic_sub_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
+	dc__call_rcu(&n->rcu, node_free_cb);
+}
+
+/* Take n off its leaf's chain.  ptab_lock held. */
+static void leaf_unlink(struct dc_cache *c, struct dc_pnode *n)
+{
+	struct dc_pnode **pp = leaf_chain(c, n->d);
+
+	while (*pp != n)
+		pp = &(*pp)->lnext;
+	*pp = n->lnext;
+}
+
+/* d is being unhashed: its nodes go before its memory can (see the
+ * lifetime rules).  Write lock held. */
+void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
+{
+	struct dc_pnode **pp, *n;
+
+	if (!c->ptab)
+		return;
+	pthread_mutex_lock(&c->ptab_lock);
+	if (!(dc__flags(d) & DC_F_HASPATH)) {
+		pthread_mutex_unlock(&c->ptab_lock);
+		return;
+	}
+	for (pp = leaf_chain(c, d); (n = *pp);) {
+		if (n->d != d) {
+			pp = &n->lnext;
+			continue;
+		}
+		*pp = n->lnext;
+		unpublish(c, n);
+	}
+	dc__flags_clear(d, DC_F_HASPATH);
+	pthread_mutex_unlock(&c->ptab_lock);
+}
+
+/* ---- readers ------------------------------------------------------------- */
+
+/* The first component of path: its name and length (0: none). */
+static size_t first_component(const char *path, size_t len, const char **name)
+{
+	size_t i = 0, j;
+
+	while (i < len && path[i] == '/')
+		i++;
+	for (j = i; j < len && path[j] != '/'; j++)
+		;
+	*name = path + i;
+	return j - i;
+}
+
+static uint64_t path_key(const struct dc_cache *c, const char *path, size_t len)
+{
+	return dc__hash_bytes(&c->hkey, path, len);
+}
+
+/*
+ * The answer for path (len bytes, from the root) from its node: 0 with
+ * *st filled, -ENOENT, or -ECHILD (no node, or one that may be stale:
+ * walk).  Inside rcu_read_lock; TTLs off.
+ */
+int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
+		    struct dc_inode *st)
+{
+	uint64_t key = path_key(c, path, len);
+	const char *first;
+	size_t flen = first_component(path, len, &first);
+	struct dc_pnode *n;
+	struct dc_dentry *d;
+	uint32_t shard, seq;
+	uint64_t gen;
+
+	if (!flen)
+		return -ECHILD;
+	/* acquire: pairs with the adder's release of the chain head */
+	for (n = dc__load_acq(c->ptab[key & ((1ull << c->pbits) - 1)]); n;
+	     n = dc__load_acq(n->next))
+		if (n->key == key && n->len == len && !memcmp(n->path, path, len))
+			break;
+	if (!n)
+		return -ECHILD;
+	shard = n->shard;
+	/* acquire: a bump seen here is seen with what came before it */
+	gen = __atomic_load_n(&c->pgen[shard], __ATOMIC_ACQUIRE);
+	if (gen != n->gen)
+		return -ECHILD;
+	d = n->d;	/* allocated while we hold the read lock: see above */
+	seq = dc__seq_begin(&d->seq);
+	if (seq != n->dseq || (dc__flags(d) & DC_F_DEAD))
+		return -ECHILD;
+	st->ino = dc__load(d->ino);
+	st->cookie = dc__load(d->cookie);
+	st->mode = dc__load(d->mode);
+	st->gen = dc__load(d->gen);
+	st->uid = dc__load(d->uid);
+	st->gid = dc__load(d->gid);
+	/* the copy is of d as the node saw it, and no directory above moved
+	 * while we read (the bump comes before any such change) */
+	if (dc__seq_retry(&d->seq, seq) ||
+	    __atomic_load_n(&c->pgen[shard], __ATOMIC_SEQ_CST) != gen)
+		return -ECHILD;
+	dc__lru_touch(d);
+	dc__stat_inc(c, DC_ST_PATH_HITS);
+	return st->mode ? 0 : -ENOENT;
+}
+
+/*
+ * Remember path's answer d (its seq seq, read by the rcu-walk that just
+ * answered, which met no ".", ".." or symlink and started at the root),
+ * with gen the shard's generation read before that walk.  Best effort:
+ * nothing on no memory, or past the cap.  No lock held.
+ */
+void dc__path_add(struct dc_cache *c, const char *path, size_t len,
+		  struct dc_dentry *d, uint32_t seq, uint64_t gen)
+{
+	const char *first;
+	size_t flen = first_component(path, len, &first);
+	uint64_t key;
+	struct dc_pnode *n, **head;
+
+	if (!flen || __atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->max_entries)
+		return;
+	n = dc__malloc(c, node_size(len));
+	if (!n)
+		return;
+	key = path_key(c, path, len);
+	n->key = key;
+	n->d = d;
+	n->dseq = seq;
+	n->shard = shard_of_name(c, first, flen);
+	n->gen = gen;
+	n->len = (uint32_t)len;
+	n->c = c;
+	memcpy(n->path, path, len);
+	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
+	pthread_mutex_lock(&c->ptab_lock);
+	/* d still what the walk saw (an unhash marks it DEAD first, and
+	 * takes this lock before it looks for nodes), and no node for the
+	 * string yet (two walks of one path may race here) */
+	if ((dc__flags(d) & DC_F_DEAD) || dc__load(d->seq) != seq ||
+	    __atomic_load_n(&c->pgen[n->shard], __ATOMIC_ACQUIRE) != gen) {
+		pthread_mutex_unlock(&c->ptab_lock);
+		dc__free(c, n, node_size(len));
+		return;
+	}
+	/* a node for the string already: kept if it still holds (two walks
+	 * of one path raced here), else replaced */
+	for (struct dc_pnode *o = *head; o; o = o->next) {
+		if (o->key != key || o->len != len || memcmp(o->path, path, len))
+			continue;
+		if (o->d == d && o->dseq == seq && o->gen == gen) {
+			pthread_mutex_unlock(&c->ptab_lock);
+			dc__free(c, n, node_size(len));
+			return;
+		}
+		leaf_unlink(c, o);
+		unpublish(c, o);
+		break;
+	}
+	dc__flags_set(d, DC_F_HASPATH);
+	n->lnext = *leaf_chain(c, d);
+	*leaf_chain(c, d) = n;
+	n->next = *head;
+	/* release: the node's fields before the pointer to it */
+	dc__store_rel(*head, n);
+	__atomic_add_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&c->ptab_lock);
+}
+
+/* The generation a walk of path reads before it starts, to hand to
+ * dc__path_add; its shard's. */
+uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len)
+{
+	const char *first;
+	size_t flen = first_component(path, len, &first);
+
+	if (!flen)
+		return 0;
+	return __atomic_load_n(&c->pgen[shard_of_name(c, first, flen)], __ATOMIC_ACQUIRE);
+}

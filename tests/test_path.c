@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_path.c - one-probe paths (path.c): a path resolved once from the
+ * root is answered again by one probe of the whole string, and never says
+ * what a walk would not:
+ *
+ *  - a second dc_resolve of a plain path (positive, negative, deep, with
+ *    a trailing slash) is a path hit, with the walk's answer;
+ *  - paths with ".", "..", a symlink, from another base, with TTLs on, or
+ *    in the global and rwlock modes are never answered so, and are right;
+ *  - after each change the cache is told of, the path answers the new
+ *    truth: the leaf created, replaced, unlinked, renamed; a directory
+ *    above it renamed away and back, removed, forgotten
+ *    (dc_invalidate_dir, dc_invalidate_child, dc_invalidate), its
+ *    attributes changed; everything forgotten (dc_invalidate_all);
+ *  - a stale node is replaced, and the path is a hit again;
+ *  - stress: readers resolve a deep path under a directory a writer moves
+ *    between two parents; an answer read while no move was under way is
+ *    the truth of that moment; nothing leaks.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "dcache-debug.h"
+#include "harness.h"
+
+#define DIR_M	(S_IFDIR | 0755)
+#define REG_M	(S_IFREG | 0644)
+
+static struct dc_memfs *fs;
+
+static struct dc_cache *open_cache(enum dc_mode m, uint32_t ttl)
+{
+	struct dc_options o = { .mode = m, .backend = dc_memfs_backend(fs),
+				.ttl_ms = ttl };
+	struct dc_cache *c = NULL;
+
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	return c;
+}
+
+static void close_cache(struct dc_cache *c)
+{
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	CHECK_EQ(dc_debug_live_entries(), 0);
+}
+
+static uint64_t add(uint64_t dir, const char *name, uint32_t mode, const char *target)
+{
+	struct dc_inode in = { 0 };
+
+	CHECK_EQ(dc_memfs_add(fs, dir, name, mode, target, &in), 0);
+	return in.ino;
+}
+
+static int64_t res(struct dc_cache *c, struct dc_dentry *base, const char *p)
+{
+	struct dc_inode st;
+	int err = dc_resolve(c, base, p, 0, &st);
+
+	return err ? err : (int64_t)st.ino;
+}
+
+static uint64_t path_hits(struct dc_cache *c)
+{
+	struct dc_stats st;
+
+	dc_get_stats(c, &st);
+	return st.path_hits;
+}
+
+/* Resolve p until it is answered lock-free (a miss walks twice: by
+ * reference, then without), then once more: every answer must be want,
+ * and the last a path hit when hit (else not). */
+static void twice(struct dc_cache *c, const char *p, int64_t want, bool hit)
+{
+	uint64_t h;
+
+	CHECK_EQ(res(c, NULL, p), want);
+	CHECK_EQ(res(c, NULL, p), want);
+	h = path_hits(c);
+	CHECK_EQ(res(c, NULL, p), want);
+	CHECK_EQ(path_hits(c) - h, hit ? 1 : 0);
+	if (res(c, NULL, p) != want || (path_hits(c) - h == 2) != hit)
+		fprintf(stderr, "  (path %s)\n", p);
+}
+
+/* /a/b/c/d/e/f (a file), /a/b/l -> c (a symlink), /top (a file) */
+static uint64_t ia, ib, ic, id, ie, iff, itop;
+
+static void make_tree(void)
+{
+	if (fs)
+		dc_memfs_free(fs);
+	fs = NULL;
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	ia = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
+	ib = add(ia, "b", DIR_M, NULL);
+	ic = add(ib, "c", DIR_M, NULL);
+	id = add(ic, "d", DIR_M, NULL);
+	ie = add(id, "e", DIR_M, NULL);
+	iff = add(ie, "f", REG_M, NULL);
+	add(ib, "l", S_IFLNK | 0777, "c");
+	itop = add(DC_MEMFS_ROOT, "top", REG_M, NULL);
+}
+
+static void test_hits(enum dc_mode m)
+{
+	bool rcu = m == DC_MODE_RCU;
+	struct dc_dentry *b;
+	struct dc_cache *c;
+
+	make_tree();
+	c = open_cache(m, 0);
+	twice(c, "/a/b/c/d/e/f", (int64_t)iff, rcu);
+	twice(c, "a/b/c/d/e/f", (int64_t)iff, rcu);
+	twice(c, "/a/b/c/d/e/", (int64_t)ie, rcu);
+	twice(c, "/a/b/c/d/e/nope", -ENOENT, rcu);
+	twice(c, "/top", (int64_t)itop, rcu);
+	/* never by one probe, always right */
+	twice(c, "/a/b/./c", (int64_t)ic, false);
+	twice(c, "/a/b/c/../c", (int64_t)ic, false);
+	twice(c, "/a/b/l/d", (int64_t)id, false);
+	twice(c, "/a/b/l", (int64_t)ic, false);
+	twice(c, "/a/b/nope/x", -ENOENT, rcu);	/* rests on nope */
+	twice(c, "/top/", -ENOTDIR, false);
+	twice(c, "/", DC_MEMFS_ROOT, false);
+	CHECK_EQ(dc_walk(c, NULL, "/a/b", 0, &b), 0);
+	CHECK_EQ(res(c, b, "c/d"), (int64_t)id);
+	{
+		uint64_t h = path_hits(c);
+
+		CHECK_EQ(res(c, b, "c/d"), (int64_t)id);
+		CHECK_EQ(path_hits(c), h);
+	}
+	dc_put(c, b);
+	close_cache(c);
+
+	if (!rcu)
+		return;
+	c = open_cache(m, 60000);	/* TTLs on: every answer walks */
+	twice(c, "/a/b/c/d/e/f", (int64_t)iff, false);
+	close_cache(c);
+}
+
+/* After each change told, the path answers the new truth. */
+static void test_changes(void)
+{
+	const char *deep = "/a/b/c/d/e/f";
+	struct dc_dentry *a, *b, *e, *r;
+	struct dc_inode in;
+	struct dc_cache *c;
+	uint64_t x;
+
+	make_tree();
+	c = open_cache(DC_MODE_RCU, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/", 0, &r), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/a", 0, &a), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/a/b", 0, &b), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/a/b/c/d/e", 0, &e), 0);
+
+	/* the leaf: created where it was negative, replaced, unlinked */
+	twice(c, "/a/b/c/d/e/g", -ENOENT, true);
+	CHECK_EQ(dc_memfs_add(fs, ie, "g", REG_M, NULL, &in), 0);
+	CHECK_EQ(dc_create(c, e, "g", &in), 0);
+	twice(c, "/a/b/c/d/e/g", (int64_t)in.ino, true);
+	CHECK_EQ(dc_memfs_remove(fs, ie, "g", 0), 0);
+	CHECK_EQ(dc_memfs_add(fs, ie, "g", REG_M, NULL, &in), 0);
+	CHECK_EQ(dc_create(c, e, "g", &in), 0);
+	twice(c, "/a/b/c/d/e/g", (int64_t)in.ino, true);
+	CHECK_EQ(dc_memfs_remove(fs, ie, "g", 0), 0);
+	CHECK_EQ(dc_unlink(c, e, "g"), 0);
+	twice(c, "/a/b/c/d/e/g", -ENOENT, true);
+
+	/* the leaf renamed away */
+	twice(c, deep, (int64_t)iff, true);
+	CHECK_EQ(dc_memfs_rename(fs, ie, "f", ie, "f2", 0), 0);
+	CHECK_EQ(dc_rename(c, e, "f", e, "f2", 0), 0);
+	twice(c, deep, -ENOENT, true);
+	CHECK_EQ(dc_memfs_rename(fs, ie, "f2", ie, "f", 0), 0);
+	CHECK_EQ(dc_rename(c, e, "f2", e, "f", 0), 0);
+	twice(c, deep, (int64_t)iff, true);
+
+	/* a directory above: renamed away and back (a stale node replaced) */
+	CHECK_EQ(dc_memfs_rename(fs, ia, "b", DC_MEMFS_ROOT, "b2", 0), 0);
+	CHECK_EQ(dc_rename(c, a, "b", r, "b2", 0), 0);
+	twice(c, deep, -ENOENT, true);
+	twice(c, "/b2/c/d/e/f", (int64_t)iff, true);
+	CHECK_EQ(dc_memfs_rename(fs, DC_MEMFS_ROOT, "b2", ia, "b", 0), 0);
+	CHECK_EQ(dc_rename(c, r, "b2", a, "b", 0), 0);
+	twice(c, "/b2/c/d/e/f", -ENOENT, true);
+	twice(c, deep, (int64_t)iff, true);
+
+	/* a directory above replaced behind the cache, then told by name */
+	CHECK_EQ(dc_memfs_rename(fs, ib, "c", ia, "old-c", 0), 0);
+	x = add(ib, "c", DIR_M, NULL);
+	CHECK_EQ(dc_invalidate_child(c, ib, 0, "c", 1), 0);
+	CHECK_EQ(dc_invalidate_child(c, ia, 0, "old-c", 5), 0);
+	twice(c, deep, -ENOENT, true);
+	twice(c, "/a/b/c", (int64_t)x, true);
+	twice(c, "/a/old-c/d/e/f", (int64_t)iff, true);
+	/* moved back behind the cache; told by the directory's inode */
+	CHECK_EQ(dc_memfs_rename(fs, ib, "c", ia, "new-c", 0), 0);
+	CHECK_EQ(dc_memfs_rename(fs, ia, "old-c", ib, "c", 0), 0);
+	CHECK_EQ(dc_invalidate_dir(c, ib, 0), 0);
+	CHECK_EQ(dc_invalidate_dir(c, ia, 0), 0);
+	twice(c, deep, (int64_t)iff, true);
+	twice(c, "/a/b/c", (int64_t)ic, true);
+
+	/* a directory above forgotten through a handle, and everything */
+	twice(c, "/a/b/c/d/e/nope", -ENOENT, true);
+	x = add(ie, "nope", REG_M, NULL);	/* behind the cache */
+	CHECK_EQ(dc_invalidate(c, a), 0);
+	twice(c, "/a/b/c/d/e/nope", (int64_t)x, true);
+	CHECK_EQ(dc_memfs_remove(fs, ie, "nope", 0), 0);
+	CHECK_EQ(dc_invalidate_all(c), 0);
+	twice(c, "/a/b/c/d/e/nope", -ENOENT, true);
+
+	/* a directory's attributes changed: the walk checks it again */
+	twice(c, deep, (int64_t)iff, true);
+	CHECK_EQ(dc_invalidate_inode(c, ic, 0), 0);
+	twice(c, deep, (int64_t)iff, true);
+
+	/* an empty directory removed, and a file made in its place */
+	x = add(ie, "sub", DIR_M, NULL);
+	CHECK_EQ(dc_invalidate_child(c, ie, 0, "sub", 3), 0);
+	twice(c, "/a/b/c/d/e/sub", (int64_t)x, true);
+	twice(c, "/a/b/c/d/e/sub/", (int64_t)x, true);
+	CHECK_EQ(dc_memfs_remove(fs, ie, "sub", 1), 0);
+	x = add(ie, "sub", REG_M, NULL);
+	CHECK_EQ(dc_invalidate_child(c, ie, 0, "sub", 3), 0);
+	twice(c, "/a/b/c/d/e/sub", (int64_t)x, true);
+	twice(c, "/a/b/c/d/e/sub/", -ENOTDIR, false);
+
+	dc_put(c, e);
+	dc_put(c, b);
+	dc_put(c, a);
+	dc_put(c, r);
+	close_cache(c);
+}
+
+/* ---- stress ---------------------------------------------------------------
+ *
+ * /p1 and /p2; the writer moves /p?/x (holding y/z/w/f) between them, each
+ * move bracketed by version bumps (odd while it is under way).  A reader
+ * whose answer was read between two equal even versions must see f under
+ * the parent of that version and nothing under the other.
+ */
+static uint64_t version, stop_flag;
+static uint64_t ip1, ip2, ix, istress_f;
+
+static void *stress_reader(void *arg)
+{
+	struct dc_cache *c = arg;
+	int64_t r1, r2;
+	uint64_t v1, v2;
+
+	while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE)) {
+		v1 = __atomic_load_n(&version, __ATOMIC_ACQUIRE);
+		r1 = res(c, NULL, "/p1/x/y/z/w/f");
+		r2 = res(c, NULL, "/p2/x/y/z/w/f");
+		v2 = __atomic_load_n(&version, __ATOMIC_ACQUIRE);
+		if (v1 != v2 || (v1 & 1))
+			continue;
+		if ((v1 / 2) % 2 == 0) {
+			CHECK_EQ(r1, (int64_t)istress_f);
+			CHECK_EQ(r2, -ENOENT);
+		} else {
+			CHECK_EQ(r1, -ENOENT);
+			CHECK_EQ(r2, (int64_t)istress_f);
+		}
+	}
+	return NULL;
+}
+
+static void test_stress(void)
+{
+	struct dc_dentry *p1, *p2;
+	struct dc_cache *c;
+	pthread_t t[2];
+	struct timespec ts0, ts;
+	uint64_t y, z, w, moves = 0;
+
+	if (fs)
+		dc_memfs_free(fs);
+	fs = NULL;
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	ip1 = add(DC_MEMFS_ROOT, "p1", DIR_M, NULL);
+	ip2 = add(DC_MEMFS_ROOT, "p2", DIR_M, NULL);
+	ix = add(ip1, "x", DIR_M, NULL);
+	y = add(ix, "y", DIR_M, NULL);
+	z = add(y, "z", DIR_M, NULL);
+	w = add(z, "w", DIR_M, NULL);
+	istress_f = add(w, "f", REG_M, NULL);
+	c = open_cache(DC_MODE_RCU, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/p1", 0, &p1), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/p2", 0, &p2), 0);
+	version = 0;
+	stop_flag = 0;
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, stress_reader, c), 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	do {
+		bool in1 = moves % 2 == 0;
+
+		__atomic_add_fetch(&version, 1, __ATOMIC_ACQ_REL);	/* odd */
+		CHECK_EQ(dc_memfs_rename(fs, in1 ? ip1 : ip2, "x", in1 ? ip2 : ip1,
+					 "x", 0), 0);
+		CHECK_EQ(dc_rename(c, in1 ? p1 : p2, "x", in1 ? p2 : p1, "x", 0), 0);
+		__atomic_add_fetch(&version, 1, __ATOMIC_ACQ_REL);	/* even */
+		moves++;
+		/* let the readers hit between moves */
+		for (int k = 0; k < 2000; k++)
+			(void)res(c, NULL, "/p1/x/y/z/w/f");
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	} while ((double)(ts.tv_sec - ts0.tv_sec) +
+		 (double)(ts.tv_nsec - ts0.tv_nsec) / 1e9 < h_seconds() / 4);
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CHECK(moves > 0);
+	CHECK(path_hits(c) > 0);
+	dc_put(c, p1);
+	dc_put(c, p2);
+	close_cache(c);
+}
+
+int main(void)
+{
+	for (enum dc_mode m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++)
+		test_hits(m);
+	test_changes();
+	test_stress();
+	dc_memfs_free(fs);
+	return h_done("test_path");
+}
