@@ -148,8 +148,10 @@ static void locks_init(struct dc_cache *c)
 {
 	pthread_mutex_init(&c->wlock, NULL);
 	pthread_rwlock_init(&c->rwlock, NULL);
-	pthread_mutex_init(&c->pend_lock, NULL);
-	pthread_cond_init(&c->pend_cv, NULL);
+	for (unsigned i = 0; i < DC_WAIT_SLOTS; i++) {
+		pthread_mutex_init(&c->waitq[i].lock, NULL);
+		pthread_cond_init(&c->waitq[i].cv, NULL);
+	}
 	pthread_mutex_init(&c->lru_lock, NULL);
 	pthread_mutex_init(&c->stat_lock, NULL);
 	pthread_mutex_init(&c->list_lock, NULL);
@@ -159,8 +161,10 @@ static void locks_destroy(struct dc_cache *c)
 {
 	pthread_mutex_destroy(&c->wlock);
 	pthread_rwlock_destroy(&c->rwlock);
-	pthread_mutex_destroy(&c->pend_lock);
-	pthread_cond_destroy(&c->pend_cv);
+	for (unsigned i = 0; i < DC_WAIT_SLOTS; i++) {
+		pthread_mutex_destroy(&c->waitq[i].lock);
+		pthread_cond_destroy(&c->waitq[i].cv);
+	}
 	pthread_mutex_destroy(&c->lru_lock);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->list_lock);

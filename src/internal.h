@@ -18,9 +18,10 @@
  *  c->list_lock (mutex)
  *	complete-directory records (complete.c) and DC_F_HASLIST.  Nests
  *	inside wlock; dc__free_now takes it alone.
- *  c->pend_lock + c->pend_cv
+ *  c->waitq[] (a mutex and a condvar per slot, by the entry's address)
  *	only to sleep until a PENDING entry is settled or a REVAL one is
- *	checked.  Innermost.
+ *	checked: a waiter sleeps on its entry's slot, the settler wakes that
+ *	slot alone (walk.c, wait_clear).  Innermost.
  *  lock-free (rcu mode readers)
  *	read every field above with relaxed atomic loads (pointers with
  *	acquire) inside rcu_read_lock(), and trust nothing they read until the
@@ -232,8 +233,21 @@ struct dc_tstat {
 struct dc_slab;
 
 #define DC_INVAL_SLOTS	64
+#define DC_WAIT_SLOTS	64	/* sleepers on PENDING / REVAL entries, by address */
 #define DC_DIR_SLOTS	256
 #define DC_INDEX_MAX	32	/* names of one non-directory inode indexed */
+
+/*
+ * One wait slot: threads waiting for a PENDING or REVAL entry sleep on
+ * the slot its address hashes to, so a settle wakes that name's waiters
+ * (and any other name's sharing the slot, which look again and sleep
+ * on), not every waiter of the cache.  A line (or two) of its own: the
+ * slots are taken by unrelated misses at once.
+ */
+struct dc_waitq {
+	_Alignas(64) pthread_mutex_t lock;
+	pthread_cond_t cv;
+};
 
 /* The name hash's secret key (hash.c). */
 struct dc_hkey {
@@ -279,8 +293,6 @@ struct dc_cache {
 	 * answer uncached) */
 	uint64_t dir_stamp[DC_DIR_SLOTS];
 	pthread_rwlock_t rwlock;
-	pthread_mutex_t pend_lock;
-	pthread_cond_t pend_cv;
 
 	pthread_mutex_t lru_lock;
 	struct dc_lru lru_pos, lru_neg;
@@ -308,6 +320,8 @@ struct dc_cache {
 	uint32_t nr_lists;
 	uint32_t list_hand;		/* next bucket to evict from */
 	uint32_t complete_after, complete_max;	/* DC_COMPLETE_OFF: off */
+
+	struct dc_waitq waitq[DC_WAIT_SLOTS];	/* see wait_clear (walk.c) */
 };
 
 /* ---- alloc.c ---------------------------------------------------------- */
