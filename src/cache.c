@@ -153,6 +153,8 @@ static void locks_init(struct dc_cache *c)
 		pthread_cond_init(&c->waitq[i].cv, NULL);
 	}
 	pthread_mutex_init(&c->lru_lock, NULL);
+	pthread_mutex_init(&c->shrink_lock, NULL);
+	pthread_cond_init(&c->shrink_cv, NULL);
 	pthread_mutex_init(&c->stat_lock, NULL);
 	pthread_mutex_init(&c->list_lock, NULL);
 }
@@ -166,6 +168,8 @@ static void locks_destroy(struct dc_cache *c)
 		pthread_cond_destroy(&c->waitq[i].cv);
 	}
 	pthread_mutex_destroy(&c->lru_lock);
+	pthread_mutex_destroy(&c->shrink_lock);
+	pthread_cond_destroy(&c->shrink_cv);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->list_lock);
 }
@@ -260,6 +264,8 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 		err = dc__lists_init(c);
 	if (!err)
 		err = root_init(c);
+	if (!err)	/* last: nothing after it can fail, so no stop to undo */
+		err = dc__shrinker_start(c);
 	if (err) {
 		cache_free(c);
 		goto fail_backend;
@@ -281,6 +287,9 @@ DC_API void dc_cache_destroy(struct dc_cache *c)
 		return;
 	dc__thread_enter();
 	be = c->be;
+	/* before cache_free's rcu_barrier: the thread's last frees are
+	 * queued by then, and it queues no more */
+	dc__shrinker_stop(c);
 	cache_free(c);
 	if (be.ops->destroy)
 		be.ops->destroy(be.ctx);

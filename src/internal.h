@@ -18,6 +18,9 @@
  *  c->list_lock (mutex)
  *	complete-directory records (complete.c) and DC_F_HASLIST.  Nests
  *	inside wlock; dc__free_now takes it alone.
+ *  c->shrink_lock + c->shrink_cv
+ *	only to ask the shrinker thread to run (lru.c) and to stop it.
+ *	Innermost; never held while the thread shrinks.
  *  c->waitq[] (a mutex and a condvar per slot, by the entry's address)
  *	only to sleep until a PENDING entry is settled or a REVAL one is
  *	checked: a waiter sleeps on its entry's slot, the settler wakes that
@@ -303,7 +306,15 @@ struct dc_cache {
 	uint64_t max_entries, max_negative;
 	uint64_t nr_freeing;		/* evicted, waiting for a grace period */
 	uint64_t nr_freed_now;		/* dc__free_some calls that freed (atomic) */
-	int shrinking;			/* one opportunistic shrinker at a time */
+
+	/* the shrinker thread (lru.c): shrink_lock guards shrink_wanted (also
+	 * read without it, as a hint) and shrink_stop; shrink_cv wakes it.
+	 * Innermost: taken with no other lock held. */
+	pthread_t shrinker;
+	pthread_mutex_t shrink_lock;
+	pthread_cond_t shrink_cv;
+	bool shrink_wanted;		/* an adder found the cache over a cap */
+	bool shrink_stop;		/* dc_cache_destroy: exit */
 
 	pthread_mutex_t stat_lock;
 	struct dc_tstat *tstats;	/* every thread's counters */
@@ -794,6 +805,8 @@ static inline void dc__lru_touch(struct dc_dentry *d)
 		dc__flags_set(d, DC_F_REFERENCED);
 }
 void dc__maybe_shrink(struct dc_cache *c);
+int dc__shrinker_start(struct dc_cache *c);
+void dc__shrinker_stop(struct dc_cache *c);
 long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target);
 long dc__shrink_now(struct dc_cache *c, uint64_t target);
 #define DC_FREE_SOME_MAX	(1u << 16)
