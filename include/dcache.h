@@ -108,8 +108,9 @@ struct dc_inode {
  * Callbacks other than release must not call the cache that called them:
  * it may be waiting for their answer with the name's entry pending.
  * release() runs when the entry is freed, which may be later, after an
- * RCU grace period, on liburcu's callback thread, or on a thread that is
- * itself waiting for a lookup's answer; so it may call the update and
+ * RCU grace period, on liburcu's callback thread, on the cache's own
+ * thread (dc_cache_create), or on a thread that is itself waiting for a
+ * lookup's answer; so it may call the update and
  * invalidation functions (dc_create ... dc_invalidate_all) but must not
  * look names up, shrink, or destroy the cache, and while dc_cache_destroy
  * runs it must not call the cache at all.
@@ -205,13 +206,16 @@ struct dc_options {
 #define DC_DEFAULT_COMPLETE_MAX		4096
 #define DC_COMPLETE_OFF			UINT32_MAX
 
-/* Create a cache into *out.  0, -EINVAL (NULL, no root or lookup op, a bad
- * mode, non-zero reserved space), -ENOMEM, -ENOTDIR (the root is not a
+/* Create a cache into *out; it starts one thread, which evicts when the
+ * cache grows past a cap (every signal blocked in it).  0, -EINVAL (NULL,
+ * no root or lookup op, a bad mode, non-zero reserved space), -ENOMEM,
+ * -EAGAIN (the thread could not be started), -ENOTDIR (the root is not a
  * directory), -EIO (its mode has bits above 0xffff) or the backend's
  * root() error; on failure the backend is destroyed too. */
 int dc_cache_create(const struct dc_options *opt, struct dc_cache **out);
-/* Destroy: waits for deferred frees (rcu_barrier).  No reference may be
- * held, and no other call on c may overlap or follow. */
+/* Destroy: stops and joins the cache's thread, and waits for deferred
+ * frees (rcu_barrier).  No reference may be held, and no other call on c
+ * may overlap or follow. */
 void dc_cache_destroy(struct dc_cache *c);
 /* The mode's name ("rcu", "global", "rwlock"), NULL for no mode. */
 const char *dc_mode_name(enum dc_mode mode);

@@ -148,9 +148,13 @@ static void locks_init(struct dc_cache *c)
 {
 	pthread_mutex_init(&c->wlock, NULL);
 	pthread_rwlock_init(&c->rwlock, NULL);
-	pthread_mutex_init(&c->pend_lock, NULL);
-	pthread_cond_init(&c->pend_cv, NULL);
+	for (unsigned i = 0; i < DC_WAIT_SLOTS; i++) {
+		pthread_mutex_init(&c->waitq[i].lock, NULL);
+		pthread_cond_init(&c->waitq[i].cv, NULL);
+	}
 	pthread_mutex_init(&c->lru_lock, NULL);
+	pthread_mutex_init(&c->shrink_lock, NULL);
+	pthread_cond_init(&c->shrink_cv, NULL);
 	pthread_mutex_init(&c->stat_lock, NULL);
 	pthread_mutex_init(&c->list_lock, NULL);
 	pthread_mutex_init(&c->ptab_lock, NULL);
@@ -160,9 +164,13 @@ static void locks_destroy(struct dc_cache *c)
 {
 	pthread_mutex_destroy(&c->wlock);
 	pthread_rwlock_destroy(&c->rwlock);
-	pthread_mutex_destroy(&c->pend_lock);
-	pthread_cond_destroy(&c->pend_cv);
+	for (unsigned i = 0; i < DC_WAIT_SLOTS; i++) {
+		pthread_mutex_destroy(&c->waitq[i].lock);
+		pthread_cond_destroy(&c->waitq[i].cv);
+	}
 	pthread_mutex_destroy(&c->lru_lock);
+	pthread_mutex_destroy(&c->shrink_lock);
+	pthread_cond_destroy(&c->shrink_cv);
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->list_lock);
 	pthread_mutex_destroy(&c->ptab_lock);
@@ -261,6 +269,8 @@ DC_API int dc_cache_create(const struct dc_options *opt, struct dc_cache **out)
 		err = dc__paths_init(c);
 	if (!err)
 		err = root_init(c);
+	if (!err)	/* last: nothing after it can fail, so no stop to undo */
+		err = dc__shrinker_start(c);
 	if (err) {
 		cache_free(c);
 		goto fail_backend;
@@ -282,6 +292,9 @@ DC_API void dc_cache_destroy(struct dc_cache *c)
 		return;
 	dc__thread_enter();
 	be = c->be;
+	/* before cache_free's rcu_barrier: the thread's last frees are
+	 * queued by then, and it queues no more */
+	dc__shrinker_stop(c);
 	cache_free(c);
 	if (be.ops->destroy)
 		be.ops->destroy(be.ctx);

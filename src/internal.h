@@ -18,9 +18,13 @@
  *  c->list_lock (mutex)
  *	complete-directory records (complete.c) and DC_F_HASLIST.  Nests
  *	inside wlock; dc__free_now takes it alone.
- *  c->pend_lock + c->pend_cv
+ *  c->shrink_lock + c->shrink_cv
+ *	only to ask the shrinker thread to run (lru.c) and to stop it.
+ *	Innermost; never held while the thread shrinks.
+ *  c->waitq[] (a mutex and a condvar per slot, by the entry's address)
  *	only to sleep until a PENDING entry is settled or a REVAL one is
- *	checked.  Innermost.
+ *	checked: a waiter sleeps on its entry's slot, the settler wakes that
+ *	slot alone (walk.c, wait_clear).  Innermost.
  *  lock-free (rcu mode readers)
  *	read every field above with relaxed atomic loads (pointers with
  *	acquire) inside rcu_read_lock(), and trust nothing they read until the
@@ -234,8 +238,21 @@ struct dc_tstat {
 struct dc_slab;
 
 #define DC_INVAL_SLOTS	64
+#define DC_WAIT_SLOTS	64	/* sleepers on PENDING / REVAL entries, by address */
 #define DC_DIR_SLOTS	256
 #define DC_INDEX_MAX	32	/* names of one non-directory inode indexed */
+
+/*
+ * One wait slot: threads waiting for a PENDING or REVAL entry sleep on
+ * the slot its address hashes to, so a settle wakes that name's waiters
+ * (and any other name's sharing the slot, which look again and sleep
+ * on), not every waiter of the cache.  A line (or two) of its own: the
+ * slots are taken by unrelated misses at once.
+ */
+struct dc_waitq {
+	_Alignas(64) pthread_mutex_t lock;
+	pthread_cond_t cv;
+};
 
 /* The name hash's secret key (hash.c). */
 struct dc_hkey {
@@ -281,8 +298,6 @@ struct dc_cache {
 	 * answer uncached) */
 	uint64_t dir_stamp[DC_DIR_SLOTS];
 	pthread_rwlock_t rwlock;
-	pthread_mutex_t pend_lock;
-	pthread_cond_t pend_cv;
 
 	pthread_mutex_t lru_lock;
 	struct dc_lru lru_pos, lru_neg;
@@ -293,7 +308,15 @@ struct dc_cache {
 	uint64_t max_entries, max_negative;
 	uint64_t nr_freeing;		/* evicted, waiting for a grace period */
 	uint64_t nr_freed_now;		/* dc__free_some calls that freed (atomic) */
-	int shrinking;			/* one opportunistic shrinker at a time */
+
+	/* the shrinker thread (lru.c): shrink_lock guards shrink_wanted (also
+	 * read without it, as a hint) and shrink_stop; shrink_cv wakes it.
+	 * Innermost: taken with no other lock held. */
+	pthread_t shrinker;
+	pthread_mutex_t shrink_lock;
+	pthread_cond_t shrink_cv;
+	bool shrink_wanted;		/* an adder found the cache over a cap */
+	bool shrink_stop;		/* dc_cache_destroy: exit */
 
 	pthread_mutex_t stat_lock;
 	struct dc_tstat *tstats;	/* every thread's counters */
@@ -318,6 +341,8 @@ struct dc_cache {
 	uint32_t nr_lists;
 	uint32_t list_hand;		/* next bucket to evict from */
 	uint32_t complete_after, complete_max;	/* DC_COMPLETE_OFF: off */
+
+	struct dc_waitq waitq[DC_WAIT_SLOTS];	/* see wait_clear (walk.c) */
 };
 
 /* ---- alloc.c ---------------------------------------------------------- */
@@ -790,6 +815,8 @@ static inline void dc__lru_touch(struct dc_dentry *d)
 		dc__flags_set(d, DC_F_REFERENCED);
 }
 void dc__maybe_shrink(struct dc_cache *c);
+int dc__shrinker_start(struct dc_cache *c);
+void dc__shrinker_stop(struct dc_cache *c);
 long dc__shrink(struct dc_cache *c, uint64_t target, uint64_t neg_target);
 long dc__shrink_now(struct dc_cache *c, uint64_t target);
 #define DC_FREE_SOME_MAX	(1u << 16)

@@ -32,6 +32,8 @@
  * child held; a directory with cached children is never a victim, so the
  * cache always evicts leaves first.
  */
+#include <signal.h>
+
 #include "internal.h"
 
 static void list_push(struct dc_lru *l, struct dc_dentry *d)
@@ -293,33 +295,105 @@ bool dc__free_some(struct dc_cache *c, uint64_t seen)
 	return dc__load(c->nr_freed_now) != seen;
 }
 
+/* Evict down to 15/16 of the caps, so the work is done in batches
+ * rather than one entry per insert. */
+static void shrink_to_target(struct dc_cache *c)
+{
+	dc__shrink(c, c->max_entries - c->max_entries / 16,
+		   c->max_negative - c->max_negative / 16);
+}
+
 /*
- * Called after adding entries: if over a cap, evict down to 15/16 of it so
- * the work is done in batches rather than one entry per insert.  One
- * thread at a time while the overshoot is small; the others carry on.
- * The shrinker may be slow (it waits for a grace period when the free
- * queue is long), so past an eighth over a cap every adder shrinks too,
- * and waits as the shrinker does: then the caps hold within an eighth
- * (plus one entry per thread) however the threads are scheduled.
+ * Ask the shrinker thread for a pass.  Read first without the lock: a
+ * request still set has not been taken yet, and the thread takes it
+ * (shrinker_main) before its pass reads the counts under the write lock,
+ * so that pass counts the entry this adder added.  (Had the pass already
+ * come and gone, its clearing of the request came before our insert in
+ * the write lock's order, so we would read it clear, or a newer request.)
+ */
+static void kick_shrinker(struct dc_cache *c)
+{
+	if (__atomic_load_n(&c->shrink_wanted, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&c->shrink_lock);
+	__atomic_store_n(&c->shrink_wanted, true, __ATOMIC_RELAXED);
+	pthread_cond_signal(&c->shrink_cv);
+	pthread_mutex_unlock(&c->shrink_lock);
+}
+
+/*
+ * Called after adding entries.  A little over a cap: the shrinker thread
+ * evicts, so the thread that missed neither evicts nor waits for a grace
+ * period (the throttle in dc__free_batch).  The thread may be slow or
+ * starved, so past an eighth over a cap the adder shrinks too, and waits
+ * as the shrinker does: then the caps hold within an eighth (plus one
+ * entry per thread) however the threads are scheduled.
  */
 void dc__maybe_shrink(struct dc_cache *c)
 {
 	uint64_t n = dc__load(c->nr_entries), neg = dc__load(c->nr_negative);
-	uint64_t target = c->max_entries - c->max_entries / 16;
-	uint64_t neg_target = c->max_negative - c->max_negative / 16;
-	int idle = 0;
 
 	if (n <= c->max_entries && neg <= c->max_negative)
 		return;
-	if (__atomic_compare_exchange_n(&c->shrinking, &idle, 1, false,
-					__ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-		dc__shrink(c, target, neg_target);
-		/* release: pairs with the acquire of the next one to start */
-		dc__store_rel(c->shrinking, 0);
-	} else if (n > c->max_entries + c->max_entries / 8 ||
-		   neg > c->max_negative + c->max_negative / 8) {
-		dc__shrink(c, target, neg_target);
+	if (n > c->max_entries + c->max_entries / 8 ||
+	    neg > c->max_negative + c->max_negative / 8)
+		shrink_to_target(c);
+	else
+		kick_shrinker(c);
+}
+
+/*
+ * The shrinker thread: a pass each time an adder asks.  Registered with
+ * liburcu, as it frees through call_rcu and may wait for a grace period;
+ * it holds shrink_lock only to wait for a request, never while it
+ * shrinks, so it never holds a cache lock across a wait.
+ */
+static void *shrinker_main(void *arg)
+{
+	struct dc_cache *c = arg;
+
+	rcu_register_thread();
+	pthread_mutex_lock(&c->shrink_lock);
+	while (!c->shrink_stop) {
+		if (!c->shrink_wanted) {
+			pthread_cond_wait(&c->shrink_cv, &c->shrink_lock);
+			continue;
+		}
+		/* taken before the pass reads the counts: see kick_shrinker */
+		__atomic_store_n(&c->shrink_wanted, false, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&c->shrink_lock);
+		shrink_to_target(c);
+		pthread_mutex_lock(&c->shrink_lock);
 	}
+	pthread_mutex_unlock(&c->shrink_lock);
+	rcu_unregister_thread();
+	return NULL;
+}
+
+/* Start c's shrinker thread, with every signal blocked: the program's
+ * signals go to its own threads.  0 or -EAGAIN. */
+int dc__shrinker_start(struct dc_cache *c)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&c->shrinker, NULL, shrinker_main, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* with default attributes, EAGAIN is the only failure */
+	return err ? -EAGAIN : 0;
+}
+
+/* Stop it and wait for it: its last pass's frees are queued (call_rcu)
+ * or done when this returns.  Nothing else calls the cache meanwhile. */
+void dc__shrinker_stop(struct dc_cache *c)
+{
+	pthread_mutex_lock(&c->shrink_lock);
+	c->shrink_stop = true;
+	pthread_cond_signal(&c->shrink_cv);
+	pthread_mutex_unlock(&c->shrink_lock);
+	pthread_join(c->shrinker, NULL);
 }
 
 DC_API long dc_shrink(struct dc_cache *c, uint64_t target)

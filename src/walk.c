@@ -416,20 +416,50 @@ static int walk_rcu(struct nameidata *nd, struct dc_dentry *base,
 
 /* ---- misses ------------------------------------------------------------- */
 
-/* Sleep until flag (PENDING, REVAL) is clear on d; its owner wakes us. */
+/* d's wait slot: by its address (entries are 128 bytes apart, so the
+ * low bits say nothing), multiplied so that neighbours spread. */
+static struct dc_waitq *waitq_of(struct dc_cache *c, const struct dc_dentry *d)
+{
+	uint64_t k = (uint64_t)(uintptr_t)d >> 7;
+
+	return &c->waitq[(k * 0x9e3779b97f4a7c15ull) >> 58];
+}
+_Static_assert(DC_WAIT_SLOTS == 64, "waitq_of takes the top 6 bits");
+
+/*
+ * Sleep until flag (PENDING, REVAL) is clear on d; its owner wakes d's
+ * slot (wake_waiters).  No wake-up is lost: the flag is re-checked under
+ * the slot's lock, and the owner clears it before taking that lock to
+ * wake, so either we see it clear here, or we are on the condvar (which
+ * gave the lock up atomically) when the owner broadcasts.  Others' waiters
+ * share the slot: woken by their owner's broadcast, we look at d's flag
+ * again and sleep on.  The caller holds a reference on d.
+ */
 static void wait_clear(struct dc_cache *c, struct dc_dentry *d, uint32_t flag)
 {
-	pthread_mutex_lock(&c->pend_lock);
-	while (dc__flags(d) & flag)
-		pthread_cond_wait(&c->pend_cv, &c->pend_lock);
-	pthread_mutex_unlock(&c->pend_lock);
+	struct dc_waitq *q = waitq_of(c, d);
+
+	pthread_mutex_lock(&q->lock);
+	/* acquire: pairs with the owner's release clear (dc__flags_clear), so
+	 * the answer it stored before is seen even when we never slept */
+	while (__atomic_load_n(&d->flags, __ATOMIC_ACQUIRE) & flag)
+		pthread_cond_wait(&q->cv, &q->lock);
+	pthread_mutex_unlock(&q->lock);
 }
 
-static void wake_waiters(struct dc_cache *c)
+/*
+ * Wake whoever waits for d: called by the thread that cleared its
+ * PENDING or REVAL flag, after the clear (see wait_clear for why that
+ * order loses no waiter).  d needs no reference here: only its address
+ * is used.
+ */
+static void wake_waiters(struct dc_cache *c, const struct dc_dentry *d)
 {
-	pthread_mutex_lock(&c->pend_lock);
-	pthread_cond_broadcast(&c->pend_cv);
-	pthread_mutex_unlock(&c->pend_lock);
+	struct dc_waitq *q = waitq_of(c, d);
+
+	pthread_mutex_lock(&q->lock);
+	pthread_cond_broadcast(&q->cv);
+	pthread_mutex_unlock(&q->lock);
 }
 
 /*
@@ -691,10 +721,11 @@ static int revalidate(struct dc_cache *c, struct dc_dentry *dir,
 		dc__unhash(c, d);
 	}
 	/* release: the new deadline (or DEAD) before the flag's clearing,
-	 * which the waiters' wait_clear reads under pend_lock */
+	 * which the waiters' wait_clear reads (acquire) under d's slot lock;
+	 * cleared before wake_waiters takes that lock, so none is missed */
 	dc__flags_clear(d, DC_F_REVAL);
 	dc__write_unlock(c);
-	wake_waiters(c);
+	wake_waiters(c, d);
 	if (!ok)
 		dc_put(c, d);
 	return ok;
@@ -824,7 +855,9 @@ again:
 	list = err == -ENOENT && !(dc__flags(d) & DC_F_DEAD) &&
 	       dc__note_negative(c, dir);
 	dc__write_unlock(c);
-	wake_waiters(c);
+	/* settle cleared PENDING (release) before this takes d's slot lock:
+	 * see wait_clear */
+	wake_waiters(c, d);
 	if (list)
 		dc__list_dir(c, dir);
 	if (err && err != -ENOENT) {

@@ -77,4 +77,25 @@ static inline double h_seconds(void)
 	return v > 0 ? v : 2.0;
 }
 
+#ifdef DCACHE_H
+#include <time.h>
+
+/* Has the cache's shrinker thread brought it within max entries and
+ * maxneg negative ones, with no call to make it?  Polled for ten seconds
+ * at most: a bound on "eventually", not a measure of speed. */
+static inline int h_within_caps(struct dc_cache *c, uint64_t max, uint64_t maxneg)
+{
+	struct timespec ms = { 0, 1000000 };
+	struct dc_stats st;
+
+	for (int i = 0; i < 10000; i++) {
+		dc_get_stats(c, &st);
+		if (st.entries <= max && st.negative <= maxneg)
+			return 1;
+		nanosleep(&ms, NULL);
+	}
+	return 0;
+}
+#endif
+
 #endif

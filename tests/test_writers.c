@@ -41,6 +41,12 @@
  *                   readlink(2) does when it truncates; an inode with no
  *                   type.
  *  negative_kept    a negative answered by the rcu-walk counts as used.
+ *  waiters_woken    threads waiting for pending names, one name or many
+ *                   at once: each is woken by its own name's settle (a
+ *                   settle that woke another name's slot would leave
+ *                   them asleep, and the test fails on its timeout).
+ *  shrinker_thread  a cache left a little over its cap is brought back
+ *                   under it by its own thread, with no call to make it.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -75,6 +81,27 @@ void urcu_memb_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *))
 
 /* ---- a memfs backend with hooks ------------------------------------------ */
 
+/* A gate the hooked lookups wait at until the test opens it. */
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+
+static void gate_pass(void)
+{
+	pthread_mutex_lock(&gate_lock);
+	while (!gate_open)
+		pthread_cond_wait(&gate_cv, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+}
+
+static void gate_set(bool open)
+{
+	pthread_mutex_lock(&gate_lock);
+	gate_open = open;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_lock);
+}
+
 struct hooked {
 	struct dc_backend inner;
 	pthread_mutex_t *fs_lock;	/* when set, around every memfs call */
@@ -83,6 +110,7 @@ struct hooked {
 	const char *count_name;		/* ... of this name, into named */
 	unsigned long named;
 	void (*on_lookup)(const char *name, size_t len);	/* once */
+	bool gated;			/* lookups wait for the gate (waiters_woken) */
 	unsigned long roots, root_releases;	/* root() calls, releases of it */
 };
 
@@ -105,6 +133,8 @@ static int h_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 	if (k->count_name && strlen(k->count_name) == len &&
 	    !memcmp(k->count_name, name, len))
 		__atomic_add_fetch(&k->named, 1, __ATOMIC_RELAXED);
+	if (k->gated)
+		gate_pass();
 	if (k->on_lookup) {
 		void (*hook)(const char *, size_t) = k->on_lookup;
 
@@ -591,8 +621,9 @@ static void test_unlink_bounded(enum dc_mode mode)
 	}
 	for (j = 0; j < 2; j++)
 		pthread_join(t[j], NULL);
+	/* once the shrinker thread has run */
+	CHECK(h_within_caps(c, UINT64_MAX, MAXNEG));
 	dc_get_stats(c, &st);
-	CHECK(st.negative <= MAXNEG);
 	CHECK(st.evictions >= 2 * FILES - MAXNEG);
 	for (j = 0; j < 2; j++)
 		CHECK_EQ(s[j].peak_negative > MAXNEG + MAXNEG / 8 + 2 ?
@@ -1013,6 +1044,10 @@ static void test_held_isolated(enum dc_mode mode)
 		snprintf(name, sizeof(name), "f%d", i);
 		CHECK_EQ(resolve(c, name, 0, NULL), 0);
 	}
+	/* the shrinker thread's pass done; the check's locks order its
+	 * writes before the reads below */
+	CHECK(h_within_caps(c, 2 * HELD, 0));
+	CHECK_EQ(dc_debug_check(c), 0);
 	CHECK_EQ(c->nr_isolated, HELD);
 	CHECK(listed_entries(c) <= 2 * HELD - HELD);
 	for (i = 0; i < HELD; i++)
@@ -1122,6 +1157,133 @@ static void test_negative_kept(void)
 	dc_memfs_free(fs);
 }
 
+/* ---- waiters_woken ---------------------------------------------------------- */
+
+enum { WW_PER = 4, WW_MAXNAMES = 24 };
+
+struct ww_arg {
+	struct dc_cache *c;
+	int name;
+	uint64_t ino;
+	int err;
+};
+
+static void *ww_lookup(void *p)
+{
+	struct ww_arg *a = p;
+	char name[16];
+
+	snprintf(name, sizeof(name), "w%d", a->name);
+	a->err = resolve(a->c, name, 0, &a->ino);
+	return NULL;
+}
+
+static uint64_t miss_waits(struct dc_cache *c)
+{
+	struct dc_stats st;
+
+	dc_get_stats(c, &st);
+	return st.miss_waits;
+}
+
+/*
+ * names names, WW_PER threads each, all behind the gate: one owner per
+ * name asks the backend, the others wait for its entry.  Once every
+ * waiter is counted (and given time to fall asleep), the gate opens and
+ * every thread must come back with its name's answer.  One name alone
+ * first: then no other settle can wake its waiters by chance.
+ */
+static void waiters_round(enum dc_mode mode, int names)
+{
+	static struct ww_arg a[WW_MAXNAMES * WW_PER];
+	static pthread_t t[WW_MAXNAMES * WW_PER];
+	uint64_t ino[WW_MAXNAMES];
+	struct timespec ts, ms = { 0, 1000000 };
+	struct dc_memfs *fs;
+	struct dc_inode in;
+	struct dc_cache *c;
+	struct hooked k;
+	char name[16];
+	int i, n = names * WW_PER, spins;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	for (i = 0; i < names; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, name, S_IFREG | 0644, NULL, &in), 0);
+		ino[i] = in.ino;
+	}
+	c = new_cache(fs, &k, mode, 100000, 0);
+	gate_set(false);
+	k.gated = true;
+	for (i = 0; i < n; i++) {
+		a[i] = (struct ww_arg){ .c = c, .name = i % names };
+		CHECK_EQ(pthread_create(&t[i], NULL, ww_lookup, &a[i]), 0);
+	}
+	/* every thread but the owners counted as waiting (counted before it
+	 * sleeps: give it time to) */
+	for (spins = 0; spins < 30000 && miss_waits(c) < (uint64_t)(n - names); spins++)
+		nanosleep(&ms, NULL);
+	CHECK_EQ(miss_waits(c), n - names);
+	ms.tv_nsec = 50000000;
+	nanosleep(&ms, NULL);
+	gate_set(true);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 60;
+	for (i = 0; i < n; i++) {
+		if (pthread_timedjoin_np(t[i], NULL, &ts) != 0) {
+			fprintf(stderr, "waiters_woken: a waiter for w%d was never woken "
+				"(%d names)\n", a[i].name, names);
+			exit(1);
+		}
+		CHECK_EQ(a[i].err, 0);
+		CHECK_EQ(a[i].ino, ino[a[i].name]);
+	}
+	CHECK_EQ(k.lookups, names);	/* single flight: one ask per name */
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+}
+
+static void test_waiters_woken(enum dc_mode mode)
+{
+	waiters_round(mode, 1);
+	waiters_round(mode, WW_MAXNAMES);
+}
+
+/* ---- shrinker_thread ----------------------------------------------------- */
+
+static void test_shrinker_thread(enum dc_mode mode)
+{
+	enum { SCAP = 200, EXTRA = 10 };
+	struct dc_memfs *fs;
+	struct dc_inode in;
+	struct dc_stats st;
+	struct dc_cache *c;
+	struct hooked k;
+	char name[16];
+	int i;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	for (i = 0; i < SCAP + EXTRA; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, name, S_IFREG | 0644, NULL, &in), 0);
+	}
+	c = new_cache(fs, &k, mode, SCAP, 0);
+	/* a little over the cap (within the eighth past which a lookup
+	 * evicts itself), then no call at all but the stats */
+	for (i = 0; i < SCAP + EXTRA; i++) {
+		snprintf(name, sizeof(name), "s%d", i);
+		CHECK_EQ(resolve(c, name, 0, NULL), 0);
+	}
+	CHECK(h_within_caps(c, SCAP, SCAP));
+	dc_get_stats(c, &st);
+	CHECK(st.evictions > 0);
+	CHECK_EQ(dc_debug_check(c), 0);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+	CHECK_EQ(dc_debug_live_entries(), 0);	/* the thread freed nothing late */
+}
+
 int main(void)
 {
 	static const enum dc_mode modes[] = { DC_MODE_RCU, DC_MODE_GLOBAL, DC_MODE_RWLOCK };
@@ -1142,6 +1304,8 @@ int main(void)
 		test_held_isolated(modes[m]);
 		test_orphan_miss(modes[m]);
 		test_long_target(modes[m]);
+		test_waiters_woken(modes[m]);
+		test_shrinker_thread(modes[m]);
 	}
 	test_flooding();
 	test_negative_kept();
