@@ -317,17 +317,22 @@ DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 /* Take d out of its chain for good.  Readers on it see DEAD or a new seq. */
 void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
 {
-	uint32_t fl = dc__flags(d);
+	uint32_t fl = dc__flags(d), shard = 0;
+	bool dir = dc__is_dir(d->mode);
 
 	if (fl & DC_F_DEAD)
 		return;
-	/* paths through a directory may lead elsewhere: before it goes */
-	if (dc__is_dir(d->mode))
-		dc__path_dir_changing(c, d);
+	/* paths through a directory may lead elsewhere (path.c) */
+	if (dir) {
+		shard = dc__path_shard(c, d);
+		dc__path_change_begin(c, shard);
+	}
 	dc__seq_write_begin(&d->seq);
 	dc__flags_set(d, fl & DC_F_PENDING ? DC_F_DEAD | DC_F_STALE : DC_F_DEAD);
 	dc__hash_remove(c, d);
 	dc__seq_write_end(&d->seq);
+	if (dir)
+		dc__path_change_end(c, shard);
 	/* after DEAD: a reader adding a node for d now sees it (path.c) */
 	dc__path_forget_leaf(c, d);
 }

@@ -827,8 +827,10 @@ void dc__lru_free_all(struct dc_cache *c);
 struct dc_pnode;
 int dc__paths_init(struct dc_cache *c);
 void dc__paths_free(struct dc_cache *c);
-void dc__path_bump_all(struct dc_cache *c);
-void dc__path_dir_changing(struct dc_cache *c, struct dc_dentry *d);
+#define DC_PATH_ALL	UINT32_MAX
+uint32_t dc__path_shard(const struct dc_cache *c, const struct dc_dentry *d);
+void dc__path_change_begin(struct dc_cache *c, uint32_t shard);
+void dc__path_change_end(struct dc_cache *c, uint32_t shard);
 void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d);
 int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 		    struct dc_inode *st);

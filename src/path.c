@@ -21,13 +21,16 @@
  *    moved (rename), or suspect (its attributes changed), and the root
  *    replaced.  The generations are sharded by the path's first
  *    component (the child of the root the path goes through): a change
- *    below /usr bumps the shard of "usr", and only paths through /usr,
+ *    below /usr moves the shard of "usr", and only paths through /usr,
  *    and those that share the shard, fall back to the walk; a change of
- *    the root itself bumps every shard.  The writer bumps (seq_cst)
- *    before the change is visible; the reader loads the shard's
- *    generation (acquire) before d and again after copying out, so a
- *    reader that returns an old answer did all its reads before the
- *    change became visible.
+ *    the root itself moves every shard.  Each generation is a seqcount:
+ *    odd while such a change is made, bumped (seq_cst) before it and
+ *    after it.  A reader loads it (acquire) before d and again after
+ *    copying out, both even and equal, so an answer it returns was read
+ *    while no such change was half-done; and a walk makes a node only
+ *    with the even generation it read before it started, re-checked
+ *    under ptab_lock, so a walk that saw the old state during a change
+ *    never leaves a node that outlives the change.
  *  - TTLs: a node is used only while TTLs are off (an expired directory
  *    on the way must be asked of the backend).
  *
@@ -128,45 +131,58 @@ static struct dc_pnode **leaf_chain(struct dc_cache *c, const struct dc_dentry *
 	return &c->pleaf[(p >> 7 ^ p >> (7 + c->pbits)) & ((1ull << c->pbits) - 1)];
 }
 
-/* ---- writers ------------------------------------------------------------- */
+/* ---- writers -------------------------------------------------------------
+ *
+ * A shard's generation is a seqcount: odd while a change that may make its
+ * paths lead elsewhere is being made (writers hold the write lock, so they
+ * come one at a time), even otherwise.  A reader that read it even and
+ * unchanged after its reads saw no such change half-done; one that read it
+ * odd neither answers from a node nor makes one.
+ */
 
 static void bump(struct dc_cache *c, uint32_t shard)
 {
-	/* seq_cst: before the change that follows is visible to a reader
-	 * (its stores come after in program order and are release or seq
-	 * writes); pairs with the reader's loads in dc__path_lookup */
+	/* seq_cst: the first bump before the change's stores (which come
+	 * after in program order, and are release or seq writes), the second
+	 * after them; pairs with the reader's loads in dc__path_lookup and
+	 * dc__path_add */
+	if (shard == DC_PATH_ALL) {
+		for (uint32_t i = 0; i < DC_PATH_SHARDS; i++)
+			__atomic_add_fetch(&c->pgen[i], 1, __ATOMIC_SEQ_CST);
+		return;
+	}
 	__atomic_add_fetch(&c->pgen[shard], 1, __ATOMIC_SEQ_CST);
 }
 
-/* Every path may lead elsewhere now (the root was replaced, or forgot
- * everything).  Write lock held. */
-void dc__path_bump_all(struct dc_cache *c)
-{
-	if (!c->pgen)
-		return;
-	for (uint32_t i = 0; i < DC_PATH_SHARDS; i++)
-		bump(c, i);
-}
-
 /*
- * Directory d is about to be unhashed, moved, or made suspect: paths
- * through it may lead elsewhere.  Its top-level ancestor (the child of
- * the root it hangs below, d itself at the top) names the shard; a root
- * (current or former) bumps all.  Write lock held: parents are stable.
+ * The shard of the paths through directory d: that of its top-level
+ * ancestor (the child of the root it hangs below, d itself at the top),
+ * or DC_PATH_ALL for a root, current or former.  Write lock held:
+ * parents are stable.
  */
-void dc__path_dir_changing(struct dc_cache *c, struct dc_dentry *d)
+uint32_t dc__path_shard(const struct dc_cache *c, const struct dc_dentry *d)
 {
-	struct dc_dentry *top = d;
+	const struct dc_dentry *top = d;
 
-	if (!c->pgen)
-		return;
 	while (top->parent && top->parent->parent)
 		top = top->parent;
-	if (!top->parent) {
-		dc__path_bump_all(c);
-		return;
-	}
-	bump(c, shard_of_name(c, top->name->s, top->name->len));
+	if (!top->parent)
+		return DC_PATH_ALL;
+	return shard_of_name(c, top->name->s, top->name->len);
+}
+
+/* Before and after a change of the paths of shard (DC_PATH_ALL: all): the
+ * generation goes odd, then even again.  Write lock held. */
+void dc__path_change_begin(struct dc_cache *c, uint32_t shard)
+{
+	if (c->pgen)
+		bump(c, shard);
+}
+
+void dc__path_change_end(struct dc_cache *c, uint32_t shard)
+{
+	if (c->pgen)
+		bump(c, shard);
 }
 
 /* Unpublish n from its key chain (readers may still hold it: it is freed
@@ -266,7 +282,7 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	shard = n->shard;
 	/* acquire: a bump seen here is seen with what came before it */
 	gen = __atomic_load_n(&c->pgen[shard], __ATOMIC_ACQUIRE);
-	if (gen != n->gen)
+	if (gen != n->gen)	/* nodes are made at even generations only */
 		return -ECHILD;
 	d = n->d;	/* allocated while we hold the read lock: see above */
 	seq = dc__seq_begin(&d->seq);
@@ -302,7 +318,8 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	uint64_t key;
 	struct dc_pnode *n, **head;
 
-	if (!flen || __atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->max_entries)
+	if (!flen || (gen & 1) ||
+	    __atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->max_entries)
 		return;
 	n = dc__malloc(c, node_size(len));
 	if (!n)

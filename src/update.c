@@ -364,16 +364,19 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 {
 	struct dc_name *old = d->name;
 	struct dc_dentry *odir = d->parent;
+	bool dir = dc__is_dir(d->mode);
+	/* paths through a directory, old and new, may lead elsewhere
+	 * (path.c): the new place's shard is its new parent's, or all at the
+	 * top (the new name's, which is not d's yet) */
+	uint32_t s1 = dir ? dc__path_shard(c, d) : 0;
+	uint32_t s2 = dir ? dc__path_shard(c, ndir) : 0;
 
-	/* paths through a directory, old and new, may lead elsewhere: the
-	 * new place's shard is its new parent's (or, at the top, the new
-	 * name's, which a negative entry there may have held a path for) */
-	if (dc__is_dir(d->mode)) {
-		dc__path_dir_changing(c, d);
-		if (ndir->parent)
-			dc__path_dir_changing(c, ndir);
-		else
-			dc__path_bump_all(c);
+	if (s1 == DC_PATH_ALL || s2 == DC_PATH_ALL)
+		s1 = s2 = DC_PATH_ALL;
+	if (dir) {	/* each shard once: odd for the whole move */
+		dc__path_change_begin(c, s1);
+		if (s2 != s1)
+			dc__path_change_begin(c, s2);
 	}
 	dc__seq_write_begin(&d->seq);
 	dc__hash_remove(c, d);
@@ -390,6 +393,11 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 	dc__store(d->hash, hash);
 	dc__hash_insert(c, d);
 	dc__seq_write_end(&d->seq);
+	if (dir) {
+		if (s2 != s1)
+			dc__path_change_end(c, s2);
+		dc__path_change_end(c, s1);
+	}
 	if (odir != ndir)
 		dc_put(c, odir);
 	if ((unsigned char *)old != d->iname)
@@ -525,12 +533,14 @@ static void swap_root(struct dc_cache *c, struct dc_dentry *nr)
 	struct dc_dentry *old = c->root;
 
 	nr->count = 1;		/* the cache's own, as root_init's */
-	dc__path_bump_all(c);	/* every path starts somewhere else now */
+	/* every path starts somewhere else now (path.c) */
+	dc__path_change_begin(c, DC_PATH_ALL);
 	dc__seq_write_begin(&old->seq);
 	dc__flags_set(old, DC_F_DEAD);
 	dc__seq_write_end(&old->seq);
 	/* release: the new root's fields before the pointer to it */
 	dc__store_rel(c->root, nr);
+	dc__path_change_end(c, DC_PATH_ALL);
 	dc__flags_clear(old, DC_F_ROOT);	/* an entry like any other now */
 	dc__lru_adopt(c, old);		/* and the cache's count goes */
 }
@@ -541,10 +551,11 @@ static void forget_all(struct dc_cache *c)
 {
 	uint64_t i;
 
-	dc__path_bump_all(c);
+	dc__path_change_begin(c, DC_PATH_ALL);
 	for (i = 0; i < c->nbuckets; i++)
 		while (c->buckets[i])
 			dc__unhash(c, c->buckets[i]);
+	dc__path_change_end(c, DC_PATH_ALL);
 }
 
 /*
@@ -705,11 +716,14 @@ static void suspect(struct dc_cache *c, struct dc_dentry *d)
 {
 	/* its listing (complete.c) may no longer be all its names; and a
 	 * path through it is checked again by the walk (path.c) */
+	uint32_t shard = dc__path_shard(c, d);
+
 	dc__dir_changed(c, d);
-	dc__path_dir_changing(c, d);
+	dc__path_change_begin(c, shard);
 	dc__seq_write_begin(&d->seq);
 	dc__flags_set(d, DC_F_SUSPECT);
 	dc__seq_write_end(&d->seq);
+	dc__path_change_end(c, shard);
 }
 
 DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)

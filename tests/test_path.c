@@ -16,7 +16,9 @@
  *  - a stale node is replaced, and the path is a hit again;
  *  - stress: readers resolve a deep path under a directory a writer moves
  *    between two parents; an answer read while no move was under way is
- *    the truth of that moment; nothing leaks.
+ *    the truth of that moment; nothing leaks;
+ *  - stress: a directory forgotten again and again while readers probe a
+ *    name in it; the writer then makes the name and must see it at once.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -332,12 +334,74 @@ static void test_stress(void)
 	close_cache(c);
 }
 
+/*
+ * A directory forgotten while readers walk through it: a reader whose
+ * walk saw it alive must not leave a node that outlives the forgetting.
+ * The writer forgets /t, then makes /t/fN (told by name) and must see it
+ * at once; the readers probe /t/fN+1, which does not exist yet.
+ */
+static int next_name;
+
+static void *forget_reader(void *arg)
+{
+	struct dc_cache *c = arg;
+	char path[32];
+
+	while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE)) {
+		snprintf(path, sizeof(path), "/t/f%d",
+			 __atomic_load_n(&next_name, __ATOMIC_ACQUIRE) + 1);
+		(void)res(c, NULL, path);
+	}
+	return NULL;
+}
+
+static void test_forget_race(void)
+{
+	struct dc_cache *c;
+	pthread_t t[2];
+	struct timespec ts0, ts;
+	char name[16], path[32];
+	uint64_t it, x;
+	int wrong = 0;
+
+	if (fs)
+		dc_memfs_free(fs);
+	fs = NULL;
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	it = add(DC_MEMFS_ROOT, "t", DIR_M, NULL);
+	c = open_cache(DC_MODE_RCU, 0);
+	stop_flag = 0;
+	next_name = 0;
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, forget_reader, c), 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	for (int i = 1; ; i++) {
+		CHECK_EQ(dc_invalidate_child(c, DC_MEMFS_ROOT, 0, "t", 1), 0);
+		snprintf(name, sizeof(name), "f%d", i);
+		x = add(it, name, REG_M, NULL);
+		CHECK_EQ(dc_invalidate_child(c, it, 0, name, strlen(name)), 0);
+		snprintf(path, sizeof(path), "/t/%s", name);
+		wrong += res(c, NULL, path) != (int64_t)x;
+		__atomic_store_n(&next_name, i, __ATOMIC_RELEASE);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((double)(ts.tv_sec - ts0.tv_sec) +
+		    (double)(ts.tv_nsec - ts0.tv_nsec) / 1e9 > h_seconds() / 4)
+			break;
+	}
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	CHECK_EQ(wrong, 0);
+	close_cache(c);
+}
+
 int main(void)
 {
 	for (enum dc_mode m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++)
 		test_hits(m);
 	test_changes();
 	test_stress();
+	test_forget_race();
 	dc_memfs_free(fs);
 	return h_done("test_path");
 }
