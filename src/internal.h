@@ -335,6 +335,7 @@ struct dc_cache {
 	struct dc_pnode **ptab, **pleaf;
 	unsigned pbits;
 	uint64_t *pgen;			/* 64 bits: never wraps to a node's */
+	unsigned pall;			/* changes of all shards under way; wlock */
 	uint64_t nr_pnodes;
 	pthread_mutex_t list_lock;
 	struct dc_list **lists;		/* DC_LIST_BUCKETS chains */

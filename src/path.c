@@ -5,10 +5,10 @@
  * costs one hash of its bytes and one probe however deep it is.
  *
  * A node is made after an rcu-walk from the root that met no ".", "..",
- * or symlink, whose answer is an entry: the last component's (positive
- * and not a symlink), or the negative entry that made it -ENOENT (the
- * last component's or one above).  The answer is then a function of the
- * string, of that entry, and of the directories between the root and it.
+ * or symlink, whose answer is the last component's entry (positive and
+ * not a symlink, or negative: -ENOENT).  The answer is then a function of
+ * the string, of that entry, and of the directories between the root and
+ * it; and few strings rest on one entry ("/a/b", "a/b", "/a//b"...).
  * A node says (key, the string, entry d, d's seq, the shard's generation).
  *
  * How a reader knows a node still tells the truth, lock-free:
@@ -175,14 +175,22 @@ uint32_t dc__path_shard(const struct dc_cache *c, const struct dc_dentry *d)
  * generation goes odd, then even again.  Write lock held. */
 void dc__path_change_begin(struct dc_cache *c, uint32_t shard)
 {
-	if (c->pgen)
-		bump(c, shard);
+	if (!c->pgen)
+		return;
+	/* inside a change of all (forget_all's unhashes), every shard is odd
+	 * already: a shard's own change must not make it even */
+	if (shard == DC_PATH_ALL ? c->pall++ : c->pall)
+		return;
+	bump(c, shard);
 }
 
 void dc__path_change_end(struct dc_cache *c, uint32_t shard)
 {
-	if (c->pgen)
-		bump(c, shard);
+	if (!c->pgen)
+		return;
+	if (shard == DC_PATH_ALL ? --c->pall : c->pall)
+		return;
+	bump(c, shard);
 }
 
 /* Unpublish n from its key chain (readers may still hold it: it is freed
@@ -318,8 +326,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	uint64_t key;
 	struct dc_pnode *n, **head;
 
-	if (!flen || (gen & 1) ||
-	    __atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->max_entries)
+	if (!flen || (gen & 1))
 		return;
 	n = dc__malloc(c, node_size(len));
 	if (!n)
@@ -345,19 +352,20 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		return;
 	}
 	/* a node for the string already: kept if it still holds (two walks
-	 * of one path raced here), else replaced */
+	 * of one path raced here), else replaced; a new string only while
+	 * the table holds fewer nodes than the cache may hold entries */
 	for (struct dc_pnode *o = *head; o; o = o->next) {
 		if (o->key != key || o->len != len || memcmp(o->path, path, len))
 			continue;
-		if (o->d == d && o->dseq == seq && o->gen == gen) {
-			pthread_mutex_unlock(&c->ptab_lock);
-			dc__free(c, n, node_size(len));
-			return;
-		}
+		if (o->d == d && o->dseq == seq && o->gen == gen)
+			goto drop;
 		leaf_unlink(c, o);
 		unpublish(c, o);
-		break;
+		goto insert;
 	}
+	if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->max_entries)
+		goto drop;
+insert:
 	dc__flags_set(d, DC_F_HASPATH);
 	n->lnext = *leaf_chain(c, d);
 	*leaf_chain(c, d) = n;
@@ -366,6 +374,10 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	dc__store_rel(*head, n);
 	__atomic_add_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&c->ptab_lock);
+	return;
+drop:
+	pthread_mutex_unlock(&c->ptab_lock);
+	dc__free(c, n, node_size(len));
 }
 
 /* The generation a walk of path reads before it starts, to hand to

@@ -51,7 +51,7 @@ struct nameidata {
 	bool neg_hit;			/* the answer was a cached negative */
 	bool orphan;			/* ref-walk stands below a forgotten entry */
 	bool plain;			/* met no ".", ".." or symlink (path.c) */
-	struct dc_dentry *neg;		/* rcu-walk: the negative entry it met */
+	struct dc_dentry *neg;		/* rcu-walk: the negative last component */
 	uint32_t negseq;		/* ... and its seq */
 	const struct dc_cred *cred;	/* dc_resolve_as's; NULL: no checks */
 	uint64_t now;			/* the walk's clock, 0 with TTLs off */
@@ -369,9 +369,13 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 			if (dc__seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			nd->neg_hit = true;
-			/* the entry the answer rests on (path.c) */
-			nd->neg = child;
-			nd->negseq = cseq;
+			/* the last component's: the entry a path's -ENOENT rests
+			 * on (path.c); above it, any number of strings would
+			 * rest on one entry */
+			if (cp.final) {
+				nd->neg = child;
+				nd->negseq = cseq;
+			}
 			return -ENOENT;
 		}
 		if (dc__is_lnk(mode) && follow(nd, &cp)) {
@@ -1195,10 +1199,9 @@ static bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *bas
 	       !dc__load(c->ttl_on);
 }
 
-/* rcu-walk's answer d (seq seq), or -ENOENT from the negative entry
- * nd->neg (the last component's or one above it), into the table, when
- * the walk met no ".", ".." or symlink and d is not a symlink.  Inside
- * the read section. */
+/* rcu-walk's answer d (seq seq), or -ENOENT from the negative last
+ * component nd->neg, into the table, when the walk met no ".", ".." or
+ * symlink and d is not a symlink.  Inside the read section. */
 static void keep_path(struct nameidata *nd, const char *path, size_t len, int err,
 		      struct dc_dentry *d, uint32_t seq, uint64_t gen)
 {

@@ -4,8 +4,9 @@
  * root is answered again by one probe of the whole string, and never says
  * what a walk would not:
  *
- *  - a second dc_resolve of a plain path (positive, negative, deep, with
- *    a trailing slash) is a path hit, with the walk's answer;
+ *  - a second dc_resolve of a plain path (positive, negative at the last
+ *    component, deep, with a trailing slash) is a path hit, with the
+ *    walk's answer; -ENOENT from a missing directory above is not kept;
  *  - paths with ".", "..", a symlink, from another base, with TTLs on, or
  *    in the global and rwlock modes are never answered so, and are right;
  *  - after each change the cache is told of, the path answers the new
@@ -18,7 +19,9 @@
  *    between two parents; an answer read while no move was under way is
  *    the truth of that moment; nothing leaks;
  *  - stress: a directory forgotten again and again while readers probe a
- *    name in it; the writer then makes the name and must see it at once.
+ *    name in it; the writer then makes the name and must see it at once;
+ *  - stress: a directory renamed, removed, or everything forgotten while a
+ *    reader walks through it: afterwards the old path is -ENOENT.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -131,7 +134,7 @@ static void test_hits(enum dc_mode m)
 	twice(c, "/a/b/c/../c", (int64_t)ic, false);
 	twice(c, "/a/b/l/d", (int64_t)id, false);
 	twice(c, "/a/b/l", (int64_t)ic, false);
-	twice(c, "/a/b/nope/x", -ENOENT, rcu);	/* rests on nope */
+	twice(c, "/a/b/nope/x", -ENOENT, false);	/* not the last component */
 	twice(c, "/top/", -ENOTDIR, false);
 	twice(c, "/", DC_MEMFS_ROOT, false);
 	CHECK_EQ(dc_walk(c, NULL, "/a/b", 0, &b), 0);
@@ -193,11 +196,11 @@ static void test_changes(void)
 	/* a directory above: renamed away and back (a stale node replaced) */
 	CHECK_EQ(dc_memfs_rename(fs, ia, "b", DC_MEMFS_ROOT, "b2", 0), 0);
 	CHECK_EQ(dc_rename(c, a, "b", r, "b2", 0), 0);
-	twice(c, deep, -ENOENT, true);
+	twice(c, deep, -ENOENT, false);		/* "b" is negative now */
 	twice(c, "/b2/c/d/e/f", (int64_t)iff, true);
 	CHECK_EQ(dc_memfs_rename(fs, DC_MEMFS_ROOT, "b2", ia, "b", 0), 0);
 	CHECK_EQ(dc_rename(c, r, "b2", a, "b", 0), 0);
-	twice(c, "/b2/c/d/e/f", -ENOENT, true);
+	twice(c, "/b2/c/d/e/f", -ENOENT, false);
 	twice(c, deep, (int64_t)iff, true);
 
 	/* a directory above replaced behind the cache, then told by name */
@@ -205,7 +208,7 @@ static void test_changes(void)
 	x = add(ib, "c", DIR_M, NULL);
 	CHECK_EQ(dc_invalidate_child(c, ib, 0, "c", 1), 0);
 	CHECK_EQ(dc_invalidate_child(c, ia, 0, "old-c", 5), 0);
-	twice(c, deep, -ENOENT, true);
+	twice(c, deep, -ENOENT, false);		/* the new c is empty */
 	twice(c, "/a/b/c", (int64_t)x, true);
 	twice(c, "/a/old-c/d/e/f", (int64_t)iff, true);
 	/* moved back behind the cache; told by the directory's inode */
@@ -395,6 +398,93 @@ static void test_forget_race(void)
 	close_cache(c);
 }
 
+/*
+ * A directory renamed, removed, or everything forgotten while a reader
+ * walks through it: once the change and the reader's call are over, the
+ * old path must answer -ENOENT.  A walk that read the generation during
+ * the change and saw the old state must not leave a node behind.
+ */
+static int race_go;
+
+static void *race_reader(void *arg)
+{
+	struct dc_cache *c = arg;
+
+	while (!__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE))
+		if (__atomic_load_n(&race_go, __ATOMIC_ACQUIRE))
+			(void)res(c, NULL, "/a/sub/x");
+	return NULL;
+}
+
+static void spin(int n)
+{
+	for (volatile int s = 0; s < n; s++)
+		;
+}
+
+static void test_change_race(int kind)
+{
+	static const char *const names[] = { "rename", "rmdir", "invalidate_all" };
+	struct dc_dentry *a;
+	struct dc_cache *c;
+	struct timespec ts0, ts;
+	uint64_t ia, isub;
+	pthread_t t;
+	int wrong = 0, it;
+
+	if (fs)
+		dc_memfs_free(fs);
+	fs = NULL;
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	ia = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
+	c = open_cache(DC_MODE_RCU, 0);
+	stop_flag = 0;
+	race_go = 0;
+	CHECK_EQ(pthread_create(&t, NULL, race_reader, c), 0);
+	clock_gettime(CLOCK_MONOTONIC, &ts0);
+	for (it = 0; !wrong; it++) {
+		isub = add(ia, "sub", DIR_M, NULL);
+		add(isub, "x", REG_M, NULL);
+		CHECK_EQ(dc_walk(c, NULL, "/a", 0, &a), 0);
+		CHECK_EQ(dc_invalidate_child(c, ia, 0, "sub", 3), 0);
+		(void)res(c, NULL, "/a/sub/x");
+		(void)res(c, NULL, "/a/sub/x");
+		__atomic_store_n(&race_go, 1, __ATOMIC_RELEASE);
+		spin(3000);
+		if (kind == 0) {
+			CHECK_EQ(dc_memfs_rename(fs, ia, "sub", ia, "sub2", 0), 0);
+			CHECK_EQ(dc_rename(c, a, "sub", a, "sub2", 0), 0);
+		} else {
+			CHECK_EQ(dc_memfs_remove(fs, isub, "x", 0), 0);
+			CHECK_EQ(dc_memfs_remove(fs, ia, "sub", 1), 0);
+			if (kind == 1)
+				CHECK_EQ(dc_rmdir(c, a, "sub"), 0);
+			else
+				CHECK_EQ(dc_invalidate_all(c), 0);
+		}
+		__atomic_store_n(&race_go, 0, __ATOMIC_RELEASE);
+		spin(30000);	/* the reader's call in flight ends */
+		for (int k = 0; k < 3; k++)
+			wrong += res(c, NULL, "/a/sub/x") != -ENOENT;
+		if (kind == 0) {
+			CHECK_EQ(dc_memfs_remove(fs, isub, "x", 0), 0);
+			CHECK_EQ(dc_memfs_remove(fs, ia, "sub2", 1), 0);
+			CHECK_EQ(dc_invalidate_child(c, ia, 0, "sub2", 4), 0);
+		}
+		dc_put(c, a);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((double)(ts.tv_sec - ts0.tv_sec) +
+		    (double)(ts.tv_nsec - ts0.tv_nsec) / 1e9 > h_seconds() / 4)
+			break;
+	}
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	if (wrong)
+		fprintf(stderr, "  %s: a stale answer after %d rounds\n", names[kind], it);
+	CHECK_EQ(wrong, 0);
+	close_cache(c);
+}
+
 int main(void)
 {
 	for (enum dc_mode m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++)
@@ -402,6 +492,8 @@ int main(void)
 	test_changes();
 	test_stress();
 	test_forget_race();
+	for (int k = 0; k < 3; k++)
+		test_change_race(k);
 	dc_memfs_free(fs);
 	return h_done("test_path");
 }
