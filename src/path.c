@@ -63,6 +63,7 @@ struct dc_pnode {
 	uint32_t dseq;			/* d's seq (even) when made */
 	uint32_t shard;
 	uint32_t len;
+	bool allx;			/* every directory on the way: 0111 set */
 	struct rcu_head rcu;
 	struct dc_cache *c;
 	char path[];			/* len bytes */
@@ -268,7 +269,7 @@ static uint64_t path_key(const struct dc_cache *c, const char *path, size_t len)
  * walk).  Inside rcu_read_lock; TTLs off.
  */
 int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
-		    struct dc_inode *st)
+		    bool checked, struct dc_inode *st)
 {
 	uint64_t key = path_key(c, path, len);
 	const char *first;
@@ -285,7 +286,9 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	     n = dc__load_acq(n->next))
 		if (n->key == key && n->len == len && !memcmp(n->path, path, len))
 			break;
-	if (!n)
+	/* a checked resolve (dc_resolve_as) only where every directory on
+	 * the way lets anyone search it: then it passes whoever asks */
+	if (!n || (checked && !n->allx))
 		return -ECHILD;
 	shard = n->shard;
 	/* acquire: a bump seen here is seen with what came before it */
@@ -319,7 +322,7 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
  * nothing on no memory, or past the cap.  No lock held.
  */
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,
-		  struct dc_dentry *d, uint32_t seq, uint64_t gen)
+		  struct dc_dentry *d, uint32_t seq, uint64_t gen, bool allx)
 {
 	const char *first;
 	size_t flen = first_component(path, len, &first);
@@ -338,6 +341,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	n->shard = shard_of_name(c, first, flen);
 	n->gen = gen;
 	n->len = (uint32_t)len;
+	n->allx = allx;
 	n->c = c;
 	memcpy(n->path, path, len);
 	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
@@ -357,7 +361,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	for (struct dc_pnode *o = *head; o; o = o->next) {
 		if (o->key != key || o->len != len || memcmp(o->path, path, len))
 			continue;
-		if (o->d == d && o->dseq == seq && o->gen == gen)
+		if (o->d == d && o->dseq == seq && o->gen == gen && o->allx == allx)
 			goto drop;
 		leaf_unlink(c, o);
 		unpublish(c, o);

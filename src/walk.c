@@ -51,6 +51,7 @@ struct nameidata {
 	bool neg_hit;			/* the answer was a cached negative */
 	bool orphan;			/* ref-walk stands below a forgotten entry */
 	bool plain;			/* met no ".", ".." or symlink (path.c) */
+	bool allx;			/* every directory looked in: 0111 set */
 	struct dc_dentry *neg;		/* rcu-walk: the negative last component */
 	uint32_t negseq;		/* ... and its seq */
 	const struct dc_cred *cred;	/* dc_resolve_as's; NULL: no checks */
@@ -78,7 +79,7 @@ static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
 	nd->depth = nd->nlinks = nd->nbufs = 0;
 	nd->trailing = nd->must_dir = nd->missed = nd->neg_hit = false;
 	nd->orphan = false;
-	nd->plain = true;
+	nd->plain = nd->allx = true;
 	nd->neg = NULL;
 	nd->cred = cred;
 	nd->ahead = NULL;
@@ -315,6 +316,10 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 		err = need_dir(mode);
 		if (err)
 			goto fail_validate;
+		/* may everyone search it?  (a path's node then serves any
+		 * credential: path.c) */
+		nd->allx &= (mode & (S_IXUSR | S_IXGRP | S_IXOTH)) ==
+			    (S_IXUSR | S_IXGRP | S_IXOTH);
 		/* before ".", ".." and the lookup, as may_lookup */
 		if (checked) {
 			if (attrs_stale(cur, root, nd->now))
@@ -1192,10 +1197,9 @@ static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err
  * A copy-out (dc_resolve) from the root, with no credential and TTLs off.
  */
 static bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *base,
-			   const char *path, const struct dc_cred *cred,
-			   const struct dc_inode *st)
+			   const char *path, const struct dc_inode *st)
 {
-	return c->ptab && st && !cred && (path[0] == '/' || !base || is_root(base)) &&
+	return c->ptab && st && (path[0] == '/' || !base || is_root(base)) &&
 	       !dc__load(c->ttl_on);
 }
 
@@ -1208,9 +1212,9 @@ static void keep_path(struct nameidata *nd, const char *path, size_t len, int er
 	if (!nd->plain || nd->nlinks)
 		return;
 	if (err == -ENOENT && nd->neg)
-		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, gen);
+		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, gen, nd->allx);
 	else if (err == 0 && !dc__is_lnk(dc__load(d->mode)))
-		dc__path_add(nd->c, path, len, d, seq, gen);
+		dc__path_add(nd->c, path, len, d, seq, gen, nd->allx);
 }
 
 /* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced. */
@@ -1227,10 +1231,10 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 
 	dc__stat_inc(c, DC_ST_LOOKUPS);
 	if (c->mode == DC_MODE_RCU) {
-		pc = path_cacheable(c, base, path, cred, st);
+		pc = path_cacheable(c, base, path, st);
 		dc__rcu_lock();
 		if (pc) {
-			err = dc__path_lookup(c, path, len, st);
+			err = dc__path_lookup(c, path, len, cred != NULL, st);
 			if (err != -ECHILD) {
 				dc__rcu_unlock();
 				dc__stat_inc(c, err ? DC_ST_NEG_HITS : DC_ST_HITS);

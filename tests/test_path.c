@@ -9,6 +9,8 @@
  *    walk's answer; -ENOENT from a missing directory above is not kept;
  *  - paths with ".", "..", a symlink, from another base, with TTLs on, or
  *    in the global and rwlock modes are never answered so, and are right;
+ *  - dc_resolve_as by one probe only through directories anyone may
+ *    search: one made 0700 (and told) gives EACCES again;
  *  - after each change the cache is told of, the path answers the new
  *    truth: the leaf created, replaced, unlinked, renamed; a directory
  *    above it renamed away and back, removed, forgotten
@@ -152,6 +154,39 @@ static void test_hits(enum dc_mode m)
 		return;
 	c = open_cache(m, 60000);	/* TTLs on: every answer walks */
 	twice(c, "/a/b/c/d/e/f", (int64_t)iff, false);
+	close_cache(c);
+}
+
+/*
+ * dc_resolve_as by one probe only where every directory on the way lets
+ * anyone search it; a directory made 0700 (told) gives EACCES again.
+ */
+static void test_checked(void)
+{
+	const struct dc_cred other = { .uid = 1000, .gid = 1000 };
+	struct dc_inode st;
+	struct dc_cache *c;
+	uint64_t h;
+
+	make_tree();
+	c = open_cache(DC_MODE_RCU, 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(dc_resolve_as(c, NULL, "/a/b/c/d/e/f", 0, &other, &st), 0);
+	h = path_hits(c);
+	CHECK_EQ(dc_resolve_as(c, NULL, "/a/b/c/d/e/f", 0, &other, &st), 0);
+	CHECK_EQ(st.ino, iff);
+	CHECK_EQ(path_hits(c) - h, 1);
+	/* /a/b/c made 0700, owned by root: others may not pass */
+	CHECK_EQ(dc_memfs_chmod(fs, ic, 0700), 0);
+	CHECK_EQ(dc_invalidate_inode(c, ic, 0), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(dc_resolve_as(c, NULL, "/a/b/c/d/e/f", 0, &other, &st), -EACCES);
+	/* the plain resolve may still use the path, and a checked one then
+	 * does not */
+	twice(c, "/a/b/c/d/e/f", (int64_t)iff, true);
+	h = path_hits(c);
+	CHECK_EQ(dc_resolve_as(c, NULL, "/a/b/c/d/e/f", 0, &other, &st), -EACCES);
+	CHECK_EQ(path_hits(c), h);
 	close_cache(c);
 }
 
@@ -490,6 +525,7 @@ int main(void)
 	for (enum dc_mode m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++)
 		test_hits(m);
 	test_changes();
+	test_checked();
 	test_stress();
 	test_forget_race();
 	for (int k = 0; k < 3; k++)
