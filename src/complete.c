@@ -359,12 +359,13 @@ bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
 }
 
 /*
- * The backend answered -ENOENT for a name in dir, and nothing in dir
- * changed while it was asked.  true: that made the count, and the caller
- * is to list dir now (dc__list_dir), with no lock held.  Write lock held;
- * dir not orphaned.
+ * Count one more reason to list dir (misses more of them: 1 for each
+ * -ENOENT answer; a directory just made counts as all it needs), and
+ * start listing it when the count is made.  true: the caller is to list
+ * dir now (dc__list_dir), with no lock held.  Write lock held.
  */
-bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
+static bool count_toward_listing(struct dc_cache *c, struct dc_dentry *dir,
+				 uint32_t more)
 {
 	struct dc_list *l;
 	bool list = false;
@@ -373,7 +374,9 @@ bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
 		return false;
 	pthread_mutex_lock(&c->list_lock);
 	l = record_of(c, dir);
-	if (l && l->state == LS_COUNTING && ++l->misses >= c->complete_after) {
+	if (l && l->state == LS_COUNTING)	/* saturating: never wraps to 0 */
+		l->misses = more > UINT32_MAX - l->misses ? UINT32_MAX : l->misses + more;
+	if (l && l->state == LS_COUNTING && l->misses >= c->complete_after) {
 		l->state = LS_LISTING;	/* changes from now on mark it */
 		l->changed = 0;
 		list = true;
@@ -382,29 +385,25 @@ bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
 	return list;
 }
 
+/* The backend answered -ENOENT for a name in dir, and nothing in dir
+ * changed while it was asked.  Write lock held; dir not orphaned. */
+bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
+{
+	return count_toward_listing(c, dir, 1);
+}
+
 /*
  * dir was just made through the cache: list it now, as it will be probed
- * soon (a build's output directory) and is empty or nearly.  true: the
- * caller lists it (dc__list_dir) once it has dropped the write lock, with
- * the reference taken here, which it drops after.  Write lock held.
+ * soon (a build's output directory) and is empty or nearly.  On true the
+ * reference taken here is the caller's, to drop after dc__list_dir.
+ * Write lock held.
  */
 bool dc__list_new(struct dc_cache *c, struct dc_dentry *dir)
 {
-	struct dc_list *l;
-	bool list = false;
-
-	if (c->complete_after == DC_COMPLETE_OFF || !c->be.ops->readdir)
+	if (!count_toward_listing(c, dir, UINT32_MAX))
 		return false;
-	pthread_mutex_lock(&c->list_lock);
-	l = record_of(c, dir);
-	if (l && l->state == LS_COUNTING) {
-		l->state = LS_LISTING;
-		l->changed = 0;
-		__atomic_add_fetch(&dir->count, 1, __ATOMIC_RELAXED);
-		list = true;
-	}
-	pthread_mutex_unlock(&c->list_lock);
-	return list;
+	__atomic_add_fetch(&dir->count, 1, __ATOMIC_RELAXED);
+	return true;
 }
 
 struct collect {

@@ -299,12 +299,7 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	seq = dc__seq_begin(&d->seq);
 	if (seq != n->dseq || (dc__flags(d) & DC_F_DEAD))
 		return -ECHILD;
-	st->ino = dc__load(d->ino);
-	st->cookie = dc__load(d->cookie);
-	st->mode = dc__load(d->mode);
-	st->gen = dc__load(d->gen);
-	st->uid = dc__load(d->uid);
-	st->gid = dc__load(d->gid);
+	*st = dc__inode_of(d);
 	/* the copy is of d as the node saw it, and no directory above moved
 	 * while we read (the bump comes before any such change) */
 	if (dc__seq_retry(&d->seq, seq) ||
