@@ -109,7 +109,7 @@ static void list_remove(struct dc_cache *c, struct dc_list **pp)
 	struct dc_list *l = *pp;
 
 	*pp = l->next;
-	__atomic_and_fetch(&l->dir->flags, ~(uint32_t)DC_F_HASLIST, __ATOMIC_RELAXED);
+	dc__flags_clear(l->dir, DC_F_HASLIST);
 	drop_keys(c, l);
 	dc__free(c, l, sizeof(*l));
 	__atomic_sub_fetch(&c->nr_lists, 1, __ATOMIC_RELAXED);
