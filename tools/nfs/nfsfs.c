@@ -12,19 +12,6 @@
  * handle, so root() may be called any number of times and releasing the
  * root frees nothing.  Handles are the server's, valid on any connection.
  *
- * Connections: a libnfs rpc_context serves one thread at a time.  Idle
- * connections wait in a stack under fs->lock; a call takes one (or
- * connects a new one), uses it alone, and gives it back, or destroys it
- * when its transport failed.  So there are as many connections as
- * threads that ever called at once, each connected once.
- *
- * Calls: each RPC is queued and then driven by a poll loop on the
- * context's descriptor until its callback ran or the timeout passed.  The
- * callback copies what the caller needs out of the reply (libnfs frees it
- * afterwards).  An RPC whose connection failed (the server restarted, say)
- * is sent once more on a new one: every RPC here only reads, so sending it
- * twice is harmless.
- *
  * Attributes: ino is the fileid, mode the type (from ftype3) and the
  * permission bits, uid and gid the owner's numbers, gen the low bits of
  * the fsid, so that an export spanning file systems never shows two
@@ -66,12 +53,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include <nfsc/libnfs.h>
-#include <nfsc/libnfs-raw.h>
-#include <nfsc/libnfs-raw-mount.h>
-#include <nfsc/libnfs-raw-nfs.h>
-
-#include "nfs/nfsfs.h"
+#include "nfs/rpc.h"
 
 #define NFSFS_TIMEOUT_MS	10000
 #define NFSFS_READDIR_BYTES	32768	/* one READDIR reply at most */
@@ -79,9 +61,6 @@
 #define NFSFS_YOUNG_NS		1000000000LL	/* see "Change detection" */
 #define NFSFS_NEG_SLOTS		1024	/* negative answers remembered */
 #define NFSFS_LIST_MAX		65536	/* names of a listing remembered */
-
-enum nfsfs_stat { ST_LOOKUP, ST_GETATTR, ST_READDIR, ST_READLINK, ST_CONNECT,
-		  ST_RETRY, ST_REVAL, ST_NR };
 
 /* A directory's stand-in for a change attribute. */
 struct dattr {
@@ -116,200 +95,21 @@ struct neg {
 	char name[DC_NAME_MAX];
 };
 
-struct conn {
-	struct rpc_context *rpc;
-	struct conn *next;	/* in fs->idle */
-};
-
 struct nfsfs {
-	char *server;
-	char *export;
-	int timeout_ms;
+	struct nfsrpc rpc;	/* the server, its connections, RPC counts */
 	int64_t acdir_ms;	/* -1: attributes seen before are never reused */
 	struct fh root;		/* the export's root, from MNT */
-	pthread_mutex_t lock;	/* idle */
-	struct conn *idle;	/* connections no thread uses now */
 	pthread_mutex_t alock;	/* what handles remember, epochs, negs */
 	uint64_t epochs;	/* the last epoch given */
 	struct neg *negs;	/* NFSFS_NEG_SLOTS */
-	uint64_t stats[ST_NR];	/* atomic */
 };
 
-static void count(struct nfsfs *fs, enum nfsfs_stat s)
-{
-	/* relaxed: counters, ordered against nothing */
-	__atomic_add_fetch(&fs->stats[s], 1, __ATOMIC_RELAXED);
-}
-
-/* ---- one RPC, synchronously ------------------------------------------- */
-
-/*
- * An RPC in flight: take() reads the reply inside the callback (which
- * owns it) into arg and answers 0 or a negative errno.  broken: the
- * transport failed, the connection is not to be used again.
- */
-struct call {
-	int (*take)(void *res, void *arg);
-	void *arg;
-	int done;
-	int err;
-	int broken;
-};
-
-static void call_done(struct rpc_context *rpc, int status, void *data,
-		      void *priv)
-{
-	struct call *c = priv;
-
-	(void)rpc;
-	c->done = 1;
-	if (status == RPC_STATUS_SUCCESS) {
-		c->err = c->take ? c->take(data, c->arg) : 0;
-		return;
-	}
-	c->broken = 1;
-	c->err = status == RPC_STATUS_TIMEOUT ? -ETIMEDOUT : -EIO;
-}
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Drive rpc until c's callback ran: 0, or a negative errno (the
- * connection is then broken). */
-static int wait_call(struct nfsfs *fs, struct rpc_context *rpc, struct call *c)
-{
-	int64_t deadline = now_ms() + fs->timeout_ms;
-
-	while (!c->done) {
-		struct pollfd p = { .fd = rpc_get_fd(rpc), .events = rpc_which_events(rpc) };
-		int64_t left = deadline - now_ms();
-		int n;
-
-		if (left <= 0) {
-			c->broken = 1;
-			return -ETIMEDOUT;
-		}
-		n = poll(&p, 1, (int)left);
-		if (n < 0 && errno != EINTR) {
-			c->broken = 1;
-			return -errno;
-		}
-		if (n > 0 && rpc_service(rpc, p.revents) < 0 && !c->done) {
-			c->broken = 1;
-			return -EIO;
-		}
-	}
-	return c->err;
-}
-
-/* A new connection to program/version on the server into *out. */
-static int connect_rpc(struct nfsfs *fs, int program, int version,
-		       struct rpc_context **out)
-{
-	struct call c = { 0 };
-	struct rpc_context *rpc = rpc_init_context();
-	int err;
-
-	if (!rpc)
-		return -ENOMEM;
-	if (rpc_connect_program_async(rpc, fs->server, program, version,
-				      call_done, &c) < 0) {
-		rpc_destroy_context(rpc);
-		return -ECONNREFUSED;
-	}
-	err = wait_call(fs, rpc, &c);
-	if (err) {
-		rpc_destroy_context(rpc);
-		return err == -EIO ? -ECONNREFUSED : err;
-	}
-	*out = rpc;
-	return 0;
-}
-
-/* An idle connection to the NFS service, or a new one. */
-static int get_conn(struct nfsfs *fs, struct conn **out)
-{
-	struct conn *cn;
-	int err;
-
-	pthread_mutex_lock(&fs->lock);
-	cn = fs->idle;
-	if (cn)
-		fs->idle = cn->next;
-	pthread_mutex_unlock(&fs->lock);
-	if (cn) {
-		*out = cn;
-		return 0;
-	}
-	cn = malloc(sizeof(*cn));
-	if (!cn)
-		return -ENOMEM;
-	err = connect_rpc(fs, NFS_PROGRAM, NFS_V3, &cn->rpc);
-	if (err) {
-		free(cn);
-		return err;
-	}
-	count(fs, ST_CONNECT);
-	*out = cn;
-	return 0;
-}
-
-static void drop_conn(struct conn *cn)
-{
-	rpc_destroy_context(cn->rpc);
-	free(cn);
-}
-
-static void put_conn(struct nfsfs *fs, struct conn *cn)
-{
-	pthread_mutex_lock(&fs->lock);
-	cn->next = fs->idle;
-	fs->idle = cn;
-	pthread_mutex_unlock(&fs->lock);
-}
-
-typedef int (*send_fn)(struct rpc_context *rpc, rpc_cb cb, void *args,
-		       void *priv);
-
-/*
- * Send one NFS RPC (send with args) and wait for it; take reads its
- * reply.  A connection whose transport failed is dropped, and the RPC
- * sent once more on a new one.
- */
-static int nfs_call(struct nfsfs *fs, enum nfsfs_stat kind, send_fn send,
+/* One RPC that only reads, as root: sent again on a new connection if
+ * its own failed. */
+static int nfs_call(struct nfsfs *fs, enum rpc_kind kind, send_fn send,
 		    void *args, int (*take)(void *res, void *arg), void *arg)
 {
-	int tries, err = -EIO;
-
-	for (tries = 0; tries < 2; tries++) {
-		struct call c = { .take = take, .arg = arg };
-		struct conn *cn;
-
-		if (tries)
-			count(fs, ST_RETRY);
-		err = get_conn(fs, &cn);
-		if (err)
-			return err;
-		count(fs, kind);
-		if (send(cn->rpc, call_done, args, &c) < 0) {
-			drop_conn(cn);
-			continue;
-		}
-		err = wait_call(fs, cn->rpc, &c);
-		if (!c.broken) {
-			put_conn(fs, cn);
-			return err;
-		}
-		/* destroying the context cancels c: its callback may run
-		 * now, while c is still ours */
-		drop_conn(cn);
-	}
-	return err;
+	return nfsrpc_call(&fs->rpc, kind, NULL, send, args, take, arg, 0);
 }
 
 /* The libnfs calls, each under the one type send_fn has. */
@@ -335,55 +135,10 @@ static int send_readdir(struct rpc_context *rpc, rpc_cb cb, void *args, void *pr
 
 /* ---- replies ------------------------------------------------------------ */
 
-static int nfs3_errno(nfsstat3 st)
-{
-	switch (st) {
-	case NFS3_OK:			return 0;
-	case NFS3ERR_PERM:		return -EPERM;
-	case NFS3ERR_NOENT:		return -ENOENT;
-	case NFS3ERR_NXIO:		return -ENXIO;
-	case NFS3ERR_ACCES:		return -EACCES;
-	case NFS3ERR_EXIST:		return -EEXIST;
-	case NFS3ERR_XDEV:		return -EXDEV;
-	case NFS3ERR_NODEV:		return -ENODEV;
-	case NFS3ERR_NOTDIR:		return -ENOTDIR;
-	case NFS3ERR_ISDIR:		return -EISDIR;
-	case NFS3ERR_INVAL:		return -EINVAL;
-	case NFS3ERR_FBIG:		return -EFBIG;
-	case NFS3ERR_NOSPC:		return -ENOSPC;
-	case NFS3ERR_ROFS:		return -EROFS;
-	case NFS3ERR_MLINK:		return -EMLINK;
-	case NFS3ERR_NAMETOOLONG:	return -ENAMETOOLONG;
-	case NFS3ERR_NOTEMPTY:		return -ENOTEMPTY;
-	case NFS3ERR_DQUOT:		return -EDQUOT;
-	case NFS3ERR_STALE:		/* the inode is gone */
-	case NFS3ERR_BADHANDLE:		return -ESTALE;
-	case NFS3ERR_REMOTE:		return -EREMOTE;
-	case NFS3ERR_NOTSUPP:		return -EOPNOTSUPP;
-	case NFS3ERR_JUKEBOX:		return -EAGAIN;
-	case NFS3ERR_BADTYPE:		return -EINVAL;
-	default:			return -EIO;	/* IO, SERVERFAULT, ... */
-	}
-}
-
-static uint32_t type_bits(ftype3 t)
-{
-	switch (t) {
-	case NF3REG:	return S_IFREG;
-	case NF3DIR:	return S_IFDIR;
-	case NF3BLK:	return S_IFBLK;
-	case NF3CHR:	return S_IFCHR;
-	case NF3LNK:	return S_IFLNK;
-	case NF3SOCK:	return S_IFSOCK;
-	case NF3FIFO:	return S_IFIFO;
-	default:	return 0;	/* the cache refuses it: -EIO */
-	}
-}
-
 static void attr_fill(const fattr3 *a, struct dc_inode *out)
 {
 	out->ino = a->fileid;
-	out->mode = type_bits(a->type) | (a->mode & 07777);
+	out->mode = nfs3_type_bits(a->type) | (a->mode & 07777);
 	out->gen = (uint32_t)a->fsid;
 	out->uid = a->uid;
 	out->gid = a->gid;
@@ -430,7 +185,7 @@ static void sent_now(struct sent *s)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	s->wall_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-	s->mono_ms = now_ms();
+	s->mono_ms = nfsrpc_now_ms();
 }
 
 static uint64_t time_ns(const nfstime3 *t)
@@ -488,7 +243,7 @@ static uint64_t observe(struct nfsfs *fs, struct fh *h, const fattr3 *a,
  * alock held. */
 static int fresh_locked(const struct nfsfs *fs, const struct fh *h)
 {
-	return h->seen_ms && fs->acdir_ms >= 0 && now_ms() - h->seen_ms <= fs->acdir_ms;
+	return h->seen_ms && fs->acdir_ms >= 0 && nfsrpc_now_ms() - h->seen_ms <= fs->acdir_ms;
 }
 
 /* FNV-1a: names to listing keys and table slots.  A collision only
@@ -604,7 +359,7 @@ static int getattr_fh(struct nfsfs *fs, struct fh *h, struct dc_inode *out)
 
 	fh_arg(&a.object, h);
 	sent_now(&s);
-	err = nfs_call(fs, ST_GETATTR, send_getattr, &a, take_getattr, &attr);
+	err = nfs_call(fs, RK_GETATTR, send_getattr, &a, take_getattr, &attr);
 	if (err)
 		return err;
 	observe(fs, h, &attr, &s);
@@ -694,7 +449,7 @@ static int lookup_fh(struct nfsfs *fs, struct fh *d, const char *name,
 	fh_arg(&a.what.dir, d);
 	a.what.name = buf;
 	sent_now(&s);
-	err = nfs_call(fs, ST_LOOKUP, send_lookup, &a, take_lookup, &o);
+	err = nfs_call(fs, RK_LOOKUP, send_lookup, &a, take_lookup, &o);
 	epoch = o.have_dir ? observe(fs, d, &o.dir, &s) : 0;
 	if (err == -ENOENT && epoch)
 		neg_record(fs, epoch, name, len);
@@ -877,7 +632,7 @@ static int nfsfs_revalidate(void *ctx, const struct dc_inode *dir,
 	err = dir_check(dir, name, len, &d);
 	if (err)
 		return err;
-	count(fs, ST_REVAL);
+	nfsrpc_count(&fs->rpc, RK_REVAL);
 	err = dir_epoch(fs, d, &epoch);
 	if (err)
 		return err;
@@ -934,7 +689,7 @@ static int nfsfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
 	if (!cookie_fh(link->cookie))
 		return -ESTALE;
 	fh_arg(&a.symlink, cookie_fh(link->cookie));
-	err = nfs_call(ctx, ST_READLINK, send_readlink, &a, take_readlink, &o);
+	err = nfs_call(ctx, RK_READLINK, send_readlink, &a, take_readlink, &o);
 	return err ? err : o.len;
 }
 
@@ -1063,7 +818,7 @@ static int nfsfs_readdir(void *ctx, const struct dc_inode *dir,
 		memcpy(a.cookieverf, p.verf, sizeof(a.cookieverf));
 		p.have_dir = 0;
 		sent_now(&s);
-		err = nfs_call(fs, ST_READDIR, send_readdir, &a, take_readdir, &p);
+		err = nfs_call(fs, RK_READDIR, send_readdir, &a, take_readdir, &p);
 		if (err || p.stop)
 			break;
 		/* the listing holds for an epoch only if every page saw it */
@@ -1078,18 +833,10 @@ static int nfsfs_readdir(void *ctx, const struct dc_inode *dir,
 
 static void nfsfs_free(struct nfsfs *fs)
 {
-	struct conn *cn;
-
-	while ((cn = fs->idle)) {
-		fs->idle = cn->next;
-		drop_conn(cn);
-	}
-	pthread_mutex_destroy(&fs->lock);
+	nfsrpc_fini(&fs->rpc);
 	pthread_mutex_destroy(&fs->alock);
 	free(fs->root.list);
 	free(fs->negs);
-	free(fs->server);
-	free(fs->export);
 	free(fs);
 }
 
@@ -1112,88 +859,24 @@ static const struct dc_backend_ops nfsfs_ops = {
 
 /* ---- opening ------------------------------------------------------------------ */
 
-static int mnt_errno(mountstat3 st)
-{
-	switch (st) {
-	case MNT3_OK:			return 0;
-	case MNT3ERR_PERM:		return -EPERM;
-	case MNT3ERR_NOENT:		return -ENOENT;
-	case MNT3ERR_ACCES:		return -EACCES;
-	case MNT3ERR_NOTDIR:		return -ENOTDIR;
-	case MNT3ERR_INVAL:		return -EINVAL;
-	case MNT3ERR_NAMETOOLONG:	return -ENAMETOOLONG;
-	case MNT3ERR_NOTSUPP:		return -EOPNOTSUPP;
-	default:			return -EIO;
-	}
-}
-
-static int take_mnt(void *res, void *arg)
-{
-	mountres3 *r = res;
-	const fhandle3 *h = &r->mountres3_u.mountinfo.fhandle;
-	struct fh *root = arg;
-	int err = mnt_errno(r->fhs_status);
-
-	if (err)
-		return err;
-	if (h->fhandle3_len == 0 || h->fhandle3_len > NFS3_FHSIZE)
-		return -EIO;
-	root->len = h->fhandle3_len;
-	memcpy(root->data, h->fhandle3_val, root->len);
-	return 0;
-}
-
-/* The export's root handle, from one MNT on a connection of its own. */
+/* The export's root handle into fs->root. */
 static int mount_root(struct nfsfs *fs)
 {
-	struct call c = { .take = take_mnt, .arg = &fs->root };
-	struct rpc_context *rpc;
-	int err;
+	struct dcnfs_fh root;
+	int err = nfsrpc_mount(&fs->rpc, &root);
 
-	err = connect_rpc(fs, MOUNT_PROGRAM, MOUNT_V3, &rpc);
 	if (err)
 		return err;
-	if (rpc_mount3_mnt_async(rpc, call_done, fs->export, &c) < 0)
-		err = -ENOMEM;
-	else
-		err = wait_call(fs, rpc, &c);
-	rpc_destroy_context(rpc);
-	return err;
-}
-
-/* "nfs://HOST/EXPORT[?version=3]" into fs->server and fs->export. */
-static int parse_url(struct nfsfs *fs, const char *url, int *version)
-{
-	const char *host, *path, *query;
-
-	if (strncmp(url, "nfs://", 6))
-		return -EINVAL;
-	host = url + 6;
-	path = strchr(host, '/');
-	if (!path || path == host)
-		return -EINVAL;
-	query = strchr(path, '?');
-	*version = 3;
-	if (query) {
-		if (!strcmp(query, "?version=4"))
-			*version = 4;
-		else if (strcmp(query, "?version=3"))
-			return -EINVAL;
-	} else {
-		query = path + strlen(path);
-	}
-	if (memchr(host, ':', (size_t)(path - host)))	/* ports come from rpcbind */
-		return -EINVAL;
-	fs->server = strndup(host, (size_t)(path - host));
-	fs->export = strndup(path, (size_t)(query - path));
-	return fs->server && fs->export ? 0 : -ENOMEM;
+	fs->root.len = root.len;
+	memcpy(fs->root.data, root.data, root.len);
+	return 0;
 }
 
 int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 	       struct dc_backend *out)
 {
 	struct nfsfs *fs;
-	int err, i, version;
+	int err, i, version, timeout;
 
 	if (!url || !out)
 		return -EINVAL;
@@ -1203,27 +886,18 @@ int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 	fs = calloc(1, sizeof(*fs));
 	if (!fs)
 		return -ENOMEM;
-	fs->timeout_ms = opt && opt->timeout_ms ? (int)(opt->timeout_ms > INT_MAX ?
-			 INT_MAX : opt->timeout_ms) : NFSFS_TIMEOUT_MS;
+	timeout = opt && opt->timeout_ms ? (int)(opt->timeout_ms > INT_MAX ?
+		  INT_MAX : opt->timeout_ms) : NFSFS_TIMEOUT_MS;
 	fs->acdir_ms = !opt || !opt->acdir_ms ? NFSFS_ACDIR_MS :
 		       opt->acdir_ms == DCNFS_ACDIR_OFF ? -1 : (int64_t)opt->acdir_ms;
 	fs->negs = calloc(NFSFS_NEG_SLOTS, sizeof(*fs->negs));
-	if (!fs->negs) {
-		free(fs);
-		return -ENOMEM;
-	}
-	err = pthread_mutex_init(&fs->lock, NULL);
-	if (!err) {
-		err = pthread_mutex_init(&fs->alock, NULL);
-		if (err)
-			pthread_mutex_destroy(&fs->lock);
-	}
+	err = fs->negs ? pthread_mutex_init(&fs->alock, NULL) : ENOMEM;
 	if (err) {
 		free(fs->negs);
 		free(fs);
 		return -err;
 	}
-	err = parse_url(fs, url, &version);
+	err = nfsrpc_init(&fs->rpc, url, timeout, &version);
 	if (!err && version != 3)
 		err = -EPROTONOSUPPORT;
 	if (!err)
@@ -1237,21 +911,51 @@ int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 	return 0;
 }
 
+/* The server of a backend dcnfs_open made, or NULL. */
+struct nfsrpc *dcnfs__rpc(const struct dc_backend *be)
+{
+	return be && be->ops == &nfsfs_ops ? &((struct nfsfs *)be->ctx)->rpc : NULL;
+}
+
+static uint64_t stat_of(const struct nfsrpc *r, enum rpc_kind k)
+{
+	return __atomic_load_n(&r->stats[k], __ATOMIC_RELAXED);
+}
+
 void dcnfs_stats(const struct dc_backend *be, struct dcnfs_stats *st)
 {
-	const struct nfsfs *fs;
+	const struct nfsrpc *r = dcnfs__rpc(be);
 
 	if (!st)
 		return;
 	memset(st, 0, sizeof(*st));
-	if (!be || be->ops != &nfsfs_ops)
+	if (!r)
 		return;
-	fs = be->ctx;
-	st->lookups = __atomic_load_n(&fs->stats[ST_LOOKUP], __ATOMIC_RELAXED);
-	st->getattrs = __atomic_load_n(&fs->stats[ST_GETATTR], __ATOMIC_RELAXED);
-	st->readdirs = __atomic_load_n(&fs->stats[ST_READDIR], __ATOMIC_RELAXED);
-	st->readlinks = __atomic_load_n(&fs->stats[ST_READLINK], __ATOMIC_RELAXED);
-	st->connects = __atomic_load_n(&fs->stats[ST_CONNECT], __ATOMIC_RELAXED);
-	st->retries = __atomic_load_n(&fs->stats[ST_RETRY], __ATOMIC_RELAXED);
-	st->revalidations = __atomic_load_n(&fs->stats[ST_REVAL], __ATOMIC_RELAXED);
+	st->lookups = stat_of(r, RK_LOOKUP);
+	st->getattrs = stat_of(r, RK_GETATTR);
+	st->readdirs = stat_of(r, RK_READDIR);
+	st->readlinks = stat_of(r, RK_READLINK);
+	st->connects = stat_of(r, RK_CONNECT);
+	st->retries = stat_of(r, RK_RETRY);
+	st->revalidations = stat_of(r, RK_REVAL);
+	st->reads = stat_of(r, RK_READ);
+	st->writes = stat_of(r, RK_WRITE);
+	st->commits = stat_of(r, RK_COMMIT);
+	st->updates = stat_of(r, RK_UPDATE);
+	st->setattrs = stat_of(r, RK_SETATTR);
+	st->others = stat_of(r, RK_OTHER);
+}
+
+int dcnfs_inode_fh(const struct dc_inode *inode, struct dcnfs_fh *out)
+{
+	const struct fh *h;
+
+	if (!inode || !out)
+		return -EINVAL;
+	h = cookie_fh(inode->cookie);
+	if (!h)
+		return -ESTALE;
+	out->len = h->len;
+	memcpy(out->data, h->data, h->len);
+	return 0;
 }

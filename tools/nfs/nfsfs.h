@@ -13,6 +13,9 @@
 #define DCACHE_NFSFS_H
 
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
 
 #include "dcache.h"
 
@@ -37,6 +40,13 @@ struct dcnfs_stats {
 	uint64_t connects;	/* connections made to the NFS service */
 	uint64_t retries;	/* RPCs sent again on a new connection */
 	uint64_t revalidations;	/* expired entries checked (revalidate) */
+	uint64_t reads;		/* READ */
+	uint64_t writes;	/* WRITE */
+	uint64_t commits;	/* COMMIT */
+	uint64_t updates;	/* CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR,
+				 * RENAME, LINK */
+	uint64_t setattrs;	/* SETATTR */
+	uint64_t others;	/* FSSTAT */
 };
 
 /*
@@ -55,5 +65,94 @@ int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 /* The RPC counts of a backend dcnfs_open made, while its cache lives;
  * zeros for another backend. */
 void dcnfs_stats(const struct dc_backend *be, struct dcnfs_stats *st);
+
+/* ---- Files: what a file server (dcfs) needs besides names ----------------
+ * Each call takes the backend dcnfs_open made (-EINVAL for another), the
+ * credential the server is to check (AUTH_UNIX: uid, gid, at most 16
+ * groups; NULL: root) and handles; it sends one RPC (read and write: one
+ * per 1 MiB) and answers 0 (or a count) or a negative errno: the
+ * server's (NFS3ERR_* as the system's: -ENOENT, -EACCES, -ESTALE for a
+ * handle whose inode is gone, ...), -ETIMEDOUT, or -EIO (the connection
+ * failed; an RPC that is not safe to send twice -- those that make,
+ * remove, rename or link names -- is then not sent again, so whether the
+ * server did it is unknown).  struct stat out: the attributes the reply
+ * carried, or those of a GETATTR after it (st_dev is the fsid's low bits).
+ */
+
+/* An NFSv3 file handle. */
+struct dcnfs_fh {
+	uint32_t len;
+	unsigned char data[64];
+};
+
+/* Who asks (AUTH_UNIX). */
+struct dcnfs_cred {
+	uint32_t uid, gid;
+	uint32_t ngroups;		/* beyond 16: the first 16 */
+	const uint32_t *groups;
+};
+
+/* The handle of a cache entry's inode (dc_dentry_stat of an entry of
+ * this backend's cache): 0, or -ESTALE (no cookie). */
+int dcnfs_inode_fh(const struct dc_inode *inode, struct dcnfs_fh *out);
+int dcnfs_getattr(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		  const struct dcnfs_fh *fh, struct stat *st);
+
+/* dcnfs_setattr's what: the fields of *want to set */
+#define DCNFS_SET_MODE		0x01
+#define DCNFS_SET_UID		0x02
+#define DCNFS_SET_GID		0x04
+#define DCNFS_SET_SIZE		0x08
+#define DCNFS_SET_ATIME		0x10	/* st_atim */
+#define DCNFS_SET_MTIME		0x20	/* st_mtim */
+#define DCNFS_SET_ATIME_NOW	0x40	/* the server's time */
+#define DCNFS_SET_MTIME_NOW	0x80
+int dcnfs_setattr(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		  const struct dcnfs_fh *fh, const struct stat *want,
+		  unsigned what, struct stat *st);
+
+/*
+ * Make name in directory dir: mode's type says what (S_IFREG: CREATE,
+ * GUARDED when excl, else UNCHECKED, which opens an existing file;
+ * S_IFDIR: MKDIR; S_IFLNK: SYMLINK to target; S_IFIFO, S_IFSOCK,
+ * S_IFCHR, S_IFBLK: MKNOD with rdev), its permission bits the new
+ * inode's; its handle into *fh.  -EINVAL: another type, or no target.
+ */
+int dcnfs_make(const struct dc_backend *be, const struct dcnfs_cred *cr,
+	       const struct dcnfs_fh *dir, const char *name, mode_t mode,
+	       int excl, dev_t rdev, const char *target, struct dcnfs_fh *fh,
+	       struct stat *st);
+/* Remove name from dir: REMOVE, or RMDIR when is_dir. */
+int dcnfs_remove(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		 const struct dcnfs_fh *dir, const char *name, int is_dir);
+int dcnfs_rename(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		 const struct dcnfs_fh *odir, const char *oname,
+		 const struct dcnfs_fh *ndir, const char *nname);
+/* A new name for fh's inode; its attributes after into *st. */
+int dcnfs_link(const struct dc_backend *be, const struct dcnfs_cred *cr,
+	       const struct dcnfs_fh *fh, const struct dcnfs_fh *dir,
+	       const char *name, struct stat *st);
+/* Up to size bytes at off into buf: the count (0 at the end). */
+ssize_t dcnfs_read(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		   const struct dcnfs_fh *fh, void *buf, size_t size,
+		   uint64_t off);
+/* size bytes at off, UNSTABLE (dcnfs_commit makes them durable); the
+ * count written; the server's write verifier into *verf. */
+ssize_t dcnfs_write(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		    const struct dcnfs_fh *fh, const void *buf, size_t size,
+		    uint64_t off, uint64_t *verf);
+/* What was written UNSTABLE to stable storage; the verifier into *verf
+ * (one unlike the writes' means the server restarted and may have lost
+ * them). */
+int dcnfs_commit(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		 const struct dcnfs_fh *fh, uint64_t *verf);
+int dcnfs_statfs(const struct dc_backend *be, const struct dcnfs_fh *fh,
+		 struct statvfs *st);
+/* Every name in directory dir ("." and ".." too) with its fileid, in
+ * the server's order, to emit, until emit answers non-zero (returned). */
+int dcnfs_list(const struct dc_backend *be, const struct dcnfs_cred *cr,
+	       const struct dcnfs_fh *dir,
+	       int (*emit)(void *arg, const char *name, uint64_t ino),
+	       void *arg);
 
 #endif

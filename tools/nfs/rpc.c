@@ -1,0 +1,389 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rpc.c - one NFSv3 RPC at a time, on libnfs's raw calls.
+ *
+ * Connections: a libnfs rpc_context serves one thread at a time.  Idle
+ * connections wait in a stack under r->lock; a call takes one (or
+ * connects a new one), uses it alone, and gives it back, or destroys it
+ * when its transport failed.  So there are as many connections as
+ * threads that ever called at once, each connected once.
+ *
+ * Calls: each RPC is queued and then driven by a poll loop on the
+ * context's descriptor until its callback ran or the timeout passed.  The
+ * callback copies what the caller needs out of the reply (libnfs frees it
+ * afterwards).  An RPC whose connection failed (the server restarted, say)
+ * is sent once more on a new one, unless its caller said it must not be
+ * done twice (a CREATE or REMOVE sent again would answer EEXIST or
+ * ENOENT for what the first did).
+ *
+ * Credentials: AUTH_UNIX, set on the connection before each call when it
+ * differs from the one it carries, so a connection serves any caller.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "nfs/rpc.h"
+
+#define RPC_GROUPS_MAX	16	/* AUTH_UNIX carries no more */
+
+struct conn {
+	struct rpc_context *rpc;
+	struct conn *next;		/* in r->idle */
+	/* the credential its AUTH_UNIX carries */
+	uint32_t uid, gid, ngroups;
+	uint32_t groups[RPC_GROUPS_MAX];
+};
+
+/*
+ * An RPC in flight: take() reads the reply inside the callback (which
+ * owns it) into arg and answers 0 or a negative errno.  broken: the
+ * transport failed, the connection is not to be used again.
+ */
+struct call {
+	int (*take)(void *res, void *arg);
+	void *arg;
+	int done;
+	int err;
+	int broken;
+};
+
+static void call_done(struct rpc_context *rpc, int status, void *data,
+		      void *priv)
+{
+	struct call *c = priv;
+
+	(void)rpc;
+	c->done = 1;
+	if (status == RPC_STATUS_SUCCESS) {
+		c->err = c->take ? c->take(data, c->arg) : 0;
+		return;
+	}
+	c->broken = 1;
+	c->err = status == RPC_STATUS_TIMEOUT ? -ETIMEDOUT : -EIO;
+}
+
+int64_t nfsrpc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Drive rpc until c's callback ran: 0, or a negative errno (the
+ * connection is then broken). */
+static int wait_call(struct nfsrpc *r, struct rpc_context *rpc, struct call *c)
+{
+	int64_t deadline = nfsrpc_now_ms() + r->timeout_ms;
+
+	while (!c->done) {
+		struct pollfd p = { .fd = rpc_get_fd(rpc), .events = rpc_which_events(rpc) };
+		int64_t left = deadline - nfsrpc_now_ms();
+		int n;
+
+		if (left <= 0) {
+			c->broken = 1;
+			return -ETIMEDOUT;
+		}
+		n = poll(&p, 1, (int)left);
+		if (n < 0 && errno != EINTR) {
+			c->broken = 1;
+			return -errno;
+		}
+		if (n > 0 && rpc_service(rpc, p.revents) < 0 && !c->done) {
+			c->broken = 1;
+			return -EIO;
+		}
+	}
+	return c->err;
+}
+
+/* A new connection to program/version on the server into *out. */
+static int connect_rpc(struct nfsrpc *r, int program, int version,
+		       struct rpc_context **out)
+{
+	struct call c = { 0 };
+	struct rpc_context *rpc = rpc_init_context();
+	int err;
+
+	if (!rpc)
+		return -ENOMEM;
+	if (rpc_connect_program_async(rpc, r->server, program, version,
+				      call_done, &c) < 0) {
+		rpc_destroy_context(rpc);
+		return -ECONNREFUSED;
+	}
+	err = wait_call(r, rpc, &c);
+	if (err) {
+		rpc_destroy_context(rpc);
+		return err == -EIO ? -ECONNREFUSED : err;
+	}
+	*out = rpc;
+	return 0;
+}
+
+static void drop_conn(struct conn *cn)
+{
+	rpc_destroy_context(cn->rpc);
+	free(cn);
+}
+
+/* Make cn's AUTH_UNIX say cred (NULL: root).  0 or -ENOMEM. */
+static int conn_cred(struct conn *cn, const struct dcnfs_cred *cred)
+{
+	static const struct dcnfs_cred root;
+	uint32_t n, groups[RPC_GROUPS_MAX];
+	struct AUTH *auth;
+
+	if (!cred)
+		cred = &root;
+	n = cred->ngroups < RPC_GROUPS_MAX ? cred->ngroups : RPC_GROUPS_MAX;
+	if (n)
+		memcpy(groups, cred->groups, n * sizeof(*groups));
+	if (cn->uid == cred->uid && cn->gid == cred->gid && cn->ngroups == n &&
+	    !memcmp(cn->groups, groups, n * sizeof(*groups)))
+		return 0;
+	auth = libnfs_authunix_create("dcnfs", cred->uid, cred->gid, n,
+				      n ? groups : NULL);
+	if (!auth)
+		return -ENOMEM;
+	rpc_set_auth(cn->rpc, auth);	/* frees the one it replaces */
+	cn->uid = cred->uid;
+	cn->gid = cred->gid;
+	cn->ngroups = n;
+	memcpy(cn->groups, groups, n * sizeof(*groups));
+	return 0;
+}
+
+/* An idle connection to the NFS service, or a new one. */
+static int get_conn(struct nfsrpc *r, struct conn **out)
+{
+	struct conn *cn;
+	int err;
+
+	pthread_mutex_lock(&r->lock);
+	cn = r->idle;
+	if (cn)
+		r->idle = cn->next;
+	pthread_mutex_unlock(&r->lock);
+	if (cn) {
+		*out = cn;
+		return 0;
+	}
+	cn = calloc(1, sizeof(*cn));
+	if (!cn)
+		return -ENOMEM;
+	err = connect_rpc(r, NFS_PROGRAM, NFS_V3, &cn->rpc);
+	if (err) {
+		free(cn);
+		return err;
+	}
+	/* a credential that is no one's, so the first call sets its own */
+	cn->uid = cn->gid = UINT32_MAX;
+	nfsrpc_count(r, RK_CONNECT);
+	*out = cn;
+	return 0;
+}
+
+static void put_conn(struct nfsrpc *r, struct conn *cn)
+{
+	pthread_mutex_lock(&r->lock);
+	cn->next = r->idle;
+	r->idle = cn;
+	pthread_mutex_unlock(&r->lock);
+}
+
+int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
+		const struct dcnfs_cred *cred, send_fn send, void *args,
+		int (*take)(void *res, void *arg), void *arg, unsigned flags)
+{
+	int tries, err = -EIO;
+
+	for (tries = 0; tries < 2; tries++) {
+		struct call c = { .take = take, .arg = arg };
+		struct conn *cn;
+
+		if (tries)
+			nfsrpc_count(r, RK_RETRY);
+		err = get_conn(r, &cn);
+		if (err)
+			return err;
+		err = conn_cred(cn, cred);
+		if (err) {
+			put_conn(r, cn);
+			return err;
+		}
+		nfsrpc_count(r, kind);
+		if (send(cn->rpc, call_done, args, &c) < 0) {
+			/* nothing left: the RPC was not sent */
+			drop_conn(cn);
+			continue;
+		}
+		err = wait_call(r, cn->rpc, &c);
+		if (!c.broken) {
+			put_conn(r, cn);
+			return err;
+		}
+		/* destroying the context cancels c: its callback may run
+		 * now, while c is still ours */
+		drop_conn(cn);
+		if (flags & RPC_ONCE)
+			return -EIO;
+	}
+	return err;
+}
+
+int nfs3_errno(nfsstat3 st)
+{
+	switch (st) {
+	case NFS3_OK:			return 0;
+	case NFS3ERR_PERM:		return -EPERM;
+	case NFS3ERR_NOENT:		return -ENOENT;
+	case NFS3ERR_NXIO:		return -ENXIO;
+	case NFS3ERR_ACCES:		return -EACCES;
+	case NFS3ERR_EXIST:		return -EEXIST;
+	case NFS3ERR_XDEV:		return -EXDEV;
+	case NFS3ERR_NODEV:		return -ENODEV;
+	case NFS3ERR_NOTDIR:		return -ENOTDIR;
+	case NFS3ERR_ISDIR:		return -EISDIR;
+	case NFS3ERR_INVAL:		return -EINVAL;
+	case NFS3ERR_FBIG:		return -EFBIG;
+	case NFS3ERR_NOSPC:		return -ENOSPC;
+	case NFS3ERR_ROFS:		return -EROFS;
+	case NFS3ERR_MLINK:		return -EMLINK;
+	case NFS3ERR_NAMETOOLONG:	return -ENAMETOOLONG;
+	case NFS3ERR_NOTEMPTY:		return -ENOTEMPTY;
+	case NFS3ERR_DQUOT:		return -EDQUOT;
+	case NFS3ERR_STALE:		/* the inode is gone */
+	case NFS3ERR_BADHANDLE:		return -ESTALE;
+	case NFS3ERR_REMOTE:		return -EREMOTE;
+	case NFS3ERR_NOTSUPP:		return -EOPNOTSUPP;
+	case NFS3ERR_JUKEBOX:		return -EAGAIN;
+	case NFS3ERR_BADTYPE:		return -EINVAL;
+	default:			return -EIO;	/* IO, SERVERFAULT, ... */
+	}
+}
+
+uint32_t nfs3_type_bits(ftype3 t)
+{
+	switch (t) {
+	case NF3REG:	return S_IFREG;
+	case NF3DIR:	return S_IFDIR;
+	case NF3BLK:	return S_IFBLK;
+	case NF3CHR:	return S_IFCHR;
+	case NF3LNK:	return S_IFLNK;
+	case NF3SOCK:	return S_IFSOCK;
+	case NF3FIFO:	return S_IFIFO;
+	default:	return 0;	/* the cache refuses it: -EIO */
+	}
+}
+
+/* ---- the export ------------------------------------------------------- */
+
+static int mnt_errno(mountstat3 st)
+{
+	switch (st) {
+	case MNT3_OK:			return 0;
+	case MNT3ERR_PERM:		return -EPERM;
+	case MNT3ERR_NOENT:		return -ENOENT;
+	case MNT3ERR_ACCES:		return -EACCES;
+	case MNT3ERR_NOTDIR:		return -ENOTDIR;
+	case MNT3ERR_INVAL:		return -EINVAL;
+	case MNT3ERR_NAMETOOLONG:	return -ENAMETOOLONG;
+	case MNT3ERR_NOTSUPP:		return -EOPNOTSUPP;
+	default:			return -EIO;
+	}
+}
+
+static int take_mnt(void *res, void *arg)
+{
+	mountres3 *r = res;
+	const fhandle3 *h = &r->mountres3_u.mountinfo.fhandle;
+	struct dcnfs_fh *root = arg;
+	int err = mnt_errno(r->fhs_status);
+
+	if (err)
+		return err;
+	if (h->fhandle3_len == 0 || h->fhandle3_len > NFS3_FHSIZE)
+		return -EIO;
+	root->len = h->fhandle3_len;
+	memcpy(root->data, h->fhandle3_val, root->len);
+	return 0;
+}
+
+int nfsrpc_mount(struct nfsrpc *r, struct dcnfs_fh *root)
+{
+	struct call c = { .take = take_mnt, .arg = root };
+	struct rpc_context *rpc;
+	int err;
+
+	err = connect_rpc(r, MOUNT_PROGRAM, MOUNT_V3, &rpc);
+	if (err)
+		return err;
+	if (rpc_mount3_mnt_async(rpc, call_done, r->export, &c) < 0)
+		err = -ENOMEM;
+	else
+		err = wait_call(r, rpc, &c);
+	rpc_destroy_context(rpc);
+	return err;
+}
+
+/* "nfs://HOST/EXPORT[?version=3]" into r->server and r->export. */
+static int parse_url(struct nfsrpc *r, const char *url, int *version)
+{
+	const char *host, *path, *query;
+
+	if (strncmp(url, "nfs://", 6))
+		return -EINVAL;
+	host = url + 6;
+	path = strchr(host, '/');
+	if (!path || path == host)
+		return -EINVAL;
+	query = strchr(path, '?');
+	*version = 3;
+	if (query) {
+		if (!strcmp(query, "?version=4"))
+			*version = 4;
+		else if (strcmp(query, "?version=3"))
+			return -EINVAL;
+	} else {
+		query = path + strlen(path);
+	}
+	if (memchr(host, ':', (size_t)(path - host)))	/* ports come from rpcbind */
+		return -EINVAL;
+	r->server = strndup(host, (size_t)(path - host));
+	r->export = strndup(path, (size_t)(query - path));
+	return r->server && r->export ? 0 : -ENOMEM;
+}
+
+
+int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms,
+		int *version)
+{
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->timeout_ms = timeout_ms;
+	err = pthread_mutex_init(&r->lock, NULL);
+	if (err)
+		return -err;
+	return parse_url(r, url, version);
+}
+
+void nfsrpc_fini(struct nfsrpc *r)
+{
+	struct conn *cn;
+
+	while ((cn = r->idle)) {
+		r->idle = cn->next;
+		drop_conn(cn);
+	}
+	pthread_mutex_destroy(&r->lock);
+	free(r->server);
+	free(r->export);
+}
