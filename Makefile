@@ -99,7 +99,8 @@ LIB_SRCS     := $(wildcard src/*.c)
 COMMON_SRCS  := $(wildcard tools/common/*.c)
 DCBENCH_SRCS := $(sort $(shell find tools/dcbench -name '*.c'))
 ENGINE_SRCS  := $(wildcard tests/torture/*.c)
-DCFS_SRCS    := $(wildcard tools/dcfs/*.c)
+# dcfs over NFS (remote.c) only where libnfs is
+DCFS_SRCS    := $(filter-out $(if $(HAVE_NFS),,tools/dcfs/remote.c),$(wildcard tools/dcfs/*.c))
 NFS_SRCS     := $(wildcard tools/nfs/*.c)
 TEST_SRCS    := $(wildcard tests/test_*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)
@@ -144,7 +145,7 @@ $(OBJ)/tools/dcpath/dcpath.o: tools/dcpath/dcpath.c
 
 $(OBJ)/tools/dcfs/%.o: tools/dcfs/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(SECCOMP_CFLAGS) -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(SECCOMP_CFLAGS) $(NFS_CFLAGS) -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 # dcfs's node table alone, with its race window staged, for tests/test_node
 $(OBJ)/tests/node-race.o: tools/dcfs/node.c
@@ -214,8 +215,8 @@ $(BUILD)/dcpath: $(OBJ)/tools/dcpath/dcpath.o $(DCNFS_LIB) $(TOOL_LIBS)
 $(BUILD)/dcbench: $(OBJ)/tools/dcbench/main.o $(BUILD)/libdcbench.a $(TOOL_LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
-$(BUILD)/dcfs: $(DCFS_OBJS) $(TOOL_LIBS)
-	$(CC) $(LDFLAGS) $^ -o $@ $(FUSE_LIBS) $(SECCOMP_LIBS) $(LIBS)
+$(BUILD)/dcfs: $(DCFS_OBJS) $(DCNFS_LIB) $(TOOL_LIBS)
+	$(CC) $(LDFLAGS) $^ -o $@ $(FUSE_LIBS) $(SECCOMP_LIBS) $(NFS_LIBS) $(LIBS)
 
 # A test links what it uses of dcbench's objects, the tools' and the library.
 $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libdcbench.a $(TOOL_LIBS)

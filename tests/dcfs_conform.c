@@ -2,9 +2,14 @@
 /*
  * dcfs_conform.c - a fixed script of POSIX operations, for test_dcfs.sh.
  *
- *   dcfs_conform setup DIR     (as root) fixtures: files and directories
- *                              owned by root with various permissions
- *   dcfs_conform run DIR       the script, in DIR/work, as whoever runs it
+ *   dcfs_conform setup DIR [noxattr]   (as root) fixtures: files and
+ *                              directories owned by root with various
+ *                              permissions (noxattr: without the extended
+ *                              attributes, for file systems that have none)
+ *   dcfs_conform run DIR [nfs3]   the script, in DIR/work, as whoever runs
+ *                              it (nfs3: without what NFSv3 cannot carry --
+ *                              fallocate, RENAME_EXCHANGE, extended
+ *                              attributes -- each said as skipped)
  *   dcfs_conform stress DIR ID N   one concurrent client (see stress())
  *   dcfs_conform fsync FILE N  append N records, fsync after each, and
  *                              print the count of records made durable
@@ -34,6 +39,7 @@
 #include <unistd.h>
 
 static int nline;
+static int nfs3;	/* run ... nfs3 */
 
 static const char *ename(int e)
 {
@@ -214,7 +220,7 @@ static void times(const char *label, const char *path)
 
 /* ---- setup (as root) ------------------------------------------------------ */
 
-static int setup(void)
+static int setup(int xattrs)
 {
 	int ok = 1;
 
@@ -233,8 +239,10 @@ static int setup(void)
 	ok &= mkdir("grp", 0770) == 0 && chown("grp", 0, 4242) == 0 &&
 	      chmod("grp", 0770) == 0;
 	ok &= mkdir("work", 0777) == 0 && chmod("work", 0777) == 0;
-	ok &= setxattr("other_rw", "user.root", "r", 1, 0) == 0;
-	ok &= setxattr("other_rw", "trusted.root", "t", 1, 0) == 0;
+	if (xattrs) {
+		ok &= setxattr("other_rw", "user.root", "r", 1, 0) == 0;
+		ok &= setxattr("other_rw", "trusted.root", "t", 1, 0) == 0;
+	}
 	if (!ok)
 		perror("setup");
 	return ok ? 0 : 1;
@@ -266,7 +274,10 @@ static void files(void)
 	say("pwrite f1 at 1: %s", res(n));
 	say("fsync f1: %s", res(fd < 0 ? -1 : fsync(fd)));
 	say("fdatasync f1: %s", res(fd < 0 ? -1 : fdatasync(fd)));
-	say("fallocate f1: %s", res(fd < 0 ? -1 : fallocate(fd, 0, 0, 8192)));
+	if (nfs3)
+		say("fallocate f1: skipped (NFSv3 has no ALLOCATE)");
+	else
+		say("fallocate f1: %s", res(fd < 0 ? -1 : fallocate(fd, 0, 0, 8192)));
 	show("f1", "f1");
 	say("lseek data: %lld", fd < 0 ? -1LL : (long long)lseek(fd, 0, SEEK_DATA));
 	if (fd >= 0)
@@ -431,16 +442,20 @@ static void renames(void)
 	say("noreplace f2 -> d4/x: %s", res(renameat2(AT_FDCWD, "f2", AT_FDCWD, "d4/x", RENAME_NOREPLACE)));
 	say("noreplace f2 -> f5: %s", res(renameat2(AT_FDCWD, "f2", AT_FDCWD, "f5", RENAME_NOREPLACE)));
 	show("f5", "f5");
-	say("exchange f5 <-> d4: %s", res(renameat2(AT_FDCWD, "f5", AT_FDCWD, "d4", RENAME_EXCHANGE)));
-	show("f5 (now the directory)", "f5");
-	show("d4 (now the file)", "d4");
-	say("read f5/x: %s", cat("f5/x"));
-	say("creat f5/y: %s", res(put("f5/y", O_CREAT | O_WRONLY, 0600, "y")));
-	listing("list f5", "f5");
-	say("exchange with nonexistent: %s", res(renameat2(AT_FDCWD, "d4", AT_FDCWD, "nonexistent", RENAME_EXCHANGE)));
-	say("exchange back: %s", res(renameat2(AT_FDCWD, "d4", AT_FDCWD, "f5", RENAME_EXCHANGE)));
-	listing("list d4", "d4");
-	say("read d4/y: %s", cat("d4/y"));
+	if (nfs3) {
+		say("exchange: skipped (NFSv3 has no RENAME_EXCHANGE)");
+	} else {
+		say("exchange f5 <-> d4: %s", res(renameat2(AT_FDCWD, "f5", AT_FDCWD, "d4", RENAME_EXCHANGE)));
+		show("f5 (now the directory)", "f5");
+		show("d4 (now the file)", "d4");
+		say("read f5/x: %s", cat("f5/x"));
+		say("creat f5/y: %s", res(put("f5/y", O_CREAT | O_WRONLY, 0600, "y")));
+		listing("list f5", "f5");
+		say("exchange with nonexistent: %s", res(renameat2(AT_FDCWD, "d4", AT_FDCWD, "nonexistent", RENAME_EXCHANGE)));
+		say("exchange back: %s", res(renameat2(AT_FDCWD, "d4", AT_FDCWD, "f5", RENAME_EXCHANGE)));
+		listing("list d4", "d4");
+		say("read d4/y: %s", cat("d4/y"));
+	}
 	say("rename d4/x to d3/sub/x2: %s", res(rename("d4/x", "d3/sub/x2")));
 	say("read d3/sub/x2: %s", cat("d3/sub/x2"));
 	say("rename to itself: %s", res(rename("f5", "f5")));
@@ -513,6 +528,10 @@ static void xattrs(void)
 	char buf[256];
 	ssize_t n;
 
+	if (nfs3) {
+		say("xattrs: skipped (NFSv3 has none)");
+		return;
+	}
 	put("xf", O_CREAT | O_WRONLY, 0644, "x");
 	say("setxattr user.a: %s", res(setxattr("xf", "user.a", "value-a", 7, 0)));
 	n = getxattr("xf", "user.a", buf, sizeof(buf) - 1);
@@ -797,9 +816,11 @@ int main(int argc, char **argv)
 	}
 	umask(022);
 	if (!strcmp(argv[1], "setup"))
-		return setup();
-	if (!strcmp(argv[1], "run"))
+		return setup(argc < 4 || strcmp(argv[3], "noxattr"));
+	if (!strcmp(argv[1], "run")) {
+		nfs3 = argc > 3 && !strcmp(argv[3], "nfs3");
 		return run();
+	}
 	if (!strcmp(argv[1], "stress") && argc > 4)
 		return stress(argv[3], atoi(argv[4]));
 	return 2;

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "remote.h"
 
 struct dcfs dcfs;
 
@@ -348,16 +349,32 @@ static void fuse_args_build(char *argv0)
 	free(mopts);
 }
 
+/* "dcfs nfs://HOST/EXPORT MOUNTPOINT": remote.c, where libnfs is. */
+static int serve_remote(int argc, char **argv)
+{
+#ifdef DC_HAVE_NFS
+	return remote_main(argc, argv);
+#else
+	(void)argc;
+	fprintf(stderr, "dcfs: %s: this dcfs was built without NFS support "
+		"(install libnfs-dev and build again)\n", argv[0]);
+	return 2;
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	struct dc_options copt;
 	struct dc_stats cs;
 	enum dc_watch_mode coherence;
 	rlim_t nofile;
-	int pfd[2], ret, err;
+	int pfd[2], ret, err, i;
 	int64_t left;
 	pid_t pid;
 
+	for (i = 1; i < argc; i++)
+		if (remote_source(argv[i]))
+			return serve_remote(argc, argv);
 	log_take_fuse();
 	parse_args(argc, argv);
 	notify_connect();

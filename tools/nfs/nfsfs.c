@@ -123,11 +123,6 @@ static int send_getattr(struct rpc_context *rpc, rpc_cb cb, void *args, void *pr
 	return rpc_nfs3_getattr_async(rpc, cb, args, priv);
 }
 
-static int send_readlink(struct rpc_context *rpc, rpc_cb cb, void *args, void *priv)
-{
-	return rpc_nfs3_readlink_async(rpc, cb, args, priv);
-}
-
 static int send_readdir(struct rpc_context *rpc, rpc_cb cb, void *args, void *priv)
 {
 	return rpc_nfs3_readdir_async(rpc, cb, args, priv);
@@ -650,47 +645,17 @@ static int nfsfs_revalidate(void *ctx, const struct dc_inode *dir,
 	return lookup_check(fs, d, name, len, cached);
 }
 
-struct readlink_out {
-	char *buf;
-	size_t size;
-	int len;
-};
-
-static int take_readlink(void *res, void *arg)
-{
-	READLINK3res *r = res;
-	struct readlink_out *o = arg;
-	const char *t;
-	size_t n;
-	int err = nfs3_errno(r->status);
-
-	if (err)
-		return err;
-	t = r->READLINK3res_u.resok.data;
-	n = t ? strlen(t) : 0;
-	/* a target that leaves no room for its NUL: as hostfs answers */
-	if (n >= o->size || n > INT_MAX)
-		return -ENAMETOOLONG;
-	memcpy(o->buf, t, n);
-	o->buf[n] = '\0';
-	o->len = (int)n;
-	return 0;
-}
-
 static int nfsfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
 			  size_t size)
 {
-	struct readlink_out o = { .buf = buf, .size = size };
-	READLINK3args a;
-	int err;
+	struct nfsfs *fs = ctx;
+	struct dcnfs_fh fh;
 
 	if (!link || !buf || !size || !S_ISLNK(link->mode))
 		return -EINVAL;
-	if (!cookie_fh(link->cookie))
+	if (dcnfs_inode_fh(link, &fh))
 		return -ESTALE;
-	fh_arg(&a.symlink, cookie_fh(link->cookie));
-	err = nfs_call(ctx, RK_READLINK, send_readlink, &a, take_readlink, &o);
-	return err ? err : o.len;
+	return dcnfs__readlink(&fs->rpc, &fh, buf, size);
 }
 
 /*

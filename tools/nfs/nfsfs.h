@@ -132,6 +132,10 @@ int dcnfs_rename(const struct dc_backend *be, const struct dcnfs_cred *cr,
 int dcnfs_link(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	       const struct dcnfs_fh *fh, const struct dcnfs_fh *dir,
 	       const char *name, struct stat *st);
+/* A symlink's target into buf (NUL-terminated): its length, or
+ * -ENAMETOOLONG (no room for it and its NUL). */
+int dcnfs_readlink(const struct dc_backend *be, const struct dcnfs_fh *fh,
+		   char *buf, size_t size);
 /* Up to size bytes at off into buf: the count (0 at the end). */
 ssize_t dcnfs_read(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		   const struct dcnfs_fh *fh, void *buf, size_t size,

@@ -11,6 +11,7 @@
  * tell its cache about (dcfs does, with the updates of dcache.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,7 @@ static int send_##op(struct rpc_context *rpc, rpc_cb cb, void *a, void *priv) \
 }
 SEND(getattr) SEND(setattr) SEND(create) SEND(mkdir) SEND(symlink)
 SEND(mknod) SEND(remove) SEND(rmdir) SEND(rename) SEND(link) SEND(read)
-SEND(write) SEND(commit) SEND(fsstat) SEND(readdir)
+SEND(write) SEND(commit) SEND(fsstat) SEND(readdir) SEND(readlink)
 #undef SEND
 
 /* Replies whose status is all a caller needs (every NFSv3 result
@@ -412,6 +413,57 @@ int dcnfs_link(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	err = nfsrpc_call(r, RK_UPDATE, cr, send_link, &a, take_link, &o,
 			  RPC_ONCE);
 	return err ? err : attr_after(be, cr, fh, &o.attr, o.have, st);
+}
+
+struct readlink_out {
+	char *buf;
+	size_t size;
+	int len;
+};
+
+static int take_readlink(void *res, void *arg)
+{
+	READLINK3res *r = res;
+	struct readlink_out *o = arg;
+	const char *t;
+	size_t n;
+	int err = nfs3_errno(r->status);
+
+	if (err)
+		return err;
+	t = r->READLINK3res_u.resok.data;
+	n = t ? strlen(t) : 0;
+	/* a target that leaves no room for its NUL: as hostfs answers */
+	if (n >= o->size || n > INT_MAX)
+		return -ENAMETOOLONG;
+	memcpy(o->buf, t, n);
+	o->buf[n] = '\0';
+	o->len = (int)n;
+	return 0;
+}
+
+int dcnfs__readlink(struct nfsrpc *r, const struct dcnfs_fh *fh, char *buf,
+		    size_t size)
+{
+	struct readlink_out o = { .buf = buf, .size = size };
+	READLINK3args a;
+	int err;
+
+	fh_arg(&a.symlink, fh);
+	err = nfsrpc_call(r, RK_READLINK, NULL, send_readlink, &a,
+			  take_readlink, &o, 0);
+	return err ? err : o.len;
+}
+
+int dcnfs_readlink(const struct dc_backend *be, const struct dcnfs_fh *fh,
+		   char *buf, size_t size)
+{
+	struct nfsrpc *r;
+	int err = args_ok(be, &r, fh, NULL);
+
+	if (err || !buf || !size)
+		return err ? err : -EINVAL;
+	return dcnfs__readlink(r, fh, buf, size);
 }
 
 /* ---- data --------------------------------------------------------------- */

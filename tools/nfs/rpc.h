@@ -70,6 +70,10 @@ static inline void nfsrpc_count(struct nfsrpc *r, enum rpc_kind k)
 /* The server of a backend dcnfs_open made, or NULL (nfsfs.c). */
 struct nfsrpc *dcnfs__rpc(const struct dc_backend *be);
 
+/* READLINK of fh into buf (nfsio.c; dcnfs_readlink's contract). */
+int dcnfs__readlink(struct nfsrpc *r, const struct dcnfs_fh *fh, char *buf,
+		    size_t size);
+
 /* NFSv3 to the system's words. */
 int nfs3_errno(nfsstat3 st);
 uint32_t nfs3_type_bits(ftype3 t);
