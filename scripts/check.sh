@@ -108,6 +108,10 @@ run "plain test_security.sh" tests/test_security.sh build
 # (skipped without root, the server or libnfs)
 run "plain test_nfs.sh" tests/test_nfs.sh build
 run "asan test_nfs.sh" tests/test_nfs.sh build-asan
+# dcfs over NFS: conformance against the exported directory, two clients,
+# a server restart, a compile (skipped as test_nfs.sh is)
+run "plain test_nfs_dcfs.sh" tests/test_nfs_dcfs.sh build
+run "asan test_nfs_dcfs.sh" tests/test_nfs_dcfs.sh build-asan
 # dcbench micro, briefly, on the shipped tree listing (skipped without it)
 run "plain test_micro.sh" tests/test_micro.sh build
 run "asan test_micro.sh" tests/test_micro.sh build-asan

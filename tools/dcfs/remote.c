@@ -64,7 +64,6 @@
 struct rnode {
 	struct rnode *hnext;		/* nodes_lock */
 	uint64_t dev, ino;		/* the key; written once */
-	bool unhashed;			/* out of the table; nodes_lock */
 	uint32_t type;			/* S_IFMT bits; never changes */
 	struct dcnfs_fh fh;		/* written once */
 	uint64_t nlookup;		/* nodes_lock */
@@ -139,24 +138,19 @@ static struct rnode *node_get(const struct stat *st, const struct dcnfs_fh *fh,
 {
 	size_t b = bucket_of(st->st_dev, st->st_ino);
 	struct dc_dentry *old = NULL;
-	struct rnode *n, **pp;
+	struct rnode *n;
 
 	pthread_mutex_lock(&rs.nodes_lock);
 	if (st->st_ino == rs.root.ino && (uint64_t)st->st_dev == rs.root.dev) {
 		n = &rs.root;
 	} else {
-		for (pp = &rs.buckets[b]; (n = *pp); pp = &n->hnext)
-			if (n->ino == st->st_ino && n->dev == (uint64_t)st->st_dev)
+		/* an inode's number may be given to a new inode once it is
+		 * gone: a node with the old handle (ESTALE) stays, apart, for
+		 * the kernel's references */
+		for (n = rs.buckets[b]; n; n = n->hnext)
+			if (n->ino == st->st_ino && n->dev == (uint64_t)st->st_dev &&
+			    same_fh(&n->fh, fh))
 				break;
-		/* the number of an inode that is gone, given to a new one:
-		 * the old node keeps its handle (ESTALE) for the kernel's
-		 * references, out of the table */
-		if (n && !same_fh(&n->fh, fh)) {
-			*pp = n->hnext;
-			n->hnext = NULL;
-			n->unhashed = true;
-			n = NULL;
-		}
 	}
 	if (!n) {
 		n = calloc(1, sizeof(*n));
@@ -200,8 +194,7 @@ static void node_forget(struct rnode *n, uint64_t nlookup)
 		pthread_mutex_unlock(&rs.nodes_lock);
 		return;
 	}
-	for (pp = &rs.buckets[bucket_of(n->dev, n->ino)]; !n->unhashed && *pp;
-	     pp = &(*pp)->hnext)
+	for (pp = &rs.buckets[bucket_of(n->dev, n->ino)]; *pp; pp = &(*pp)->hnext)
 		if (*pp == n) {
 			*pp = n->hnext;
 			break;
@@ -211,6 +204,21 @@ static void node_forget(struct rnode *n, uint64_t nlookup)
 	if (d)
 		dc_put(rs.cache, d);
 	free(n);
+}
+
+/* At the end: every node the kernel did not forget, and its entry. */
+static void nodes_free_all(void)
+{
+	struct rnode *n;
+	size_t b;
+
+	for (b = 0; b < NODE_BUCKETS; b++)
+		while ((n = rs.buckets[b])) {
+			rs.buckets[b] = n->hnext;
+			if (n->dentry)
+				dc_put(rs.cache, n->dentry);
+			free(n);
+		}
 }
 
 /* A reference to directory node n's entry: 0, ENOTDIR, or ESTALE (a
@@ -1214,9 +1222,11 @@ out:
 	fuse_opt_free_args(&fa);
 	if (rs.cache && o.stats)
 		write_stats(o.stats);
-	if (rs.root.dentry)
-		dc_put(rs.cache, rs.root.dentry);
-	if (rs.cache)
+	if (rs.cache) {
+		nodes_free_all();
+		if (rs.root.dentry)
+			dc_put(rs.cache, rs.root.dentry);
 		dc_cache_destroy(rs.cache);
+	}
 	return ret;
 }

@@ -1,0 +1,376 @@
+#!/usr/bin/env bash
+# test_nfs_dcfs.sh BUILD_DIR - dcfs over NFS, against a real NFS-Ganesha.
+#
+# Serves a scratch directory with scripts/nfs-server.sh and mounts it
+# with BUILD_DIR/dcfs nfs://127.0.0.1/export.  The reference is the same
+# operations on the exported directory itself:
+#   - the POSIX script tests/dcfs_conform.c, run natively and through the
+#     mount, as root, as nobody and as nobody with a supplementary group,
+#     must print the same lines (results, errnos, modes, owners, sizes,
+#     contents, listings), leaving out only what NFSv3 cannot carry
+#     (fallocate, RENAME_EXCHANGE, extended attributes), whose errors
+#     through the mount are checked as docs/dcfs.md documents them;
+#   - a cached stat of an unchanged path sends no LOOKUP (two mounts:
+#     one pass, then four, must send the same LOOKUPs);
+#   - two clients: each change through one, and each made in the exported
+#     directory directly, shows in the other within the documented bound
+#     (entry timeout + TTL + acdir); concurrent creates, renames and
+#     unlinks from both leave the server's tree as expected;
+#   - a server restart: data fsync'ed before it is on the server, and
+#     reads after it answer right or fail, never wrong data;
+#   - a small real compile (cc with an include directory) through the
+#     mount, and the program it built runs.
+# Where the server cannot run (not root, packages missing, an NFS server
+# already registered here, dcfs built without libnfs, no FUSE) every check
+# is a skip with the reason.  Output is TAP-like; exit 1 on failure.
+set -uo pipefail
+export LC_ALL=C
+
+if [ $# -ne 1 ]; then echo "usage: $0 BUILD_DIR" >&2; exit 2; fi
+BUILD=$1
+TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(dirname "$TESTS")
+DCFS=$BUILD/dcfs
+SERVER=$TOP/scripts/nfs-server.sh
+URL=nfs://127.0.0.1/export
+# the two-client mounts' timeouts, and the bound on staleness they give
+# (docs/dcfs.md "Over NFS": entry timeout + TTL + acdir)
+FAST=(--entry-timeout 0.2 --attr-timeout 0.2 --ttl 200 --neg-ttl 200 --acdir 100)
+BOUND_MS=500
+
+T_NAME=test_nfs_dcfs
+. "$TESTS/lib.sh"
+
+CHECKS=("the server starts" "dcfs mounts the export"
+	"conformance as root" "conformance as nobody"
+	"conformance as nobody with group 4242"
+	"what NFSv3 cannot carry fails as documented"
+	"a bad export: exit 1 with the server's answer"
+	"a cached stat of an unchanged path: 0 LOOKUP RPCs"
+	"two clients: changes through one show in the other within the bound"
+	"two clients: changes in the exported directory show in both within the bound"
+	"two clients: concurrent creates, renames, unlinks leave the expected tree"
+	"a server restart: fsync'ed data is on the server"
+	"a server restart: reads answer right or fail, never wrong"
+	"a small compile through the mount builds a program that runs"
+	"the mounts unmount and their daemons exit"
+	"no sanitizer report from any daemon"
+	"the server stops")
+next=0
+skip_rest() {
+	local i
+
+	for ((i = next; i < ${#CHECKS[@]}; i++)); do skip "${CHECKS[i]}: $1"; done
+	t_finish
+}
+done_check() { next=$((next + 1)); }
+
+[ "$(id -u)" -eq 0 ] || skip_rest "needs root (ganesha.nfsd serves every user's files)"
+[ -x "$DCFS" ] || skip_rest "$DCFS is not built"
+if [[ $("$DCFS" "$URL" /nonexistent 2>&1) == *"without NFS support"* ]]; then
+	skip_rest "dcfs was built without NFS support (no libnfs-dev)"
+fi
+[ -e /dev/fuse ] || skip_rest "no /dev/fuse"
+for p in ganesha.nfsd rpcbind rpcinfo fusermount3 setpriv; do
+	command -v "$p" >/dev/null || skip_rest "$p is not installed (scripts/deps.sh installs it)"
+done
+if rpcinfo -p 127.0.0.1 2>/dev/null | grep -qw nfs; then
+	skip_rest "an NFS server is registered with rpcbind here already"
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_nfs_dcfs.XXXXXX") || exit 1
+chmod 755 "$TMP"
+ROOT=$TMP/root STATE=$TMP/state
+CONFORM=$TMP/conform
+started=0
+MOUNTS=()
+cleanup() {
+	local m
+
+	for m in "${MOUNTS[@]}"; do fusermount3 -u -z "$m" 2>/dev/null; done
+	[ $started = 1 ] && "$SERVER" stop "$STATE" >/dev/null 2>&1
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+# sanitizer reports (of a sanitizer build) go to files here, checked at the end
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$TMP/sanitizer"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$TMP/sanitizer"
+${CC:-cc} -std=c11 -O1 -Wall -o "$CONFORM" "$TESTS/dcfs_conform.c" ||
+	skip_rest "tests/dcfs_conform.c does not compile"
+mkdir -p "$ROOT"
+chmod 755 "$ROOT"
+
+ms_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) * 1000 }'; }
+
+t0=$EPOCHREALTIME
+if "$SERVER" start "$ROOT" "$STATE" >"$TMP/start.out" 2>&1; then
+	started=1
+	ok "${CHECKS[next]} ($(ms_since "$t0") ms)"
+	done_check
+else
+	diag <"$TMP/start.out"
+	skip_rest "the server did not start or its export did not answer (log above)"
+fi
+
+# mount NAME [OPTIONS...]: dcfs on $TMP/NAME, RPC counts to $TMP/NAME.stats
+# at unmount
+mount_dcfs() {
+	local name=$1
+	shift
+	mkdir -p "$TMP/$name"
+	"$DCFS" "$URL" "$TMP/$name" --stats "$TMP/$name.stats" "$@" \
+		>"$TMP/$name.log" 2>&1 || return 1
+	MOUNTS+=("$TMP/$name")
+}
+# unmount NAME: 0 once the daemon wrote its statistics and exited
+unmount_dcfs() {
+	local i
+
+	fusermount3 -u "$TMP/$1" 2>/dev/null || return 1
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$TMP/$1.stats" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+# stat_of NAME KEY: KEY=VALUE from NAME's statistics
+stat_of() { grep -o "\b$2=[0-9]*" "$TMP/$1.stats" | head -1 | cut -d= -f2; }
+
+if mount_dcfs A; then
+	ok "${CHECKS[next]} (daemon started, $(grep -c fuse.dcfs /proc/mounts) dcfs mount)"
+	done_check
+else
+	diag <"$TMP/A.log"
+	notok "${CHECKS[next]}"
+	skip_rest "the mount failed"
+fi
+
+# --- conformance: the same script on the exported directory and through dcfs ---
+# conform NAME LABEL WHO...: WHO is the command prefix (empty: root)
+conform() {
+	local name=$1 label=$2 total same=0 bad=0 a b
+	shift 2
+	mkdir -p "$ROOT/$name.nat" "$TMP/A/$name.mnt"
+	chmod 755 "$ROOT/$name.nat" "$TMP/A/$name.mnt"
+	if ! "$CONFORM" setup "$ROOT/$name.nat" noxattr ||
+	   ! "$CONFORM" setup "$TMP/A/$name.mnt" noxattr; then
+		notok "${CHECKS[next]}: setup"
+		return
+	fi
+	"$@" timeout 120 "$CONFORM" run "$ROOT/$name.nat" nfs3 >"$TMP/$name.out.nat" 2>&1
+	"$@" timeout 120 "$CONFORM" run "$TMP/A/$name.mnt" nfs3 >"$TMP/$name.out.mnt" 2>&1
+	total=$(wc -l <"$TMP/$name.out.nat")
+	while IFS= read -r a && IFS= read -r b <&3; do
+		if [ "$a" = "$b" ]; then
+			same=$((same + 1))
+		else
+			bad=$((bad + 1))
+			[ $bad -le 5 ] && echo "native '$a' but dcfs '$b'"
+		fi
+	done <"$TMP/$name.out.nat" 3<"$TMP/$name.out.mnt" >"$TMP/$name.diff"
+	check_all "${CHECKS[next]} ($label): $same/$total operations identical to the exported directory's" \
+		'[ "$total" -ge 190 ] && [ "$same" = "$total" ] && [ "$(wc -l <"$TMP/$name.out.mnt")" = "$total" ]'
+	diag <"$TMP/$name.diff"
+}
+conform c_root root
+done_check
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+conform c_nob nobody "${NOBODY[@]}"
+done_check
+conform c_grp "nobody, group 4242" setpriv --reuid=nobody --regid=nogroup --groups=4242
+done_check
+
+mkdir -p "$TMP/A/left_out"
+"$CONFORM" nfs3 "$TMP/A/left_out" >"$TMP/left_out" 2>&1
+printf '%s\n' "001 fallocate: EOPNOTSUPP" "002 rename exchange: EINVAL" \
+	"003 setxattr user.a: EOPNOTSUPP" "004 listxattr: EOPNOTSUPP" >"$TMP/left_out.want"
+check "${CHECKS[next]}: $(cut -d' ' -f2- "$TMP/left_out" | paste -sd, -)" \
+	cmp -s "$TMP/left_out" "$TMP/left_out.want"
+done_check
+
+mkdir -p "$TMP/bad"
+"$DCFS" nfs://127.0.0.1/no-such-export "$TMP/bad" >"$TMP/bad.out" 2>&1
+rc=$?
+check_all "${CHECKS[next]}: $(head -1 "$TMP/bad.out")" \
+	'[ $rc = 1 ] && grep -q "no-such-export: " "$TMP/bad.out" && ! grep -q " $TMP/bad " /proc/mounts'
+done_check
+
+# --- what the cache saves ----------------------------------------------------------
+mkdir -p "$ROOT"/tree/a/b/c "$ROOT"/tree/d
+for i in $(seq 1 20); do echo "$i" >"$ROOT/tree/a/b/c/f$i"; echo "$i" >"$ROOT/tree/d/g$i"; done
+SPATHS=()
+for i in $(seq 1 20); do SPATHS+=("tree/a/b/c/f$i" "tree/d/g$i" "tree/missing$i"); done
+# stat_passes NAME N: N passes over SPATHS, each past the kernel's entry
+# timeout, so that each asks dcfs again; the cache trusts its answers
+stat_passes() {
+	local p
+
+	mount_dcfs "$1" --entry-timeout 0.1 --attr-timeout 0.1 --ttl 600000 --neg-ttl 600000 || return 1
+	for ((p = 0; p < $2; p++)); do
+		(cd "$TMP/$1" && stat -c %i "${SPATHS[@]}" >/dev/null 2>&1)
+		sleep 0.3
+	done
+	unmount_dcfs "$1"
+}
+if stat_passes S1 1 && stat_passes S4 4; then
+	l1=$(stat_of S1 LOOKUP) l4=$(stat_of S4 LOOKUP) g1=$(stat_of S1 GETATTR) g4=$(stat_of S4 GETATTR)
+	check_all "${CHECKS[next]}: LOOKUP $l1 for one pass, $l4 for four; GETATTR $g1 and $g4 (per component the kernel asks again)" \
+		'[ -n "$l1" ] && [ "$l1" -gt 0 ] && [ "$l4" = "$l1" ]'
+else
+	notok "${CHECKS[next]}: a mount failed"
+	cat "$TMP"/S*.log | diag
+fi
+done_check
+
+# --- two clients ---------------------------------------------------------------------
+mount_dcfs B1 "${FAST[@]}" && mount_dcfs B2 "${FAST[@]}" || skip_rest "the two client mounts failed"
+X=$TMP/B1 Y=$TMP/B2
+mkdir -p "$X/two/dir" && echo one >"$X/two/file" && echo r >"$X/two/ren" &&
+	echo gone >"$X/two/gone" && chmod 644 "$X/two/file"
+sleep 1
+# seen_within WHAT CMD: poll CMD until it holds; its delay (ms) in $delay,
+# and a line to $TMP/late when it took longer than the bound
+seen_within() {
+	local t0=$EPOCHREALTIME
+
+	until eval "$2"; do
+		if [ "$(ms_since "$t0")" -gt 5000 ]; then
+			echo "$1: not seen after 5 s" >>"$TMP/late"
+			return 1
+		fi
+		sleep 0.02
+	done
+	delay=$(ms_since "$t0")
+	[ "$delay" -le $((BOUND_MS + 100)) ] || echo "$1: seen after $delay ms" >>"$TMP/late"
+	[ "$delay" -gt "${worst:-0}" ] && worst=$delay
+	return 0
+}
+: >"$TMP/late"
+worst=0
+# changes through X, each looked for through Y (which looked before)
+stat "$Y/two/new" "$Y/two/dir/sub" "$Y/two/ren2" "$Y/two/file" "$Y/two/gone" >/dev/null 2>&1
+echo new >"$X/two/new";            seen_within create '[ "$(cat "$Y/two/new" 2>/dev/null)" = new ]'
+mkdir "$X/two/dir/sub";            seen_within mkdir '[ -d "$Y/two/dir/sub" ]'
+mv "$X/two/ren" "$X/two/ren2";     seen_within rename '[ -e "$Y/two/ren2" ] && [ ! -e "$Y/two/ren" ]'
+rm "$X/two/gone";                  seen_within unlink '[ ! -e "$Y/two/gone" ]'
+chmod 600 "$X/two/file";           seen_within chmod '[ "$(stat -c %a "$Y/two/file")" = 600 ]'
+echo rewritten >"$X/two/file";     seen_within rewrite '[ "$(cat "$Y/two/file")" = rewritten ]'
+mv "$X/two/dir" "$X/two/dir2";     seen_within "rename a directory" '[ -d "$Y/two/dir2/sub" ] && [ ! -e "$Y/two/dir" ]'
+check_all "${CHECKS[next]} ($BOUND_MS ms): 7 changes, the slowest seen after $worst ms" '[ ! -s "$TMP/late" ]'
+diag <"$TMP/late"
+done_check
+
+: >"$TMP/late"
+worst=0
+stat "$X/two/direct" "$Y/two/direct" >/dev/null 2>&1
+echo d >"$ROOT/two/direct"
+seen_within "direct create (X)" '[ -e "$X/two/direct" ]'
+seen_within "direct create (Y)" '[ -e "$Y/two/direct" ]'
+mv "$ROOT/two/dir2" "$ROOT/two/dir3"
+seen_within "direct rename (X)" '[ -d "$X/two/dir3/sub" ] && [ ! -e "$X/two/dir2" ]'
+seen_within "direct rename (Y)" '[ -d "$Y/two/dir3/sub" ] && [ ! -e "$Y/two/dir2" ]'
+check_all "${CHECKS[next]} ($BOUND_MS ms): the slowest after $worst ms" '[ ! -s "$TMP/late" ]'
+diag <"$TMP/late"
+done_check
+
+# both clients at once in one directory: X makes x0..x99 and renames the
+# even ones, Y makes y0..y99 and removes the odd ones
+mkdir "$X/race"
+sleep 1
+(for i in $(seq 0 99); do echo "$i" >"$X/race/x$i"; done
+ for i in $(seq 0 2 99); do mv "$X/race/x$i" "$X/race/rx$i"; done) &
+pa=$!
+(for i in $(seq 0 99); do echo "$i" >"$Y/race/y$i"; done
+ for i in $(seq 1 2 99); do rm "$Y/race/y$i"; done) &
+pb=$!
+wait $pa; ra=$?
+wait $pb; rb=$?
+want=$( (for i in $(seq 0 99); do
+		if ((i % 2)); then echo "x$i"; else echo "rx$i"; echo "y$i"; fi
+	 done) | sort)
+got=$(ls "$ROOT/race" | sort)
+bad=$(for f in $got; do [ "$(cat "$ROOT/race/$f")" = "${f//[!0-9]/}" ] || echo "$f"; done)
+check_all "${CHECKS[next]}: $(echo "$got" | wc -l) names, $(echo "$want" | wc -l) expected, contents right" \
+	'[ $ra = 0 ] && [ $rb = 0 ] && [ "$got" = "$want" ] && [ -z "$bad" ]'
+[ "$got" = "$want" ] || diff <(echo "$want") <(echo "$got") | diag
+done_check
+
+# --- a server restart ------------------------------------------------------------
+# restart.bin: 64 KiB written and fsync'ed through X before the restart
+head -c 65536 /dev/urandom >"$TMP/restart.want"
+dd if="$TMP/restart.want" of="$X/restart.bin" bs=65536 conv=fsync status=none
+src=$?
+"$SERVER" stop "$STATE" >"$TMP/restart.out" 2>&1 &&
+	"$SERVER" start "$ROOT" "$STATE" >>"$TMP/restart.out" 2>&1
+restarted=$?
+check_all "${CHECKS[next]} (dd exit $src, server back: exit $restarted)" \
+	'[ $src = 0 ] && [ $restarted = 0 ] && cmp -s "$TMP/restart.want" "$ROOT/restart.bin"'
+[ $restarted = 0 ] || diag <"$TMP/restart.out"
+done_check
+right=0 failed_reads=0 wrong=0
+for c in "$X" "$Y" "$X" "$Y"; do
+	if cat "$c/restart.bin" >"$TMP/restart.got" 2>/dev/null; then
+		if cmp -s "$TMP/restart.got" "$TMP/restart.want"; then
+			right=$((right + 1))
+		else
+			wrong=$((wrong + 1))
+		fi
+	else
+		failed_reads=$((failed_reads + 1))
+	fi
+	sleep 0.3
+done
+check_all "${CHECKS[next]}: $right right, $failed_reads failed, $wrong wrong" \
+	'[ $wrong = 0 ] && [ $right -ge 1 ]'
+done_check
+
+# --- a small compile ---------------------------------------------------------------
+mkdir -p "$X/proj/include" "$X/proj/src"
+cat >"$X/proj/include/greet.h" <<'EOF'
+#define GREETING "built over NFS"
+const char *greet(void);
+EOF
+cat >"$X/proj/src/greet.c" <<'EOF'
+#include "greet.h"
+const char *greet(void) { return GREETING; }
+EOF
+cat >"$X/proj/src/main.c" <<'EOF'
+#include <stdio.h>
+#include "greet.h"
+int main(void) { puts(greet()); return 0; }
+EOF
+(cd "$X/proj" && ${CC:-cc} -Iinclude -c src/greet.c -o greet.o &&
+	${CC:-cc} -Iinclude -c src/main.c -o main.o && ${CC:-cc} greet.o main.o -o hello) \
+	>"$TMP/cc.out" 2>&1
+ccrc=$?
+out=$("$X/proj/hello" 2>&1)
+check_all "${CHECKS[next]}: cc exit $ccrc, it prints '$out'" \
+	'[ $ccrc = 0 ] && [ "$out" = "built over NFS" ] && cmp -s "$X/proj/hello" "$ROOT/proj/hello"'
+diag <"$TMP/cc.out"
+done_check
+
+# --- the end -------------------------------------------------------------------------
+umounted=0
+for m in A B1 B2; do unmount_dcfs "$m" && umounted=$((umounted + 1)); done
+# a daemon exits after its statistics: the cache's teardown (and, in
+# sanitizer builds, the leak check) take a moment
+for ((i = 0; i < 100; i++)); do
+	left=$(pgrep -f "dcfs $URL $TMP/" | wc -l)
+	[ "$left" = 0 ] && break
+	sleep 0.05
+done
+MOUNTS=()
+check_all "${CHECKS[next]}: $umounted of 3 unmounted, $left daemons left" '[ $umounted = 3 ] && [ $left = 0 ]'
+done_check
+reports=$(ls "$TMP"/sanitizer.* 2>/dev/null)
+check "${CHECKS[next]}" [ -z "$reports" ]
+[ -n "$reports" ] && cat $reports | diag
+done_check
+
+"$SERVER" stop "$STATE" >"$TMP/stop.out" 2>&1
+rc=$?
+started=0
+check "${CHECKS[next]} (exit $rc)" [ $rc = 0 ]
+done_check
+
+t_finish
