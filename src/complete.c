@@ -33,10 +33,9 @@
  * of, the same promise a cached negative entry makes.
  *
  * Locking: records are found, changed and used under c->list_lock, which
- * nests inside the write lock; lookup_slow (walk.c) calls in with the write
- * lock held, which is what makes the record's state and the orphan test
- * stable.  An
- * entry with a record carries DC_F_HASLIST; dc__free_now drops the record
+ * nests inside the write lock; dc__lookup_slow (miss.c) calls in with
+ * the write lock held, which is what makes the record's state and the
+ * orphan test stable.  An entry with a record carries DC_F_HASLIST; dc__free_now drops the record
  * (list_lock alone) before the entry's memory goes, so a record's dir
  * pointer always names a live entry and is never reused while the record
  * exists.  The lister holds a reference on the directory (its lookup's

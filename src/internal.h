@@ -24,7 +24,7 @@
  *  c->waitq[] (a mutex and a condvar per slot, by the entry's address)
  *	only to sleep until a PENDING entry is settled or a REVAL one is
  *	checked: a waiter sleeps on its entry's slot, the settler wakes that
- *	slot alone (walk.c, wait_clear).  Innermost.
+ *	slot alone (miss.c, wait_clear).  Innermost.
  *  lock-free (rcu mode readers)
  *	read every field above with relaxed atomic loads (pointers with
  *	acquire) inside rcu_read_lock(), and trust nothing they read until the
@@ -343,7 +343,7 @@ struct dc_cache {
 	uint32_t list_hand;		/* next bucket to evict from */
 	uint32_t complete_after, complete_max;	/* DC_COMPLETE_OFF: off */
 
-	struct dc_waitq waitq[DC_WAIT_SLOTS];	/* see wait_clear (walk.c) */
+	struct dc_waitq waitq[DC_WAIT_SLOTS];	/* see wait_clear (miss.c) */
 };
 
 /* ---- alloc.c ---------------------------------------------------------- */
@@ -788,6 +788,19 @@ static inline uint64_t dc__walk_clock(const struct dc_cache *c)
 {
 	return dc__load(c->ttl_on) ? dc__now(c) : 0;
 }
+
+/* ---- miss.c ----------------------------------------------------------- */
+/* The ref-walk's slow path for name in dir (hash: salted with dir): a
+ * reference to its entry, asked of the backend at most once at a time
+ * (orphan: below a forgotten directory, nothing cached), or an errno. */
+int dc__lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
+		    const char *name, size_t len, uint32_t hash, bool orphan,
+		    struct dc_dentry **out);
+/* d in dir is suspect or past its TTL: check it with the backend.  Write
+ * lock held, dropped.  1: d holds, referenced; 0: look again. */
+int dc__revalidate(struct dc_cache *c, struct dc_dentry *dir, struct dc_dentry *d);
+/* A symlink's text into buf (DC_PATH_MAX bytes): its length or an errno. */
+int dc__read_target(struct dc_cache *c, const struct dc_inode *link, char *buf);
 
 /* ---- lru.c ------------------------------------------------------------ */
 void dc__lru_add(struct dc_cache *c, struct dc_dentry *d);

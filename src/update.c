@@ -194,7 +194,7 @@ static int adopt(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 			err = -EIO;
 			break;
 		}
-		/* out of descriptors: as for a lookup (walk.c), free some */
+		/* out of descriptors: as for a lookup (miss.c), free some */
 		if ((err != -EMFILE && err != -ENFILE) || frees == 3 ||
 		    !dc__free_some(c, freed))
 			break;
@@ -710,7 +710,7 @@ DC_API int dc_invalidate_child(struct dc_cache *c, uint64_t dir_ino,
 }
 
 /* Directory d's attributes may have changed: it is checked again before
- * its next use (walk.c, revalidate), keeping what is cached below it --
+ * its next use (miss.c, dc__revalidate), keeping what is cached below it --
  * its names did not change, or their own events say so.  Write lock. */
 static void suspect(struct dc_cache *c, struct dc_dentry *d)
 {
