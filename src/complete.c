@@ -190,54 +190,58 @@ static bool is_dot_or_dotdot(const char *name, size_t len)
 	return name[0] == '.' && (len == 1 || (len == 2 && name[1] == '.'));
 }
 
-static bool has_key(const struct dc_list *l, uint64_t key)
+/* Where key is in l's sorted keys, or where it would go: true when it
+ * is there (at *at). */
+static bool find_key(const struct dc_list *l, uint64_t key, size_t *at)
 {
 	size_t lo = 0, hi = l->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (l->keys[mid] < key)
+		if (l->keys[mid] < key) {
 			lo = mid + 1;
-		else if (l->keys[mid] > key)
+		} else if (l->keys[mid] > key) {
 			hi = mid;
-		else
-			return true;
+		} else {
+			lo = mid;
+			break;
+		}
 	}
-	return false;
+	*at = lo;
+	return lo < hi;
+}
+
+static bool has_key(const struct dc_list *l, uint64_t key)
+{
+	size_t at;
+
+	return find_key(l, key, &at);
 }
 
 /* key joins l's sorted keys.  false: no memory, or past complete_max
  * names (l is as it was). */
 static bool add_key(struct dc_cache *c, struct dc_list *l, uint64_t key)
 {
-	size_t lo = 0, hi = l->n;
+	uint32_t n = l->n + 1;
 	uint64_t *keys;
+	size_t at;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (l->keys[mid] < key)
-			lo = mid + 1;
-		else if (l->keys[mid] > key)
-			hi = mid;
-		else
-			return true;
-	}
+	if (find_key(l, key, &at))
+		return true;
 	if (l->n >= c->complete_max)	/* grown too big: list it again */
 		return false;
-	keys = dc__malloc(c, ((size_t)l->n + 1) * sizeof(*keys));
+	keys = dc__malloc(c, (size_t)n * sizeof(*keys));
 	if (!keys)
 		return false;
 	if (l->n) {
-		memcpy(keys, l->keys, lo * sizeof(*keys));
-		memcpy(keys + lo + 1, l->keys + lo, (l->n - lo) * sizeof(*keys));
+		memcpy(keys, l->keys, at * sizeof(*keys));
+		memcpy(keys + at + 1, l->keys + at, (l->n - at) * sizeof(*keys));
 	}
-	keys[lo] = key;
-	hi = (size_t)l->n + 1;
+	keys[at] = key;
 	drop_keys(c, l);
 	l->keys = keys;
-	l->n = (uint32_t)hi;
+	l->n = n;
 	return true;
 }
 
