@@ -8,9 +8,13 @@
 #ifndef DC_HARNESS_H
 #define DC_HARNESS_H
 
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static unsigned long h_checks, h_failed, h_skipped;
 
@@ -77,8 +81,34 @@ static inline double h_seconds(void)
 	return v > 0 ? v : 2.0;
 }
 
+/* Sleep ms milliseconds, signals or not. */
+static inline void h_sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+/* Wait until *count, changed under lock with a broadcast of cv, reaches
+ * n.  Bounded (20 s: a safety net, not a measure): false when it did
+ * not. */
+static inline bool h_wait_at_least(pthread_mutex_t *lock, pthread_cond_t *cv,
+				   const int *count, int n)
+{
+	struct timespec until;
+	bool ok = true;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20;
+	pthread_mutex_lock(lock);
+	while (*count < n && ok)
+		ok = pthread_cond_timedwait(cv, lock, &until) != ETIMEDOUT;
+	pthread_mutex_unlock(lock);
+	return ok;
+}
+
 #ifdef DCACHE_H
-#include <time.h>
 
 /* Has the cache's shrinker thread brought it within max entries and
  * maxneg negative ones, with no call to make it?  Polled for ten seconds

@@ -41,16 +41,7 @@
 
 #include "dcache-debug.h"
 #include "harness.h"
-
-static struct dc_memfs *fs;
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
+#include "memfs_tree.h"
 
 static struct dc_cache *open_cache(enum dc_mode mode, struct dc_backend be,
 				   uint32_t ttl, uint32_t neg_ttl)
@@ -102,33 +93,6 @@ static uint64_t misses(struct dc_cache *c)
 
 	dc_get_stats(c, &st);
 	return st.misses;
-}
-
-/* Add name in dir to memfs; its inode number. */
-static uint64_t add(uint64_t dir, const char *name, uint32_t mode, const char *target)
-{
-	struct dc_inode in = { 0 };
-
-	CHECK_EQ(dc_memfs_add(fs, dir, name, mode, target, &in), 0);
-	return in.ino;
-}
-
-#define DIR_M	(S_IFDIR | 0755)
-#define REG_M	(S_IFREG | 0644)
-
-/* Close a cache; nothing it held may survive it. */
-static void close_cache(struct dc_cache *c)
-{
-	CHECK_EQ(dc_debug_check(c), 0);
-	dc_cache_destroy(c);
-}
-
-static void fresh_fs(void)
-{
-	if (fs)
-		dc_memfs_free(fs);
-	fs = NULL;
-	CHECK_EQ(dc_memfs_new(&fs), 0);
 }
 
 /* ---- a scriptable backend ------------------------------------------------
@@ -257,16 +221,7 @@ static unsigned long fake_calls(int i)
  * sit in the backend. */
 static bool wait_inflight(int i, int n)
 {
-	struct timespec until;
-	bool ok = true;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 20;
-	pthread_mutex_lock(&fk.lock);
-	while (fk.inflight[i] < n && ok)
-		ok = pthread_cond_timedwait(&fk.cv, &fk.lock, &until) != ETIMEDOUT;
-	pthread_mutex_unlock(&fk.lock);
-	return ok;
+	return h_wait_at_least(&fk.lock, &fk.cv, &fk.inflight[i], n);
 }
 
 struct job {
@@ -326,7 +281,7 @@ static void test_ttl(enum dc_mode mode)
 	n = add(b, "n", REG_M, NULL);
 	CHECK_EQ(dc_memfs_rename(fs, b, "h", b, "h2", 0), 0);
 	x = add(a, "x", DIR_M, NULL);
-	sleep_ms(60);
+	h_sleep_ms(60);
 
 	CHECK_EQ(res(ttl, "/a/b/f"), f);
 	CHECK_EQ(walk_ino(ttl, "/a/b/n"), n);
@@ -362,7 +317,7 @@ static void test_reval_keeps(enum dc_mode mode)
 	dc_put(c, d1);
 	CHECK(d1 == held);
 	CHECK_EQ(res(c, "/p/q/nope"), -ENOENT);
-	sleep_ms(50);
+	h_sleep_ms(50);
 
 	m0 = misses(c);
 	CHECK_EQ(dc_walk(c, NULL, "/p/q", 0, &d2), 0);
@@ -372,13 +327,13 @@ static void test_reval_keeps(enum dc_mode mode)
 	CHECK_EQ(dc_dentry_stat(held, &st), 0);
 	CHECK_EQ(st.ino, q);
 
-	sleep_ms(50);
+	h_sleep_ms(50);
 	m0 = misses(c);
 	CHECK_EQ(res(c, "/p/q/nope"), -ENOENT);	/* a negative is kept too */
 	CHECK_EQ(misses(c), m0 + 3);
 
 	/* changed behind: the held entry keeps its inode, the path moves on */
-	sleep_ms(50);
+	h_sleep_ms(50);
 	CHECK_EQ(dc_memfs_rename(fs, p, "q", DC_MEMFS_ROOT, "q", 0), 0);
 	q = add(p, "q", DIR_M, NULL);
 	CHECK_EQ(walk_ino(c, "/p/q"), q);
@@ -401,7 +356,7 @@ static void test_hook(enum dc_mode mode)
 	CHECK_EQ(fake_calls(1), 1);
 	CHECK_EQ(fake_calls(2), 1);
 	CHECK_EQ(fk.reval_calls, 0);		/* nothing expired yet */
-	sleep_ms(50);
+	h_sleep_ms(50);
 
 	/* 1: still true, no lookup, the same entry */
 	CHECK_EQ(dc_walk(c, NULL, "n1", 0, &d2), 0);
@@ -419,7 +374,7 @@ static void test_hook(enum dc_mode mode)
 	CHECK(!strcmp(fk.reval_name, "n2"));
 
 	/* 0: changed, the name is looked up again */
-	sleep_ms(50);
+	h_sleep_ms(50);
 	fake_set(1, 12, false);
 	fake_set(2, 22, false);
 	fk.reval_answer = 0;
@@ -431,7 +386,7 @@ static void test_hook(enum dc_mode mode)
 	CHECK_EQ(fake_calls(2), 2);
 
 	/* an error: the entry is forgotten and the name looked up again */
-	sleep_ms(50);
+	h_sleep_ms(50);
 	fake_set(1, 13, false);
 	fk.reval_answer = -EIO;
 	CHECK_EQ(res(c, "n1"), 13);
@@ -451,7 +406,7 @@ static void test_reval_single_flight(enum dc_mode mode)
 
 	fake_set(3, 33, false);
 	CHECK_EQ(res(c, "n3"), 33);
-	sleep_ms(50);
+	h_sleep_ms(50);
 	fake_set(3, 33, true);
 	for (i = 0; i < 4; i++) {
 		jobs[i] = (struct job){ c, "n3", 0 };
@@ -732,7 +687,7 @@ static void test_all_and_set_ttl(enum dc_mode mode)
 	CHECK_EQ(res(c, "/a/b/f"), -ENOENT);
 	CHECK_EQ(dc_memfs_remove(fs, b, "n", 0), 0);
 	f = add(b, "f", REG_M, NULL);
-	sleep_ms(70);
+	h_sleep_ms(70);
 	CHECK_EQ(res(c, "/a/b/n"), -ENOENT);
 	CHECK_EQ(res(c, "/a/b/f"), f);
 
@@ -745,7 +700,7 @@ static void test_all_and_set_ttl(enum dc_mode mode)
 	CHECK_EQ(res(c, "/a/b/m"), -ENOENT);
 	g = add(b, "g", REG_M, NULL);
 	add(b, "m", REG_M, NULL);
-	sleep_ms(70);
+	h_sleep_ms(70);
 	CHECK_EQ(res(c, "/a/b/g"), -ENOENT);
 	CHECK_EQ(res(c, "/a/b/m"), -ENOENT);
 	CHECK_EQ(dc_invalidate_child(c, b, 0, "g", 1), 0);
@@ -975,7 +930,7 @@ static void test_stress(enum dc_mode mode)
 		pthread_create(&t[i], NULL, stress_reader, s);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
-		sleep_ms(20);
+		h_sleep_ms(20);
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 <
 		 h_seconds() * 0.75);
@@ -999,8 +954,7 @@ static void test_stress(enum dc_mode mode)
 	CHECK_EQ(wrong, 0);
 	printf("%s: stress %lu reads, %lu writes\n", dc_mode_name(mode),
 	       s->reads, s->writes);
-	close_cache(s->c);
-	CHECK_EQ(dc_debug_live_entries(), 0);
+	close_last_cache(s->c);
 	free(s);
 }
 

@@ -46,11 +46,7 @@
 
 #include "dcache-debug.h"
 #include "harness.h"
-
-#define DIR_M	(S_IFDIR | 0755)
-#define REG_M	(S_IFREG | 0644)
-
-static struct dc_memfs *fs;
+#include "memfs_tree.h"
 
 /* memfs's ops with a readdir that can be held, failed or taken away. */
 static struct dc_backend_ops ops;
@@ -138,29 +134,6 @@ static struct dc_cache *open_cache(enum dc_mode mode, bool with_readdir,
 	return c;
 }
 
-static void close_cache(struct dc_cache *c)
-{
-	CHECK_EQ(dc_debug_check(c), 0);
-	dc_cache_destroy(c);
-	CHECK_EQ(dc_debug_live_entries(), 0);
-}
-
-static void fresh_fs(void)
-{
-	if (fs)
-		dc_memfs_free(fs);
-	fs = NULL;
-	CHECK_EQ(dc_memfs_new(&fs), 0);
-}
-
-static uint64_t add(uint64_t dir, const char *name, uint32_t mode)
-{
-	struct dc_inode in = { 0 };
-
-	CHECK_EQ(dc_memfs_add(fs, dir, name, mode, NULL, &in), 0);
-	return in.ino;
-}
-
 /* The answer for path: its inode number, or -errno. */
 static int64_t res(struct dc_cache *c, const char *path)
 {
@@ -197,12 +170,12 @@ static uint64_t make_tree(void)
 	uint64_t d;
 
 	fresh_fs();
-	d = add(DC_MEMFS_ROOT, "d", DIR_M);
+	d = add(DC_MEMFS_ROOT, "d", DIR_M, NULL);
 	for (int i = 0; i < 10; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
-		add(d, name, REG_M);
+		add(d, name, REG_M, NULL);
 	}
-	add(d, "sub", DIR_M);
+	add(d, "sub", DIR_M, NULL);
 	return d;
 }
 
@@ -257,7 +230,7 @@ static void test_basic(enum dc_mode m)
 	miss_names(c, "d", "a", 100, 50);
 	CHECK_EQ(stats(c).negative_misses, st.negative_misses);
 	CHECK_EQ(stats(c).readdirs, 1);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* An empty directory: listed (nothing in it), then every name answered. */
@@ -266,14 +239,14 @@ static void test_empty(enum dc_mode m)
 	struct dc_cache *c;
 
 	fresh_fs();
-	add(DC_MEMFS_ROOT, "e", DIR_M);
+	add(DC_MEMFS_ROOT, "e", DIR_M, NULL);
 	c = open_cache(m, true, 1, 0, 0);
 	miss_names(c, "e", "a", 0, 1);
 	CHECK_EQ(stats(c).readdirs, 1);
 	miss_names(c, "e", "a", 1, 10);
 	CHECK_EQ(stats(c).complete_answers, 10);
 	CHECK_EQ(stats(c).negative_misses, 1);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /*
@@ -294,13 +267,13 @@ static void test_told(enum dc_mode m)
 	make_complete(c, "b");
 
 	/* behind the cache, then told by name in the directory */
-	x = add(dino, "new1", REG_M);
+	x = add(dino, "new1", REG_M, NULL);
 	CHECK_EQ(dc_invalidate_child(c, dino, 0, "new1", 4), 0);
 	CHECK_EQ(res(c, "/d/new1"), (int64_t)x);
 	check_answers_from_listing(c, "b1-");
 
 	/* through the cache: create, then unlink */
-	x = add(dino, "new2", REG_M);
+	x = add(dino, "new2", REG_M, NULL);
 	CHECK_EQ(dc_memfs_lookup(fs, dino, "new2", &in), 0);
 	CHECK_EQ(dc_create(c, d, "new2", &in), 0);
 	CHECK_EQ(res(c, "/d/new2"), (int64_t)x);
@@ -311,13 +284,13 @@ static void test_told(enum dc_mode m)
 	check_answers_from_listing(c, "b3-");
 
 	/* told by name with the entry in hand */
-	x = add(dino, "new3", REG_M);
+	x = add(dino, "new3", REG_M, NULL);
 	CHECK_EQ(dc_invalidate_name(c, d, "new3"), 0);
 	CHECK_EQ(res(c, "/d/new3"), (int64_t)x);
 	check_answers_from_listing(c, "b4-");
 
 	/* a rename into /d */
-	x = add(DC_MEMFS_ROOT, "outside", REG_M);
+	x = add(DC_MEMFS_ROOT, "outside", REG_M, NULL);
 	CHECK_EQ(dc_memfs_rename(fs, DC_MEMFS_ROOT, "outside", dino, "moved", 0), 0);
 	CHECK_EQ(dc_rename(c, r, "outside", d, "moved", 0), 0);
 	CHECK_EQ(res(c, "/d/moved"), (int64_t)x);
@@ -331,7 +304,7 @@ static void test_told(enum dc_mode m)
 	CHECK_EQ(stats(c).readdirs, 1);
 	dc_put(c, r);
 	dc_put(c, d);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /*
@@ -350,7 +323,7 @@ static void test_mkdir(enum dc_mode m)
 	c = open_cache(m, true, 2, 0, 0);
 	CHECK_EQ(dc_walk(c, NULL, "/", 0, &r), 0);
 	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "out", DIR_M, NULL, &in), 0);
-	x = add(in.ino, "early", REG_M);
+	x = add(in.ino, "early", REG_M, NULL);
 	CHECK_EQ(dc_mkdir(c, r, "out", &in), 0);
 	CHECK_EQ(stats(c).readdirs, 1);
 	CHECK_EQ(res(c, "/out/early"), (int64_t)x);
@@ -358,7 +331,7 @@ static void test_mkdir(enum dc_mode m)
 	CHECK_EQ(stats(c).negative_misses, 0);
 	CHECK_EQ(stats(c).complete_answers, 20);
 	dc_put(c, r);
-	close_cache(c);
+	close_last_cache(c);
 
 	/* off: nothing listed */
 	make_tree();
@@ -368,7 +341,7 @@ static void test_mkdir(enum dc_mode m)
 	CHECK_EQ(dc_mkdir(c, r, "out", &in), 0);
 	CHECK_EQ(stats(c).readdirs, 0);
 	dc_put(c, r);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* A told name that cannot join the listing (no memory): the listing goes. */
@@ -382,13 +355,13 @@ static void test_told_nomem(enum dc_mode m)
 	c = open_cache(m, true, 2, 0, 0);
 	CHECK_EQ(dc_walk(c, NULL, "/d", 0, &d), 0);
 	make_complete(c, "n");
-	x = add(dino, "late", REG_M);
+	x = add(dino, "late", REG_M, NULL);
 	dc_debug_fail_alloc(1, 0);		/* every allocation fails */
 	CHECK_EQ(dc_invalidate_child(c, dino, 0, "late", 4), 0);
 	dc_debug_fail_alloc(0, 0);
 	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
 	dc_put(c, d);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* dc_invalidate of a name cached nowhere any more (its directory's entry
@@ -405,11 +378,11 @@ static void test_uncached_handle(enum dc_mode m)
 	CHECK_EQ(dc_memfs_remove(fs, dino, "f1", 0), 0);
 	CHECK_EQ(dc_invalidate_dir(c, dino, 0), 0);	/* f1's parent forgotten */
 	make_complete(c, "u");				/* a new /d, listed: no f1 */
-	x = add(dino, "f1", REG_M);			/* f1 made again behind */
+	x = add(dino, "f1", REG_M, NULL);			/* f1 made again behind */
 	CHECK_EQ(dc_invalidate(c, f), 0);		/* told through the old handle */
 	CHECK_EQ(res(c, "/d/f1"), (int64_t)x);
 	dc_put(c, f);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* When no new root can be made, dc_invalidate_all still drops the root's
@@ -423,13 +396,13 @@ static void test_all_nomem(enum dc_mode m)
 	c = open_cache(m, true, 2, 0, 0);
 	miss_names(c, "", "r", 0, 2);
 	CHECK_EQ(stats(c).readdirs, 1);
-	x = add(DC_MEMFS_ROOT, "newroot", REG_M);
+	x = add(DC_MEMFS_ROOT, "newroot", REG_M, NULL);
 	dc_debug_fail_alloc(1, 0);
 	CHECK_EQ(dc_invalidate_all(c), 0);
 	CHECK(dc_debug_failed_allocs() > 0);
 	dc_debug_fail_alloc(0, 0);
 	CHECK_EQ(res(c, "/newroot"), (int64_t)x);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* ---- one directory under two names (a bind mount) -------------------------
@@ -452,7 +425,7 @@ static void test_alias(enum dc_mode m)
 	uint64_t aino;
 
 	fresh_fs();
-	aino = add(DC_MEMFS_ROOT, "a", DIR_M);
+	aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
 	o.backend = backend(true);
 	ops.lookup = alias_lookup;
 	CHECK_EQ(dc_cache_create(&o, &c), 0);
@@ -467,7 +440,7 @@ static void test_alias(enum dc_mode m)
 	CHECK_EQ(res(c, "/a/y"), (int64_t)in.ino);
 	CHECK_EQ(res(c, "/b/y"), (int64_t)in.ino);
 	dc_put(c, a);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* A change the cache cannot name drops the listing. */
@@ -481,25 +454,25 @@ static void test_untold(enum dc_mode m)
 
 	/* the directory's attributes changed (its mtime, say) */
 	make_complete(c, "h");
-	x = add(dino, "new4", REG_M);
+	x = add(dino, "new4", REG_M, NULL);
 	CHECK_EQ(dc_invalidate_inode(c, dino, 0), 0);
 	CHECK_EQ(res(c, "/d/new4"), (int64_t)x);
 	check_listing_dropped(c, "h");
 
 	/* its names changed, which unknown */
 	make_complete(c, "i");
-	x = add(dino, "new5", REG_M);
+	x = add(dino, "new5", REG_M, NULL);
 	CHECK_EQ(dc_invalidate_dir(c, dino, 0), 0);
 	CHECK_EQ(res(c, "/d/new5"), (int64_t)x);
 	check_listing_dropped(c, "i");
 
 	/* anything changed */
 	make_complete(c, "j");
-	x = add(dino, "new6", REG_M);
+	x = add(dino, "new6", REG_M, NULL);
 	CHECK_EQ(dc_invalidate_all(c), 0);
 	CHECK_EQ(res(c, "/d/new6"), (int64_t)x);
 	check_listing_dropped(c, "j");
-	close_cache(c);
+	close_last_cache(c);
 }
 
 struct lister {
@@ -537,7 +510,7 @@ static void test_race(enum dc_mode m)
 		pthread_cond_wait(&hold_cv, &hold_lock);
 	pthread_mutex_unlock(&hold_lock);
 
-	x = add(dino, "late", REG_M);
+	x = add(dino, "late", REG_M, NULL);
 	CHECK_EQ(dc_invalidate_child(c, dino, 0, "late", 4), 0);
 
 	pthread_mutex_lock(&hold_lock);
@@ -549,7 +522,7 @@ static void test_race(enum dc_mode m)
 	CHECK_EQ(stats(c).readdirs, 1);
 	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
 	check_listing_dropped(c, "k");
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* Never listed, or never used. */
@@ -562,13 +535,13 @@ static void test_off(enum dc_mode m)
 	miss_names(c, "d", "a", 0, 20);
 	CHECK_EQ(stats(c).readdirs, 0);
 	CHECK_EQ(stats(c).negative_misses, 20);
-	close_cache(c);
+	close_last_cache(c);
 
 	c = open_cache(m, true, DC_COMPLETE_OFF, 0, 0);
 	miss_names(c, "d", "a", 0, 20);
 	CHECK_EQ(stats(c).readdirs, 0);
 	CHECK_EQ(stats(c).negative_misses, 20);
-	close_cache(c);
+	close_last_cache(c);
 
 	/* 11 names, at most 8 listed: too big, asked once per change */
 	c = open_cache(m, true, 2, 8, 0);
@@ -576,7 +549,7 @@ static void test_off(enum dc_mode m)
 	CHECK_EQ(stats(c).readdirs, 1);
 	CHECK_EQ(stats(c).negative_misses, 20);
 	CHECK_EQ(stats(c).complete_answers, 0);
-	close_cache(c);
+	close_last_cache(c);
 
 	/* a listing that fails is not used, and is tried again later */
 	c = open_cache(m, true, 2, 0, 0);
@@ -588,7 +561,7 @@ static void test_off(enum dc_mode m)
 	CHECK_EQ(stats(c).complete_answers, 0);
 	make_complete(c, "z");
 	check_answers_from_listing(c, "z");
-	close_cache(c);
+	close_last_cache(c);
 
 	/* the default: DC_DEFAULT_COMPLETE_AFTER misses */
 	make_tree();
@@ -598,15 +571,7 @@ static void test_off(enum dc_mode m)
 	miss_names(c, "d", "a", 100, 1);
 	CHECK_EQ(stats(c).readdirs, 1);
 	CHECK(res(c, "d/f1") > 0);
-	close_cache(c);
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
+	close_last_cache(c);
 }
 
 /* A negative TTL bounds the listing's answers like a negative entry's. */
@@ -618,11 +583,11 @@ static void test_ttl(enum dc_mode m)
 	dino = make_tree();
 	c = open_cache(m, true, 2, 0, 40);
 	make_complete(c, "a");
-	x = add(dino, "quiet", REG_M);		/* nobody tells the cache */
+	x = add(dino, "quiet", REG_M, NULL);		/* nobody tells the cache */
 	CHECK_EQ(res(c, "/d/quiet"), -ENOENT);	/* as a negative entry would */
-	sleep_ms(60);
+	h_sleep_ms(60);
 	CHECK_EQ(res(c, "/d/quiet"), (int64_t)x);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* More directories than records: each still right. */
@@ -636,7 +601,7 @@ static void test_many(enum dc_mode m)
 	fresh_fs();
 	for (int i = 0; i < NDIRS; i++) {
 		snprintf(name, sizeof(name), "d%d", i);
-		add(add(DC_MEMFS_ROOT, name, DIR_M), "here", REG_M);
+		add(add(DC_MEMFS_ROOT, name, DIR_M, NULL), "here", REG_M, NULL);
 	}
 	c = open_cache(m, true, 1, 0, 0);
 	for (int round = 0; round < 2; round++)
@@ -648,7 +613,7 @@ static void test_many(enum dc_mode m)
 		}
 	CHECK_EQ(wrong, 0);
 	CHECK(stats(c).readdirs >= NDIRS);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* Allocation failures: -ENOMEM or the truth, and a consistent cache. */
@@ -677,7 +642,7 @@ static void test_faults(enum dc_mode m)
 	}
 	dc_debug_fail_alloc(0, 0);
 	CHECK_EQ(wrong, 0);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 static int skip_name(void *arg, const char *name, size_t len)
@@ -709,7 +674,7 @@ static void test_hostfs_proc(enum dc_mode m)
 	CHECK_EQ(dc_resolve(c, NULL, "/no-such-name2", 0, &st), -ENOENT);
 	CHECK_EQ(stats(c).complete_answers, 0);
 	CHECK_EQ(dc_resolve(c, NULL, "/self", DC_NOFOLLOW, &st), 0);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* hostfs lists a real directory. */
@@ -755,7 +720,7 @@ static void test_hostfs(enum dc_mode m)
 	CHECK_EQ(dc_resolve(c, NULL, "/", 0, &st), 0);
 	CHECK_EQ(dc_invalidate_child(c, st.ino, st.gen, "x4", 2), 0);
 	CHECK_EQ(dc_resolve(c, NULL, "/x4", 0, &st), 0);
-	close_cache(c);
+	close_last_cache(c);
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/a", dir);
 	unlink(path);
@@ -812,10 +777,10 @@ static void test_stress(enum dc_mode m)
 	end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + h_seconds() / 4;
 	for (int i = 0; i < 3000; i++) {
 		snprintf(name, sizeof(name), "w%d", i);
-		add(stress_dir, name, REG_M);
+		add(stress_dir, name, REG_M, NULL);
 		CHECK_EQ(dc_invalidate_child(c, stress_dir, 0, name, strlen(name)), 0);
 		__atomic_store_n(&told, i + 1, __ATOMIC_RELEASE);
-		sleep_ms(i % 4 ? 0 : 1);	/* room for listings between adds */
+		h_sleep_ms(i % 4 ? 0 : 1);	/* room for listings between adds */
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		if ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 > end)
 			break;
@@ -826,7 +791,7 @@ static void test_stress(enum dc_mode m)
 	/* and the listing still works once the names stop changing */
 	miss_names(c, "d", "s", 0, 1);
 	check_answers_from_listing(c, "s");
-	close_cache(c);
+	close_last_cache(c);
 }
 
 int main(void)

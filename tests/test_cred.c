@@ -255,13 +255,6 @@ static void check_changes(enum dc_mode mode)
 	dc_cache_destroy(c);
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
-}
 
 /* With TTLs a change behind the cache shows once the TTL is past, on a
  * directory looked up in and on a held base alike. */
@@ -274,11 +267,11 @@ static void check_ttl(enum dc_mode mode)
 	CHECK_EQ(dc_walk(c, NULL, "oth", 0, &base), 0);
 	CHECK_AS(c, base, "f", OTHER, 0);
 	CHECK_EQ(dc_memfs_chmod(fs, ino_oth, 0700), 0);
-	sleep_ms(80);
+	h_sleep_ms(80);
 	CHECK_AS(c, base, "f", OTHER, -EACCES);
 	CHECK_AS(c, NULL, "oth/f", OTHER, -EACCES);
 	CHECK_EQ(dc_memfs_chmod(fs, ino_oth, 0705), 0);
-	sleep_ms(80);
+	h_sleep_ms(80);
 	CHECK_AS(c, NULL, "oth/f", OTHER, 0);
 	CHECK_AS(c, base, "f", OTHER, 0);
 	dc_put(c, base);

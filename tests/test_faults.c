@@ -90,16 +90,7 @@ static void fake_set(int i, uint64_t ino, int err, bool hold)
 /* Wait (bounded) until n calls for name i sit in the backend. */
 static bool wait_inflight(int i, int n)
 {
-	struct timespec until;
-	bool ok = true;
-
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += 20;
-	pthread_mutex_lock(&fk.lock);
-	while (fk.inflight[i] < n && ok)
-		ok = pthread_cond_timedwait(&fk.cv, &fk.lock, &until) != ETIMEDOUT;
-	pthread_mutex_unlock(&fk.lock);
-	return ok;
+	return h_wait_at_least(&fk.lock, &fk.cv, &fk.inflight[i], n);
 }
 
 static void open_cache(enum dc_mode mode)

@@ -36,11 +36,7 @@
 
 #include "dcache-debug.h"
 #include "harness.h"
-
-#define DIR_M	(S_IFDIR | 0755)
-#define REG_M	(S_IFREG | 0644)
-
-static struct dc_memfs *fs;
+#include "memfs_tree.h"
 
 static struct dc_cache *open_cache(enum dc_mode m, uint32_t ttl)
 {
@@ -50,21 +46,6 @@ static struct dc_cache *open_cache(enum dc_mode m, uint32_t ttl)
 
 	CHECK_EQ(dc_cache_create(&o, &c), 0);
 	return c;
-}
-
-static void close_cache(struct dc_cache *c)
-{
-	CHECK_EQ(dc_debug_check(c), 0);
-	dc_cache_destroy(c);
-	CHECK_EQ(dc_debug_live_entries(), 0);
-}
-
-static uint64_t add(uint64_t dir, const char *name, uint32_t mode, const char *target)
-{
-	struct dc_inode in = { 0 };
-
-	CHECK_EQ(dc_memfs_add(fs, dir, name, mode, target, &in), 0);
-	return in.ino;
 }
 
 static int64_t res(struct dc_cache *c, struct dc_dentry *base, const char *p)
@@ -104,10 +85,7 @@ static uint64_t ia, ib, ic, id, ie, iff, itop;
 
 static void make_tree(void)
 {
-	if (fs)
-		dc_memfs_free(fs);
-	fs = NULL;
-	CHECK_EQ(dc_memfs_new(&fs), 0);
+	fresh_fs();
 	ia = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
 	ib = add(ia, "b", DIR_M, NULL);
 	ic = add(ib, "c", DIR_M, NULL);
@@ -148,13 +126,13 @@ static void test_hits(enum dc_mode m)
 		CHECK_EQ(path_hits(c), h);
 	}
 	dc_put(c, b);
-	close_cache(c);
+	close_last_cache(c);
 
 	if (!rcu)
 		return;
 	c = open_cache(m, 60000);	/* TTLs on: every answer walks */
 	twice(c, "/a/b/c/d/e/f", (int64_t)iff, false);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /*
@@ -187,7 +165,7 @@ static void test_checked(void)
 	h = path_hits(c);
 	CHECK_EQ(dc_resolve_as(c, NULL, "/a/b/c/d/e/f", 0, &other, &st), -EACCES);
 	CHECK_EQ(path_hits(c), h);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* After each change told, the path answers the new truth. */
@@ -283,7 +261,7 @@ static void test_changes(void)
 	dc_put(c, b);
 	dc_put(c, a);
 	dc_put(c, r);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /* ---- stress ---------------------------------------------------------------
@@ -328,10 +306,7 @@ static void test_stress(void)
 	struct timespec ts0, ts;
 	uint64_t y, z, w, moves = 0;
 
-	if (fs)
-		dc_memfs_free(fs);
-	fs = NULL;
-	CHECK_EQ(dc_memfs_new(&fs), 0);
+	fresh_fs();
 	ip1 = add(DC_MEMFS_ROOT, "p1", DIR_M, NULL);
 	ip2 = add(DC_MEMFS_ROOT, "p2", DIR_M, NULL);
 	ix = add(ip1, "x", DIR_M, NULL);
@@ -369,7 +344,7 @@ static void test_stress(void)
 	CHECK(path_hits(c) > 0);
 	dc_put(c, p1);
 	dc_put(c, p2);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /*
@@ -402,10 +377,7 @@ static void test_forget_race(void)
 	uint64_t it, x;
 	int wrong = 0;
 
-	if (fs)
-		dc_memfs_free(fs);
-	fs = NULL;
-	CHECK_EQ(dc_memfs_new(&fs), 0);
+	fresh_fs();
 	it = add(DC_MEMFS_ROOT, "t", DIR_M, NULL);
 	c = open_cache(DC_MODE_RCU, 0);
 	stop_flag = 0;
@@ -430,7 +402,7 @@ static void test_forget_race(void)
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
 	CHECK_EQ(wrong, 0);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 /*
@@ -467,10 +439,7 @@ static void test_change_race(int kind)
 	pthread_t t;
 	int wrong = 0, it;
 
-	if (fs)
-		dc_memfs_free(fs);
-	fs = NULL;
-	CHECK_EQ(dc_memfs_new(&fs), 0);
+	fresh_fs();
 	ia = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
 	c = open_cache(DC_MODE_RCU, 0);
 	stop_flag = 0;
@@ -517,7 +486,7 @@ static void test_change_race(int kind)
 	if (wrong)
 		fprintf(stderr, "  %s: a stale answer after %d rounds\n", names[kind], it);
 	CHECK_EQ(wrong, 0);
-	close_cache(c);
+	close_last_cache(c);
 }
 
 int main(void)

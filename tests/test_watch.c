@@ -70,13 +70,6 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static void sleep_ms(unsigned ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 /* ---- the real tree ------------------------------------------------------ */
 
 static char top[64];		/* the cache's root */
@@ -205,7 +198,7 @@ static double wait_agree(struct dc_cache *c, const char *const *paths,
 			return t;
 		if (t > 20 * limit)
 			return -1;
-		sleep_ms(1);
+		h_sleep_ms(1);
 	}
 }
 
@@ -389,7 +382,7 @@ static void changes(struct dc_cache *c, enum dc_watch_mode m, double limit)
 	 * judged there), then moved in: changes in it count from then on */
 	CHECK(mkdir(out_at("o1"), 0755) == 0);
 	touch(out_at("o1/x"));
-	sleep_ms(LIMIT_MS / 2);
+	h_sleep_ms(LIMIT_MS / 2);
 	CHECK(rename(out_at("o1"), at("a/o1")) == 0);
 	expect_agree(c, paths, limit, mode, "move a directory into root");
 	touch(at("a/o1/y"));
@@ -485,7 +478,7 @@ static void test_ignore_self(void)
 	CHECK(all_agree(c, one, true));
 	/* ours: the cache is not told (we would have told it ourselves) */
 	touch(at("mine"));
-	sleep_ms(3 * LIMIT_MS);
+	h_sleep_ms(3 * LIMIT_MS);
 	CHECK_EQ(dc_resolve(c, NULL, "mine", 0, &ds), -ENOENT);
 	/* another process's: it is */
 	pid = fork();
@@ -548,7 +541,7 @@ static void test_overflow(enum dc_watch_mode mode)
 	touch(at("big/first"));
 	for (t0 = now_ms(); !__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST) &&
 	     now_ms() - t0 < 5000;)
-		sleep_ms(1);
+		h_sleep_ms(1);
 	CHECK(__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST));
 	/* more than the kernel queues (16,384 by default, both kinds) */
 	for (i = 0; i < FLOOD; i++) {
@@ -558,7 +551,7 @@ static void test_overflow(enum dc_watch_mode mode)
 	CHECK(mkdir(at("big/g"), 0755) == 0);
 	pthread_mutex_unlock(&gate);
 	for (t0 = now_ms(); !said_get(&s, &s.all) && now_ms() - t0 < 10000;)
-		sleep_ms(1);
+		h_sleep_ms(1);
 	CHECK(said_get(&s, &s.all) >= 1);
 	CHECK_EQ(said_get(&s, &s.degraded), 0);
 	CHECK(said_log_has(&s, "overflow"));
@@ -709,7 +702,7 @@ static void child_budget(void)
 	CHECK(fstat(fd[4], &st) == 0);
 	CHECK_EQ(dc_watch_dir(w, fd[4], st.st_ino, st.st_dev), 0);
 	for (t0 = now_ms(); !said_get(&s, &s.degraded) && now_ms() - t0 < 5000;)
-		sleep_ms(1);
+		h_sleep_ms(1);
 	CHECK_EQ(said_get(&s, &s.degraded), 1);
 	CHECK(said_log_has(&s, "max_user_watches"));
 	CHECK(said_log_has(&s, "using ttl"));
