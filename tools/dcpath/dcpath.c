@@ -123,16 +123,46 @@ static void put_escaped(const char *s)
 
 #define MAX_GROUPS	65536	/* NGROUPS_MAX */
 
+/*
+ * The one number parser: a decimal number from min to max at s, into
+ * *out.  end NULL: the number is all of s (strtoll's form: leading space
+ * and a sign allowed).  Else it is the digits s starts with (no space, no
+ * sign), and *end is set past them.  0, or -EINVAL.
+ */
+static int parse_num(const char *s, char **end, long long min, long long max,
+		     long long *out)
+{
+	char *e;
+	long long n;
+
+	if (end && (*s < '0' || *s > '9'))
+		return -EINVAL;
+	errno = 0;
+	n = strtoll(s, &e, 10);
+	if (errno || e == s || (!end && *e) || n < min || n > max)
+		return -EINVAL;
+	if (end)
+		*end = e;
+	*out = n;
+	return 0;
+}
+
+/* The value s of option name: a number from min to max, which what says
+ * in words in the usage error (exit status 2) it gives otherwise. */
+static int num_opt(const char *name, const char *what, const char *s,
+		   long long min, long long max, long long *out)
+{
+	if (parse_num(s, NULL, min, max, out))
+		return usage_error("%s is %s, not '%s'", name, what, s);
+	return 0;
+}
+
 /* One number of --as: decimal, below 2^32 - 1 ((uid_t)-1 is "none"). */
 static int parse_id(const char *s, char **end, uint32_t *out)
 {
-	unsigned long long v;
+	long long v;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, end, 10);
-	if (errno || v >= UINT32_MAX)
+	if (parse_num(s, end, 0, UINT32_MAX - 1ll, &v))
 		return -1;
 	*out = (uint32_t)v;
 	return 0;
@@ -324,20 +354,6 @@ static void print_stats(struct dc_cache *c, const struct dc_backend *be,
 	*last = now;
 }
 
-/* A decimal number from min to max into *out. */
-static int parse_num(const char *s, long min, long max, long *out)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(s, &end, 10);
-	if (errno || end == s || *end || n < min || n > max)
-		return -EINVAL;
-	*out = n;
-	return 0;
-}
-
 static int parse_lookupcache(const char *s, enum lookupcache *out)
 {
 	if (!strcmp(s, "all"))
@@ -353,7 +369,7 @@ static int parse_lookupcache(const char *s, enum lookupcache *out)
 
 /* Between two passes: --repeat-every's pause, --wait-stdin's line.
  * 0, or -1 at the end of stdin. */
-static int between_passes(long pause_ms, int wait_stdin)
+static int between_passes(long long pause_ms, int wait_stdin)
 {
 	struct timespec ts = { .tv_sec = pause_ms / 1000,
 			       .tv_nsec = pause_ms % 1000 * 1000000 };
@@ -444,7 +460,7 @@ int main(int argc, char **argv)
 	struct dc_cache *c;
 	enum lookupcache lc = LC_ALL;
 	unsigned flags = 0;
-	long n, passes = 1, pause_ms = 0;
+	long long n, passes = 1, pause_ms = 0;
 	int opt, err, p, stats = 0, wait_stdin = 0, rootfd = -1, status = 0;
 
 	opterr = 0;	/* our messages, with the synopsis */
@@ -466,9 +482,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 		case 'T':
-			if (parse_num(optarg, 0, INT_MAX, &n))
-				return usage_error("%s is a number of milliseconds, not '%s'",
-						   opt == 't' ? "--ttl" : "--neg-ttl", optarg);
+			if (num_opt(opt == 't' ? "--ttl" : "--neg-ttl",
+				    "a number of milliseconds", optarg, 0, INT_MAX, &n))
+				return 2;
 			*(opt == 't' ? &o.ttl_ms : &o.neg_ttl_ms) = (uint32_t)n;
 			break;
 		case 'l':
@@ -477,14 +493,14 @@ int main(int argc, char **argv)
 						   optarg);
 			break;
 		case 'p':
-			if (parse_num(optarg, 1, 1000000, &passes))
-				return usage_error("--passes is a number from 1 to 1000000, not '%s'",
-						   optarg);
+			if (num_opt("--passes", "a number from 1 to 1000000", optarg,
+				    1, 1000000, &passes))
+				return 2;
 			break;
 		case 'e':
-			if (parse_num(optarg, 0, 86400000, &pause_ms))
-				return usage_error("--repeat-every is a number of milliseconds, not '%s'",
-						   optarg);
+			if (num_opt("--repeat-every", "a number of milliseconds", optarg,
+				    0, 86400000, &pause_ms))
+				return 2;
 			break;
 		case 'w': wait_stdin = 1; break;
 		case 's': stats = 1; break;
