@@ -11,7 +11,7 @@
 # libfuse's passthrough_ll, and prints the table and the goals
 # (docs/dcbench.md, "fsmeta").
 #
-#   bench/fsmeta.sh [--tree subset|full|N] [--work DIR] [--json FILE]
+#   bench/fsmeta.sh [--tree subset|full|N] [--work DIR] [--json FILE] [--nfs]
 #                   [any other dcbench fsmeta option: --threads N,
 #                    --repeat R, --passes P, --mix K, --configs LIST,
 #                    --entry-timeout S, --attr-timeout S, --dcfs-opts "..."]
@@ -25,6 +25,9 @@
 # --work DIR: where the tree, the passthrough_ll build and the logs stay
 #   (default ${TMPDIR:-/tmp}/dcfs-fsmeta).
 # --json FILE: dcbench's JSON document into FILE; the report still shows.
+# --nfs: serve the tree with scripts/nfs-server.sh (NFS-Ganesha, stopped
+#   at the end) and measure dcfs over that export, with its name cache
+#   and without (--configs native,nfs,nfs-nocache unless given).
 # DCFS_OPTS, if set, is passed as --dcfs-opts.
 # A real tree works as well, without this script:
 #   build/dcbench fsmeta --dir /var/tmp/dcache-kernbench/linux-source-6.1
@@ -32,13 +35,15 @@
 # build/dcfs (make).
 set -u
 cd "$(dirname "$0")/.."
-tree=subset work= json=
+tree=subset work= json= nfs=0 configs=0
 args=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tree) tree=$2; shift ;;
 	--work) work=$2; shift ;;
 	--json) json=$2; shift ;;
+	--nfs) nfs=1 ;;
+	--configs) configs=1; args+=("$1" "$2"); shift ;;
 	-h|--help) sed -n '3,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
 	*) args+=("$1") ;;
 	esac
@@ -80,8 +85,17 @@ if [ ! -e "$tree_dir.complete" ]; then
 fi
 
 [ -n "${DCFS_OPTS:-}" ] && args+=(--dcfs-opts "$DCFS_OPTS")
+if [ $nfs = 1 ]; then
+	state=$work/nfs-state
+	scripts/nfs-server.sh start "$tree_dir" "$state" >&2 || die "the NFS server did not start"
+	trap 'scripts/nfs-server.sh stop "$state" >&2' EXIT
+	args+=(--nfs nfs://127.0.0.1/export)
+	[ $configs = 1 ] || args+=(--configs native,nfs,nfs-nocache)
+fi
 if [ -n "$json" ]; then
 	build/dcbench fsmeta --dir "$tree_dir" --work "$work/run" "${args[@]}" --json > "$json"
 else
 	build/dcbench fsmeta --dir "$tree_dir" --work "$work/run" "${args[@]}"
 fi
+rc=$?
+exit $rc

@@ -34,8 +34,9 @@ DCFS=$BUILD/dcfs
 SERVER=$TOP/scripts/nfs-server.sh
 URL=nfs://127.0.0.1/export
 # the two-client mounts' timeouts, and the bound on staleness they give
-# (docs/dcfs.md "Over NFS": entry timeout + TTL + acdir)
-FAST=(--entry-timeout 0.2 --attr-timeout 0.2 --ttl 200 --neg-ttl 200 --acdir 100)
+# (docs/dcfs.md "Over NFS": names entry timeout + TTL + acdir, attributes
+# attr timeout + ac)
+FAST=(--entry-timeout 0.2 --attr-timeout 0.2 --ttl 200 --neg-ttl 200 --acdir 100 --ac 200)
 BOUND_MS=500
 
 T_NAME=test_nfs_dcfs

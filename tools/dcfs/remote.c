@@ -68,9 +68,14 @@ struct rnode {
 	struct dcnfs_fh fh;		/* written once */
 	uint64_t nlookup;		/* nodes_lock */
 	struct dc_dentry *dentry;	/* a directory's entry; nodes_lock */
-	/* the attributes last seen, for open's close-to-open check */
+	/* the file as the last open saw it: close-to-open's check */
 	struct timespec mtime, ctime;	/* nodes_lock */
 	off_t size;
+	/* the attributes last seen, from an RPC sent at st_ms (0: none)
+	 * while rs.attr_gen was st_gen: answers for --ac ms */
+	struct stat st;			/* nodes_lock */
+	int64_t st_ms;
+	uint64_t st_gen;
 };
 
 /* An open file: the write verifier of data not yet committed. */
@@ -95,6 +100,12 @@ static struct {
 	struct rnode *buckets[NODE_BUCKETS];
 	pthread_mutex_t nodes_lock;
 	double entry_timeout, attr_timeout, neg_timeout;
+	bool no_names;		/* --name-cache off: every lookup a LOOKUP */
+	int64_t ac_ms;		/* --ac: attributes seen this recently serve */
+	/* bumped by each change made through the mount that may change
+	 * attributes of inodes other than the one it names (nlink, a
+	 * directory's times): attributes seen before it serve no more */
+	uint64_t attr_gen;	/* atomic */
 	struct fuse_session *se;
 } rs = { .nodes_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -120,7 +131,8 @@ static bool same_fh(const struct dcnfs_fh *a, const struct dcnfs_fh *b)
 	return a->len == b->len && !memcmp(a->data, b->data, a->len);
 }
 
-/* Remember st's times and size as the last seen of n.  nodes_lock held. */
+/* Remember st's times and size as what n's last open saw.  nodes_lock
+ * held. */
 static void seen_locked(struct rnode *n, const struct stat *st)
 {
 	n->mtime = st->st_mtim;
@@ -129,27 +141,27 @@ static void seen_locked(struct rnode *n, const struct stat *st)
 }
 
 /*
- * The node of the inode st describes (handle fh), one more lookup counted
- * on it: found, or made.  dentry (a directory's entry, or NULL) replaces
- * the node's own; the reference passes to the node, or is dropped.
+ * The node of inode (dev, ino) of type type (S_IFMT bits) and handle fh,
+ * one more lookup counted on it: found, or made.  dentry (a directory's
+ * entry, or NULL) replaces the node's own; the reference passes to the
+ * node, or is dropped.
  */
-static struct rnode *node_get(const struct stat *st, const struct dcnfs_fh *fh,
-			      struct dc_dentry *dentry)
+static struct rnode *node_get(uint64_t dev, uint64_t ino, uint32_t type,
+			      const struct dcnfs_fh *fh, struct dc_dentry *dentry)
 {
-	size_t b = bucket_of(st->st_dev, st->st_ino);
+	size_t b = bucket_of(dev, ino);
 	struct dc_dentry *old = NULL;
 	struct rnode *n;
 
 	pthread_mutex_lock(&rs.nodes_lock);
-	if (st->st_ino == rs.root.ino && (uint64_t)st->st_dev == rs.root.dev) {
+	if (ino == rs.root.ino && dev == rs.root.dev) {
 		n = &rs.root;
 	} else {
 		/* an inode's number may be given to a new inode once it is
 		 * gone: a node with the old handle (ESTALE) stays, apart, for
 		 * the kernel's references */
 		for (n = rs.buckets[b]; n; n = n->hnext)
-			if (n->ino == st->st_ino && n->dev == (uint64_t)st->st_dev &&
-			    same_fh(&n->fh, fh))
+			if (n->ino == ino && n->dev == dev && same_fh(&n->fh, fh))
 				break;
 	}
 	if (!n) {
@@ -160,9 +172,9 @@ static struct rnode *node_get(const struct stat *st, const struct dcnfs_fh *fh,
 				dc_put(rs.cache, dentry);
 			return NULL;
 		}
-		n->dev = (uint64_t)st->st_dev;
-		n->ino = st->st_ino;
-		n->type = st->st_mode & S_IFMT;
+		n->dev = dev;
+		n->ino = ino;
+		n->type = type & S_IFMT;
 		n->fh = *fh;
 		n->hnext = rs.buckets[b];
 		rs.buckets[b] = n;
@@ -173,13 +185,86 @@ static struct rnode *node_get(const struct stat *st, const struct dcnfs_fh *fh,
 		n->dentry = dentry;
 		dentry = NULL;
 	}
-	seen_locked(n, st);
 	pthread_mutex_unlock(&rs.nodes_lock);
 	if (old)
 		dc_put(rs.cache, old);
 	if (dentry)
 		dc_put(rs.cache, dentry);
 	return n;
+}
+
+/* The node of the inode st describes (node_get). */
+static struct rnode *node_get_st(const struct stat *st, const struct dcnfs_fh *fh,
+				 struct dc_dentry *dentry)
+{
+	return node_get((uint64_t)st->st_dev, st->st_ino, st->st_mode, fh, dentry);
+}
+
+/* ---- attributes seen ------------------------------------------------------- */
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t attr_gen(void)
+{
+	/* acquire: pairs with attr_changed's release; a reader that sees
+	 * the old generation stored attributes seen before the change,
+	 * which the new generation then refuses */
+	return __atomic_load_n(&rs.attr_gen, __ATOMIC_ACQUIRE);
+}
+
+/* A change through the mount: attributes seen before serve no more. */
+static void attr_changed(void)
+{
+	__atomic_add_fetch(&rs.attr_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* st, from an RPC sent at ms while the generation was gen, as n's. */
+static void attr_store(struct rnode *n, const struct stat *st, int64_t ms,
+		       uint64_t gen)
+{
+	pthread_mutex_lock(&rs.nodes_lock);
+	if (ms >= n->st_ms) {
+		n->st = *st;
+		n->st_ms = ms;
+		n->st_gen = gen;
+	}
+	pthread_mutex_unlock(&rs.nodes_lock);
+}
+
+/* n's own data changed (a write): its attributes are to be asked for. */
+static void attr_stale(struct rnode *n)
+{
+	pthread_mutex_lock(&rs.nodes_lock);
+	n->st_ms = 0;
+	pthread_mutex_unlock(&rs.nodes_lock);
+}
+
+/* n's attributes: those seen within --ac ms and since the last change
+ * through the mount, else a GETATTR's.  0 or a negative errno. */
+static int attr_get(struct rnode *n, struct stat *st)
+{
+	int64_t ms = mono_ms();
+	uint64_t gen = attr_gen();
+	bool fresh;
+	int err;
+
+	pthread_mutex_lock(&rs.nodes_lock);
+	fresh = n->st_ms && n->st_gen == gen && ms - n->st_ms <= rs.ac_ms;
+	if (fresh)
+		*st = n->st;
+	pthread_mutex_unlock(&rs.nodes_lock);
+	if (fresh)
+		return 0;
+	err = dcnfs_getattr(&rs.be, NULL, &n->fh, st);
+	if (!err)
+		attr_store(n, st, ms, gen);
+	return err;
 }
 
 /* The kernel forgot nlookup lookups of n: at none left, n goes. */
@@ -279,6 +364,37 @@ static bool forgotten(struct dc_dentry *d)
 	return dc_dentry_path(rs.cache, d, path, sizeof(path)) == -ENOENT;
 }
 
+/* --name-cache off: the kernel's lookup is one LOOKUP RPC, as a client
+ * without a name cache sends (the baseline the cache is measured by). */
+static void lookup_uncached(fuse_req_t req, struct rnode *p, const char *name)
+{
+	int64_t ms = mono_ms();
+	uint64_t gen = attr_gen();
+	struct dcnfs_fh fh;
+	struct stat st;
+	struct rnode *n;
+	int err = S_ISDIR(p->type) ? -dcnfs_lookup(&rs.be, NULL, &p->fh, name,
+						   &fh, &st) : ENOTDIR;
+
+	if (err == ENOENT && rs.neg_timeout > 0) {
+		struct fuse_entry_param e = { .entry_timeout = rs.neg_timeout };
+
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	n = node_get_st(&st, &fh, NULL);
+	if (!n) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	attr_store(n, &st, ms, gen);
+	reply_entry(req, n, &st);
+}
+
 static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct dc_dentry *dir, *d;
@@ -286,8 +402,13 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct dc_inode in;
 	struct stat st;
 	struct rnode *n;
-	int err = node_dentry(node_of(parent), &dir);
+	int err;
 
+	if (rs.no_names) {
+		lookup_uncached(req, node_of(parent), name);
+		return;
+	}
+	err = node_dentry(node_of(parent), &dir);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -309,18 +430,24 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	err = -dc_dentry_stat(d, &in);
 	if (!err)
 		err = -dcnfs_inode_fh(&in, &fh);
-	if (!err)
-		err = -dcnfs_getattr(&rs.be, NULL, &fh, &st);
 	if (err) {
 		dc_put(rs.cache, d);
 		fuse_reply_err(req, err);
 		return;
 	}
-	n = node_get(&st, &fh, d);
-	if (!n)
+	n = node_get(in.gen, in.ino, in.mode, &fh, d);
+	if (!n) {
 		fuse_reply_err(req, ENOMEM);
-	else
-		reply_entry(req, n, &st);
+		return;
+	}
+	/* a hit costs no RPC while its attributes are fresh (--ac) */
+	err = -attr_get(n, &st);
+	if (err) {
+		node_forget(n, 1);
+		fuse_reply_err(req, err);
+		return;
+	}
+	reply_entry(req, n, &st);
 }
 
 static void r_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -345,7 +472,7 @@ static void r_forget_multi(fuse_req_t req, size_t count,
  * lookup, through the cache).  Replies with the new node's entry.
  */
 static void made(fuse_req_t req, struct rnode *parent, const char *name,
-		 const struct dcnfs_fh *fh, const struct stat *st,
+		 const struct dcnfs_fh *fh, const struct stat *st, int64_t ms,
 		 struct fuse_file_info *fi)
 {
 	struct dc_dentry *dir, *d = NULL;
@@ -359,11 +486,12 @@ static void made(fuse_req_t req, struct rnode *parent, const char *name,
 			d = NULL;	/* found at its first lookup instead */
 		dc_put(rs.cache, dir);
 	}
-	n = node_get(st, fh, d);
+	n = node_get_st(st, fh, d);
 	if (!n) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	attr_store(n, st, ms, attr_gen());
 	if (!fi) {
 		reply_entry(req, n, st);
 		return;
@@ -395,6 +523,7 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct rnode *p = node_of(parent);
 	struct rfile *f = NULL;
 	struct dcnfs_fh fh;
+	int64_t ms = mono_ms();
 	struct rcred rc;
 	struct stat st;
 	int err;
@@ -409,12 +538,13 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	err = -dcnfs_make(&rs.be, caller(req, &rc), &p->fh, name, mode,
 			  fi && (fi->flags & O_EXCL), rdev, target, &fh, &st);
+	attr_changed();		/* the parent's times and link count */
 	if (err) {
 		free(f);
 		fuse_reply_err(req, err);
 		return;
 	}
-	made(req, p, name, &fh, &st, fi);
+	made(req, p, name, &fh, &st, ms, fi);
 }
 
 static void r_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -448,6 +578,8 @@ static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct dc_dentry *dir;
 	struct rcred rc;
 	int err = -dcnfs_remove(&rs.be, caller(req, &rc), &p->fh, name, is_dir);
+
+	attr_changed();		/* the inode's link count, the parent's times */
 
 	/* the cache hears of it whatever the answer: -EIO may hide a done
 	 * REMOVE, and forgetting the name is never wrong */
@@ -517,6 +649,7 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	err = -dcnfs_rename(&rs.be, caller(req, &rc), &op->fh, name, &np->fh,
 			    newname);
+	attr_changed();		/* a replaced inode's link count, the parents' */
 	if (!node_dentry(op, &od)) {
 		if (!node_dentry(np, &nd)) {
 			if (err || dc_rename(rs.cache, od, name, nd, newname, 0))
@@ -534,11 +667,14 @@ static void r_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		   const char *newname)
 {
 	struct rnode *n = node_of(ino), *p = node_of(newparent);
+	int64_t ms = mono_ms();
 	struct dc_dentry *dir;
 	struct rcred rc;
 	struct stat st;
 	int err = -dcnfs_link(&rs.be, caller(req, &rc), &n->fh, &p->fh, newname,
 			      &st);
+
+	attr_changed();		/* the parent's times */
 
 	if (!node_dentry(p, &dir)) {
 		dc_invalidate_name(rs.cache, dir, newname);
@@ -548,11 +684,13 @@ static void r_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		fuse_reply_err(req, err);
 		return;
 	}
-	n = node_get(&st, &n->fh, NULL);
-	if (!n)
+	n = node_get_st(&st, &n->fh, NULL);
+	if (!n) {
 		fuse_reply_err(req, ENOMEM);
-	else
-		reply_entry(req, n, &st);
+		return;
+	}
+	attr_store(n, &st, ms, attr_gen());
+	reply_entry(req, n, &st);
 }
 
 static void r_readlink(fuse_req_t req, fuse_ino_t ino)
@@ -570,9 +708,8 @@ static void r_readlink(fuse_req_t req, fuse_ino_t ino)
 
 static void r_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct rnode *n = node_of(ino);
 	struct stat st;
-	int err = -dcnfs_getattr(&rs.be, NULL, &n->fh, &st);
+	int err = -attr_get(node_of(ino), &st);
 
 	(void)fi;
 	if (err) {
@@ -626,6 +763,8 @@ static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	struct rnode *n = node_of(ino);
 	const struct dcnfs_cred *cr;
+	int64_t ms = mono_ms();
+	uint64_t gen = attr_gen();
 	struct rcred rc;
 	struct stat st;
 	int err;
@@ -642,9 +781,7 @@ static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
 		/* the cache holds permission bits and owners */
 		dc_invalidate_inode(rs.cache, st.st_ino, (uint32_t)st.st_dev);
-	pthread_mutex_lock(&rs.nodes_lock);
-	seen_locked(n, &st);
-	pthread_mutex_unlock(&rs.nodes_lock);
+	attr_store(n, &st, ms, gen);
 	fuse_reply_attr(req, &st, rs.attr_timeout);
 }
 
@@ -675,6 +812,8 @@ static int trunc_open(fuse_req_t req, struct rnode *n, struct stat *st)
 static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct rnode *n = node_of(ino);
+	int64_t ms = mono_ms();
+	uint64_t gen = attr_gen();
 	struct rfile *f;
 	struct stat st;
 	bool same;
@@ -689,6 +828,7 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, err);
 		return;
 	}
+	attr_store(n, &st, ms, gen);
 	f = rfile_new();
 	if (!f) {
 		fuse_reply_err(req, ENOMEM);
@@ -741,6 +881,7 @@ static void r_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	ssize_t done = dcnfs_write(&rs.be, NULL, &node_of(ino)->fh, buf, size,
 				   (uint64_t)off, &verf);
 
+	attr_stale(node_of(ino));	/* its size and times, even on failure */
 	if (done < 0) {
 		fuse_reply_err(req, (int)-done);
 		return;
@@ -945,14 +1086,15 @@ struct ropts {
 static const char remote_usage[] =
 "usage: dcfs nfs://HOST/EXPORT MOUNTPOINT [-f] [-d] [-o OPT[,OPT...]]\n"
 "            [--threads N] [--entry-timeout S] [--attr-timeout S]\n"
-"            [--ttl MS] [--neg-ttl MS] [--acdir MS]\n"
-"            [--lookupcache all|positive|none] [--stats FILE]\n"
+"            [--ttl MS] [--neg-ttl MS] [--acdir MS] [--ac MS]\n"
+"            [--lookupcache all|positive|none] [--name-cache on|off]\n"
+"            [--stats FILE]\n"
 "\n"
 "Serves an NFSv3 export through FUSE, its names in libdcache (one LOOKUP\n"
 "per name missed), everything else by file handle.  See docs/dcfs.md,\n"
 "\"Over NFS\", for what a second client sees and when.\n"
 "\n"
-"  -f                  stay in the foreground\n"
+"  -f, --foreground    stay in the foreground\n"
 "  -d                  libfuse's debug output (implies -f)\n"
 "  -o OPT              a mount option for libfuse (fsname=, allow_root, ...)\n"
 "  --threads N         requests served at once (default 8)\n"
@@ -963,8 +1105,13 @@ static const char remote_usage[] =
 "  --neg-ttl MS        the same for an absent name (default 1000)\n"
 "  --acdir MS          directory attributes seen this recently count as\n"
 "                      checked (default 100; 0: always ask)\n"
+"  --ac MS             attributes seen this recently answer the kernel's\n"
+"                      lookups and getattrs without a GETATTR (default\n"
+"                      1000; 0: always ask; open always asks)\n"
 "  --lookupcache all|positive|none\n"
 "                      which answers are kept, as NFS's option (default all)\n"
+"  --name-cache off    no name cache: each name the kernel asks for is a\n"
+"                      LOOKUP RPC (a baseline to measure the cache by)\n"
 "  --stats FILE        at unmount, write RPC and cache counts to FILE\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -1016,8 +1163,11 @@ static void parse(int argc, char **argv, struct ropts *o)
 		{ "ttl", required_argument, NULL, 't' },
 		{ "neg-ttl", required_argument, NULL, 'n' },
 		{ "acdir", required_argument, NULL, 'a' },
+		{ "ac", required_argument, NULL, 'c' },
 		{ "lookupcache", required_argument, NULL, 'l' },
 		{ "stats", required_argument, NULL, 's' },
+		{ "name-cache", required_argument, NULL, 'N' },
+		{ "foreground", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -1037,6 +1187,7 @@ static void parse(int argc, char **argv, struct ropts *o)
 		case 't': o->ttl_ms = (uint32_t)number("--ttl", optarg, UINT32_MAX - 1); break;
 		case 'n': o->neg_ttl_ms = (uint32_t)number("--neg-ttl", optarg, UINT32_MAX - 1); break;
 		case 'a': o->acdir_ms = (uint32_t)number("--acdir", optarg, UINT32_MAX - 1); break;
+		case 'c': rs.ac_ms = (int64_t)number("--ac", optarg, UINT32_MAX - 1); break;
 		case 'l':
 			if (!strcmp(optarg, "all"))
 				o->lookupcache = LC_ALL;
@@ -1049,6 +1200,11 @@ static void parse(int argc, char **argv, struct ropts *o)
 						   optarg);
 			break;
 		case 's': o->stats = optarg; break;
+		case 'N':
+			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
+				remote_usage_error("--name-cache is on or off, not '%s'", optarg);
+			rs.no_names = !strcmp(optarg, "off");
+			break;
 		case 'h': fputs(remote_usage, stdout); exit(0);
 		default: remote_usage_error("unknown option (see above)");
 		}
@@ -1172,6 +1328,7 @@ int remote_main(int argc, char **argv)
 	int ret = 1;
 
 	rs.entry_timeout = rs.attr_timeout = 1.0;
+	rs.ac_ms = 1000;
 	parse(argc, argv, &o);
 	if (o.lookupcache == LC_NONE)
 		rs.entry_timeout = 0;

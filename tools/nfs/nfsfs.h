@@ -98,6 +98,11 @@ int dcnfs_inode_fh(const struct dc_inode *inode, struct dcnfs_fh *out);
 int dcnfs_getattr(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		  const struct dcnfs_fh *fh, struct stat *st);
 
+/* LOOKUP name in dir, without the cache: its handle into *fh. */
+int dcnfs_lookup(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		 const struct dcnfs_fh *dir, const char *name,
+		 struct dcnfs_fh *fh, struct stat *st);
+
 /* dcnfs_setattr's what: the fields of *want to set */
 #define DCNFS_SET_MODE		0x01
 #define DCNFS_SET_UID		0x02

@@ -298,17 +298,54 @@ static int make_args(union make_args *a, const struct dcnfs_fh *dir,
 	return 0;
 }
 
-static int take_lookup_fh(void *res, void *arg)
+/* What a LOOKUP answers: the handle, and the object's attributes when
+ * the server sent them (CREATE3res's obj_attributes is one too). */
+static int take_lookup(void *res, void *arg)
 {
 	LOOKUP3res *r = res;
+	struct made *m = arg;
 	int err = nfs3_errno(r->status);
 
-	return err ? err : fh_take(arg, &r->LOOKUP3res_u.resok.object);
+	if (err)
+		return err;
+	m->attr = r->LOOKUP3res_u.resok.obj_attributes;
+	err = fh_take(&m->fh, &r->LOOKUP3res_u.resok.object);
+	m->have_fh = !err;
+	return err;
 }
 
 static int send_lookup(struct rpc_context *rpc, rpc_cb cb, void *a, void *priv)
 {
 	return rpc_nfs3_lookup_async(rpc, cb, a, priv);
+}
+
+/* LOOKUP name in dir into m. */
+static int lookup_into(struct nfsrpc *r, const struct dcnfs_cred *cr,
+		       const struct dcnfs_fh *dir, const char *name,
+		       struct made *m)
+{
+	LOOKUP3args l;
+
+	dirop(&l.what, dir, name);
+	return nfsrpc_call(r, RK_LOOKUP, cr, send_lookup, &l, take_lookup, m, 0);
+}
+
+int dcnfs_lookup(const struct dc_backend *be, const struct dcnfs_cred *cr,
+		 const struct dcnfs_fh *dir, const char *name,
+		 struct dcnfs_fh *fh, struct stat *st)
+{
+	struct made m = { .have_fh = 0 };
+	struct nfsrpc *r;
+	int err = args_ok(be, &r, dir, name);
+
+	if (!err && (!fh || !st))
+		err = -EINVAL;
+	if (!err)
+		err = lookup_into(r, cr, dir, name, &m);
+	if (err)
+		return err;
+	*fh = m.fh;
+	return attr_after(be, cr, fh, &m.attr, 1, st);
 }
 
 int dcnfs_make(const struct dc_backend *be, const struct dcnfs_cred *cr,
@@ -332,11 +369,7 @@ int dcnfs_make(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	if (err)
 		return err;
 	if (!m.have_fh) {	/* the handle is optional in the reply */
-		LOOKUP3args l;
-
-		dirop(&l.what, dir, name);
-		err = nfsrpc_call(r, RK_LOOKUP, cr, send_lookup, &l,
-				  take_lookup_fh, &m.fh, 0);
+		err = lookup_into(r, cr, dir, name, &m);
 		if (err)
 			return err;
 	}

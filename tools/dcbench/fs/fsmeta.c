@@ -34,7 +34,8 @@
 const char dcb_fsmeta_help[] =
 "usage: dcbench fsmeta --dir D [--threads N] [--entry-timeout S] [--attr-timeout S]\n"
 "                      [--configs LIST] [--repeat R] [--passes P] [--mix K]\n"
-"                      [--work DIR] [--dcfs-opts \"OPTS\"] [--passthrough-hp BIN] [--json]\n"
+"                      [--work DIR] [--dcfs-opts \"OPTS\"] [--passthrough-hp BIN]\n"
+"                      [--nfs URL] [--json]\n"
 "\n"
 "Walks the tree D and lstat()s every entry by its full path on N threads,\n"
 "stats every path again P times, then runs a create/rename/stat/unlink mix in\n"
@@ -62,7 +63,9 @@ const char dcb_fsmeta_help[] =
 "                     options default_permissions,allow_other) and\n"
 "                     passthrough_hp (with --passthrough-hp; timeouts\n"
 "                     @default, a day, or @0, --nocache), passthrough_hp-uring\n"
-"                     (the same with -o io_uring); default:\n"
+"                     (the same with -o io_uring), nfs and nfs-nocache (dcfs\n"
+"                     over the export --nfs names, with its name cache and\n"
+"                     without it, every name a LOOKUP RPC); default:\n"
 "                     " DEFAULT_CONFIGS "\n"
 "                     Each may add @T, its own timeouts (T seconds, or\n"
 "                     @default: the daemon's; dcfs picks by its coherence\n"
@@ -81,6 +84,8 @@ const char dcb_fsmeta_help[] =
 "  --passthrough-hp BIN\n"
 "                     libfuse's example/passthrough_hp, built from a libfuse\n"
 "                     tree by hand (meson): the strongest C peer\n"
+"  --nfs URL          nfs://HOST/EXPORT, an export of D (bench/nfs.sh starts\n"
+"                     one), for the configurations nfs and nfs-nocache\n"
 "  --json             one JSON document on stdout; the report goes to stderr\n"
 "  -h, --help         this help\n"
 "\n"
@@ -154,7 +159,7 @@ static int parse_config(const char *name, struct config *c)
 	if (sl) {
 		enum dc_watch_mode m;
 
-		if (!fsm_kind_dcfs(k) || dc_watch_mode_parse(sl + 1, &m) ||
+		if (!fsm_kind_dcfs(k) || fsm_kind_nfs(k) || dc_watch_mode_parse(sl + 1, &m) ||
 		    strlen(sl + 1) >= sizeof(c->coherence))
 			return -1;
 		snprintf(c->coherence, sizeof(c->coherence), "%s", sl + 1);
@@ -181,7 +186,7 @@ static int parse_configs(const char *list, struct config *cfg, unsigned *n)
 		name[len] = '\0';
 		if (parse_config(name, &c))
 			return cli_usage(CMD, "--configs: '%s' is not native, rcu, global, rwlock, "
-					 "rcu-uring, global-uring, rwlock-uring, passthrough_ll, "
+					 "rcu-uring, global-uring, rwlock-uring, nfs, nfs-nocache, passthrough_ll, "
 					 "passthrough_ll-dp, passthrough_hp or passthrough_hp-uring "
 					 "(@0 or @default), "
 					 "with @SECONDS or @default and "
@@ -284,6 +289,8 @@ static int parse_args(int argc, char **argv, struct setup *s, struct args *a)
 			bad = bad ? bad : cli_uint(CMD, "--mix", v, 0, 100000000, &s->mix);
 		else if (cli_opt(CMD, argc, argv, &i, "work", true, &v, &bad))
 			a->work = v;
+		else if (cli_opt(CMD, argc, argv, &i, "nfs", true, &v, &bad))
+			fsm_set_nfs_url(v);
 		else if (cli_opt(CMD, argc, argv, &i, "passthrough-hp", true, &v, &bad)) {
 			if (bad)
 				return bad;
@@ -386,8 +393,10 @@ static int run_one(const struct setup *s, struct config *c, unsigned r, const ch
 	snprintf(opts, sizeof(opts), "--readdirplus auto %s%s%s",
 		 s->dcfs_opts ? s->dcfs_opts : "",
 		 c->coherence[0] ? " --coherence=" : "", c->coherence);
+	/* dcfs over NFS reads no host directory: the user's options alone */
 	if (fsm_start(&m, c->kind, s->dir, mnt, c->own_to ? c->to : s->entry_to,
 		      c->own_to ? c->to : s->attr_to, NULL, s->work,
+		      fsm_kind_nfs(c->kind) ? s->dcfs_opts :
 		      fsm_kind_dcfs(c->kind) ? opts : NULL) < 0)
 		return -1;
 	lo.dir = m.dir;

@@ -25,7 +25,21 @@
 static const char *const kinds[] = {
 	"native", "rcu", "global", "rwlock", "passthrough_ll", "passthrough_ll-dp",
 	"rcu-uring", "global-uring", "rwlock-uring", "passthrough_hp", "passthrough_hp-uring",
+	"nfs", "nfs-nocache",
 };
+
+/* the export the kinds "nfs" and "nfs-nocache" mount (fsm_set_nfs_url) */
+static const char *nfs_url;
+
+void fsm_set_nfs_url(const char *url)
+{
+	nfs_url = url;
+}
+
+bool fsm_kind_nfs(const char *kind)
+{
+	return !strncmp(kind, "nfs", 3);
+}
 
 /* libfuse's passthrough_hp, built by hand (fsm_set_passthrough_hp) */
 static const char *passthrough_hp;
@@ -347,6 +361,33 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		}
 		argv[n++] = (char *)src;
 		argv[n++] = (char *)mnt;
+	} else if (fsm_kind_nfs(kind)) {
+		/* dcfs over the export that serves src; "-nocache": every name
+		 * the kernel asks for is a LOOKUP RPC */
+		if (!nfs_url) {
+			fprintf(stderr, "dcbench: %s: which export? (--nfs URL)\n", kind);
+			return -1;
+		}
+		if (sibling("dcfs", bin, sizeof(bin)) < 0) {
+			fprintf(stderr, "dcbench: no dcfs beside dcbench (make)\n");
+			return -1;
+		}
+		argv[n++] = bin;
+		argv[n++] = (char *)nfs_url;
+		argv[n++] = (char *)mnt;
+		argv[n++] = "--foreground";
+		if (entry_to >= 0) {
+			argv[n++] = "--entry-timeout";
+			argv[n++] = et;
+		}
+		if (attr_to >= 0) {
+			argv[n++] = "--attr-timeout";
+			argv[n++] = at;
+		}
+		if (strchr(kind, '-')) {
+			argv[n++] = "--name-cache";
+			argv[n++] = "off";
+		}
 	} else {
 		if (sibling("dcfs", bin, sizeof(bin)) < 0) {
 			fprintf(stderr, "dcbench: no dcfs beside dcbench (make)\n");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * fsmount.h - the file systems dcbench kernbench and fsmeta measure:
- * dcfs in one of libdcache's modes, or libfuse's passthrough_ll example,
+ * dcfs in one of libdcache's modes, dcfs over an NFS export of the source
+ * ("nfs", "nfs-nocache"), or libfuse's passthrough_ll example,
  * each run in the foreground as a child of dcbench (so its CPU time comes
  * from wait4), or "native" (nothing mounted: the source directory itself).
  */
@@ -15,7 +16,8 @@
 #include <sys/types.h>
 
 struct fsmount {
-	char kind[32];		/* "native", "rcu", ..., "rcu-uring", ..., "passthrough_ll", "passthrough_hp" */
+	char kind[32];		/* "native", "rcu", ..., "rcu-uring", ..., "nfs", "nfs-nocache",
+				 * "passthrough_ll", "passthrough_hp" */
 	pid_t pid;		/* the daemon; 0 for native */
 	char dir[4096];		/* where to work: the mount point, or the source */
 };
@@ -25,6 +27,13 @@ struct fsmount {
 const char *fsm_kind(const char *kind);
 /* Is a known kind dcfs in one of its modes ("rcu", ..., "rcu-uring", ...)? */
 bool fsm_kind_dcfs(const char *kind);
+
+/* Is a known kind dcfs over NFS ("nfs": with its name cache, "nfs-nocache":
+ * without, each name a LOOKUP RPC)?  They mount the export url names,
+ * whose directory is the source (fsm_start's src: what "native" works
+ * in); the string is kept. */
+bool fsm_kind_nfs(const char *kind);
+void fsm_set_nfs_url(const char *url);
 
 /* The binary kind "passthrough_hp" runs: libfuse's example, built by hand
  * from a libfuse tree (its C++ needs meson); the string is kept. */
