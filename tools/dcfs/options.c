@@ -124,6 +124,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: dcfs SOURCE_DIR MOUNTPOINT [options]\n"
+"       dcfs nfs://HOST/EXPORT MOUNTPOINT [options]   (dcfs nfs:// --help)\n"
 "       dcfs --help | --version\n"
 "\n"
 "A FUSE passthrough of SOURCE_DIR at MOUNTPOINT whose names are cached by\n"

@@ -41,7 +41,7 @@ const char dcb_kernbench_help[] =
 "usage: dcbench kernbench --tree KERNEL_TREE [--jobs N] [--runs R]\n"
 "                         [--modes LIST] [--cpus LIST] [--entry-timeout S]\n"
 "                         [--attr-timeout S] [--target T] [--work DIR]\n"
-"                         [--dcfs-opts \"OPTS\"] [--json]\n"
+"                         [--dcfs-opts \"OPTS\"] [--nfs URL] [--json]\n"
 "\n"
 "Builds a configured kernel tree (bench/kernbench-setup.sh makes one:\n"
 "Debian's linux-source-6.1 with tinyconfig) natively and through dcfs, and\n"
@@ -49,7 +49,8 @@ const char dcb_kernbench_help[] =
 "then a timed make -j N, through a dcfs mounted for that run alone.\n"
 "\n"
 "  --tree DIR           the configured kernel tree (needs DIR/.config)\n"
-"  --modes LIST         native, rcu, global, rwlock (default native,rcu,global)\n"
+"  --modes LIST         native, rcu, global, rwlock, nfs, nfs-nocache (dcfs\n"
+"                       over the export --nfs names; default native,rcu,global)\n"
 "  --cpus LIST          CPU counts, each a whole comparison with the build and\n"
 "                       the daemon confined to that many CPUs (default 2, or\n"
 "                       all this machine has if fewer)\n"
@@ -60,6 +61,9 @@ const char dcb_kernbench_help[] =
 "  --target T           the make target (default: the default target)\n"
 "  --work DIR           mount point and logs (default a new /tmp/dcbench-kernbench-*)\n"
 "  --dcfs-opts \"OPTS\"   more dcfs options, e.g. \"--threads 4\"\n"
+"  --nfs URL            nfs://HOST/EXPORT, an export of the tree, for the\n"
+"                       modes nfs and nfs-nocache (scripts/nfs-server.sh\n"
+"                       serves one)\n"
 "  --json               one JSON document on stdout (text goes to stderr)\n"
 "  -h, --help           this help\n"
 "\n"
@@ -149,8 +153,9 @@ static int parse_modes(char *s)
 	opt.nmodes = 0;
 	for (char *save, *m = strtok_r(s, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
 		if (strcmp(m, "native") && strcmp(m, "rcu") && strcmp(m, "global") &&
-		    strcmp(m, "rwlock"))
-			return cli_usage(CMD, "--modes: '%s' is not native, rcu, global or rwlock", m);
+		    strcmp(m, "rwlock") && strcmp(m, "nfs") && strcmp(m, "nfs-nocache"))
+			return cli_usage(CMD, "--modes: '%s' is not native, rcu, global, rwlock, "
+					 "nfs or nfs-nocache", m);
 		if (opt.nmodes == MAX_MODES)
 			return cli_usage(CMD, "--modes: at most %d", MAX_MODES);
 		opt.modes[opt.nmodes++] = m;
@@ -210,6 +215,9 @@ static int parse_args(int argc, char **argv)
 		} else if (cli_opt(CMD, argc, argv, &i, "dcfs-opts", true, &v, &bad)) {
 			if (!bad)
 				opt.dcfs_opts = v;
+		} else if (cli_opt(CMD, argc, argv, &i, "nfs", true, &v, &bad)) {
+			if (!bad)
+				fsm_set_nfs_url(v);
 		} else if (cli_opt(CMD, argc, argv, &i, "json", false, &v, &bad)) {
 			opt.json = true;
 		} else {
