@@ -12,6 +12,9 @@
  *                              attributes -- each said as skipped)
  *   dcfs_conform nfs3 DIR      what "run ... nfs3" leaves out, tried in DIR:
  *                              one line each, with its errno's name
+ *   dcfs_conform holdwrite FILE   write FILE and keep it open: "written",
+ *                              then, after a line on stdin, fsync and close,
+ *                              each said with its errno's name
  *   dcfs_conform stress DIR ID N   one concurrent client (see stress())
  *   dcfs_conform fsync FILE N  append N records, fsync after each, and
  *                              print the count of records made durable
@@ -703,6 +706,27 @@ static int run(void)
 	return 0;
 }
 
+/* Data written before something happens elsewhere (a server restart),
+ * made durable after it: what fsync and close answer. */
+static int hold_write(const char *path)
+{
+	char buf[4096], line[16];
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+
+	memset(buf, 'w', sizeof(buf));
+	if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
+		perror(path);
+		return 1;
+	}
+	printf("written\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+	printf("fsync: %s\n", res(fsync(fd)));
+	printf("close: %s\n", res(close(fd)));
+	return 0;
+}
+
 /* What NFSv3 cannot carry, tried: through dcfs over NFS, the errors
  * docs/dcfs.md documents. */
 static int nfs3_left_out(void)
@@ -831,6 +855,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "fsync"))
 		return fsyncer(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
+	if (!strcmp(argv[1], "holdwrite"))
+		return hold_write(argv[2]);
 	if (chdir(argv[2]) < 0) {
 		perror(argv[2]);
 		return 1;

@@ -51,8 +51,11 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"two clients: changes through one show in the other within the bound"
 	"two clients: changes in the exported directory show in both within the bound"
 	"two clients: concurrent creates, renames, unlinks leave the expected tree"
+	"O_CREAT of a file another client made: the caller's access is checked"
+	"a file unlinked while open reads on, and its hidden name goes at close"
 	"a server restart: fsync'ed data is on the server"
 	"a server restart: reads answer right or fail, never wrong"
+	"a server restart between a write and its fsync: fsync and close say EIO"
 	"a small compile through the mount builds a program that runs"
 	"the mounts unmount and their daemons exit"
 	"no sanitizer report from any daemon"
@@ -296,6 +299,34 @@ check_all "${CHECKS[next]}: $(echo "$got" | wc -l) names, $(echo "$want" | wc -l
 [ "$got" = "$want" ] || diff <(echo "$want") <(echo "$got") | diag
 done_check
 
+# another client (here the server's directory itself) makes a file the
+# kernel behind A still holds as absent: nobody's O_CREAT of it must not
+# open it unchecked (a CREATE that opens what exists would)
+# (in a directory anyone may write, so the kernel lets the create through)
+mkdir -m 777 "$ROOT/pub" && chmod 777 "$ROOT/pub"
+stat "$TMP/A/pub/theirs" >/dev/null 2>&1
+echo theirs >"$ROOT/pub/theirs" && chmod 600 "$ROOT/pub/theirs"
+"${NOBODY[@]}" sh -c "echo mine >>'$TMP/A/pub/theirs'" 2>"$TMP/theirs.err"
+crc=$?
+check_all "${CHECKS[next]}: exit $crc ($(head -c 80 "$TMP/theirs.err" | sed "s|$TMP|TMP|")), contents '$(cat "$ROOT/pub/theirs")'" \
+	'[ $crc != 0 ] && [ "$(cat "$ROOT/pub/theirs")" = theirs ]'
+done_check
+
+echo "still here" >"$X/silly"
+exec 8<"$X/silly"
+rm "$X/silly"
+got=$(cat <&8)
+hidden=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
+exec 8<&-
+for ((i = 0; i < 40; i++)); do
+	left=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
+	[ "$left" = 0 ] && break
+	sleep 0.05
+done
+check_all "${CHECKS[next]}: read '$got', $hidden hidden name while open, $left after close, gone from X: $([ -e "$X/silly" ] && echo no || echo yes)" \
+	'[ "$got" = "still here" ] && [ $hidden = 1 ] && [ $left = 0 ] && [ ! -e "$X/silly" ]'
+done_check
+
 # --- a server restart ------------------------------------------------------------
 # restart.bin: 64 KiB written and fsync'ed through X before the restart
 head -c 65536 /dev/urandom >"$TMP/restart.want"
@@ -323,6 +354,21 @@ for c in "$X" "$Y" "$X" "$Y"; do
 done
 check_all "${CHECKS[next]}: $right right, $failed_reads failed, $wrong wrong" \
 	'[ $wrong = 0 ] && [ $right -ge 1 ]'
+done_check
+
+# data written UNSTABLE, then the server restarts (a new write verifier):
+# the server may have lost it, and fsync and close must say so
+coproc HOLD { "$CONFORM" holdwrite "$X/verf.bin"; }
+read -r -t 10 line <&"${HOLD[0]}"
+"$SERVER" stop "$STATE" >"$TMP/restart2.out" 2>&1 &&
+	"$SERVER" start "$ROOT" "$STATE" >>"$TMP/restart2.out" 2>&1
+restarted=$?
+echo go >&"${HOLD[1]}"
+read -r -t 30 r_fsync <&"${HOLD[0]}"
+read -r -t 30 r_close <&"${HOLD[0]}"
+wait "$HOLD_PID" 2>/dev/null
+check_all "${CHECKS[next]}: '${line:-}', then '${r_fsync:-}', '${r_close:-}' (server back: exit $restarted)" \
+	'[ "${line:-}" = written ] && [ "${r_fsync:-}" = "fsync: EIO" ] && [ "${r_close:-}" = "close: EIO" ] && [ $restarted = 0 ]'
 done_check
 
 # --- a small compile ---------------------------------------------------------------

@@ -76,6 +76,13 @@ struct rnode {
 	struct stat st;			/* nodes_lock */
 	int64_t st_ms;
 	uint64_t st_gen;
+	int64_t changed_ms;		/* when a write here last changed it */
+	/* open files of it, and the name an unlink gave it while open
+	 * (removed at the last release): nodes_lock */
+	unsigned opens;
+	bool silly;
+	struct dcnfs_fh silly_dir;
+	char silly_name[40];
 };
 
 /* An open file: the write verifier of data not yet committed. */
@@ -229,7 +236,9 @@ static void attr_store(struct rnode *n, const struct stat *st, int64_t ms,
 		       uint64_t gen)
 {
 	pthread_mutex_lock(&rs.nodes_lock);
-	if (ms >= n->st_ms) {
+	/* an answer to an RPC sent before this mount's last write to the
+	 * file may show it before the write */
+	if (ms >= n->st_ms && ms > n->changed_ms) {
 		n->st = *st;
 		n->st_ms = ms;
 		n->st_gen = gen;
@@ -242,6 +251,7 @@ static void attr_stale(struct rnode *n)
 {
 	pthread_mutex_lock(&rs.nodes_lock);
 	n->st_ms = 0;
+	n->changed_ms = mono_ms();
 	pthread_mutex_unlock(&rs.nodes_lock);
 }
 
@@ -471,6 +481,69 @@ static void r_forget_multi(fuse_req_t req, size_t count,
  * what it held for the name, and a directory's node gets its entry (one
  * lookup, through the cache).  Replies with the new node's entry.
  */
+static struct rfile *rfile_new(void)
+{
+	struct rfile *f = calloc(1, sizeof(*f));
+
+	if (f)
+		pthread_mutex_init(&f->lock, NULL);
+	return f;
+}
+
+static void rfile_free(struct rfile *f)
+{
+	if (!f)
+		return;
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+/* One more open file of n. */
+static void node_opened(struct rnode *n)
+{
+	pthread_mutex_lock(&rs.nodes_lock);
+	n->opens++;
+	pthread_mutex_unlock(&rs.nodes_lock);
+}
+
+/* One open file of n fewer: at none left, the hidden name an unlink gave
+ * it goes (as root: the unlink was the caller's, and checked). */
+static void node_closed(struct rnode *n)
+{
+	struct dcnfs_fh dir;
+	char name[sizeof(n->silly_name)];
+	bool remove;
+
+	pthread_mutex_lock(&rs.nodes_lock);
+	remove = --n->opens == 0 && n->silly;
+	if (remove) {
+		n->silly = false;
+		dir = n->silly_dir;
+		memcpy(name, n->silly_name, sizeof(name));
+	}
+	pthread_mutex_unlock(&rs.nodes_lock);
+	if (remove && dcnfs_remove(&rs.be, NULL, &dir, name, 0))
+		syslog(LOG_WARNING, "dcfs: could not remove %s, the name of a "
+		       "file unlinked while open", name);
+}
+
+/* The directory entry d, of a directory just made: is it the inode with
+ * handle fh (and not one another client put under the name since)? */
+static bool entry_is(struct dc_dentry *d, const struct dcnfs_fh *fh)
+{
+	struct dcnfs_fh found;
+	struct dc_inode in;
+
+	return !dc_dentry_stat(d, &in) && !dcnfs_inode_fh(&in, &found) &&
+	       same_fh(&found, fh);
+}
+
+/*
+ * name appeared in parent (handle fh, attributes st, from an RPC sent at
+ * ms): the cache forgets what it held for the name, and a directory's
+ * node gets its entry (one lookup, through the cache).  Replies with the
+ * new node's entry, and for a create (fi) its open file.
+ */
 static void made(fuse_req_t req, struct rnode *parent, const char *name,
 		 const struct dcnfs_fh *fh, const struct stat *st, int64_t ms,
 		 struct fuse_file_info *fi)
@@ -482,12 +555,17 @@ static void made(fuse_req_t req, struct rnode *parent, const char *name,
 	if (!node_dentry(parent, &dir)) {
 		dc_invalidate_name(rs.cache, dir, name);
 		if (S_ISDIR(st->st_mode) &&
-		    dc_lookup(rs.cache, dir, name, strlen(name), &d))
+		    !dc_lookup(rs.cache, dir, name, strlen(name), &d) &&
+		    !entry_is(d, fh)) {
+			dc_put(rs.cache, d);
 			d = NULL;	/* found at its first lookup instead */
+		}
 		dc_put(rs.cache, dir);
 	}
 	n = node_get_st(st, fh, d);
 	if (!n) {
+		if (fi)
+			rfile_free((struct rfile *)(uintptr_t)fi->fh);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -501,19 +579,69 @@ static void made(fuse_req_t req, struct rnode *parent, const char *name,
 	e.attr = *st;
 	e.attr_timeout = rs.attr_timeout;
 	e.entry_timeout = rs.entry_timeout;
+	node_opened(n);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+		/* interrupted: no release will come */
+		node_closed(n);
 		node_forget(n, 1);
-		free((struct rfile *)(uintptr_t)fi->fh);
+		rfile_free((struct rfile *)(uintptr_t)fi->fh);
 	}
 }
 
-static struct rfile *rfile_new(void)
+/*
+ * Does cr have access mask (4 read, 2 write) to an inode of attributes
+ * st, by its mode bits, as the kernel's generic_permission checks them
+ * (no ACLs: NFSv3 carries none)?  Root reads and writes anything.
+ */
+static bool may_access(const struct stat *st, const struct dcnfs_cred *cr,
+		       unsigned mask)
 {
-	struct rfile *f = calloc(1, sizeof(*f));
+	mode_t m = st->st_mode;
+	uint32_t i;
 
-	if (f)
-		pthread_mutex_init(&f->lock, NULL);
-	return f;
+	if (cr->uid == 0)
+		return true;
+	if (cr->uid == st->st_uid) {
+		m >>= 6;
+	} else {
+		bool group = cr->gid == st->st_gid;
+
+		for (i = 0; !group && i < cr->ngroups; i++)
+			group = cr->groups[i] == st->st_gid;
+		if (group)
+			m >>= 3;
+	}
+	return (m & mask) == mask;
+}
+
+/*
+ * O_CREAT without O_EXCL of a name the server has though the kernel did
+ * not know it (another client made it): open that file, as open(2)
+ * would, checking the caller's access and truncating for O_TRUNC.  Its
+ * handle and attributes into *fh and *st; 0 or an errno.
+ */
+static int open_existing(struct rnode *p, const char *name, int flags,
+			 const struct dcnfs_cred *cr, struct dcnfs_fh *fh,
+			 struct stat *st)
+{
+	unsigned mask = (flags & O_ACCMODE) == O_RDONLY ? 4 :
+			(flags & O_ACCMODE) == O_WRONLY ? 2 : 6;
+	struct stat want = { .st_size = 0 };
+	int err = -dcnfs_lookup(&rs.be, NULL, &p->fh, name, fh, st);
+
+	if (err)
+		return err;
+	if (S_ISDIR(st->st_mode))
+		return EISDIR;
+	if (!S_ISREG(st->st_mode))
+		return EEXIST;	/* a create of a name another type holds */
+	if (flags & O_TRUNC)
+		mask |= 2;
+	if (!may_access(st, cr, mask))
+		return EACCES;
+	if (flags & O_TRUNC)
+		err = -dcnfs_setattr(&rs.be, cr, fh, &want, DCNFS_SET_SIZE, st);
+	return err;
 }
 
 static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -521,6 +649,7 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 struct fuse_file_info *fi)
 {
 	struct rnode *p = node_of(parent);
+	const struct dcnfs_cred *cr;
 	struct rfile *f = NULL;
 	struct dcnfs_fh fh;
 	int64_t ms = mono_ms();
@@ -536,11 +665,16 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 		fi->fh = (uint64_t)(uintptr_t)f;
 	}
-	err = -dcnfs_make(&rs.be, caller(req, &rc), &p->fh, name, mode,
-			  fi && (fi->flags & O_EXCL), rdev, target, &fh, &st);
+	cr = caller(req, &rc);
+	/* GUARDED: an UNCHECKED CREATE would open a file another client
+	 * made, unchecked, as this caller's own */
+	err = -dcnfs_make(&rs.be, cr, &p->fh, name, mode, 1, rdev, target,
+			  &fh, &st);
+	if (err == EEXIST && fi && !(fi->flags & O_EXCL))
+		err = open_existing(p, name, fi->flags, cr, &fh, &st);
 	attr_changed();		/* the parent's times and link count */
 	if (err) {
-		free(f);
+		rfile_free(f);
 		fuse_reply_err(req, err);
 		return;
 	}
@@ -571,14 +705,79 @@ static void r_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	make(req, parent, name, S_IFREG | (mode & 07777), 0, NULL, fi);
 }
 
+/* The node of an open file that name in p names, if the cache knows
+ * one (a file open through this mount was looked up through it). */
+static struct rnode *open_node(struct rnode *p, const char *name)
+{
+	struct dc_dentry *dir, *d;
+	struct dcnfs_fh fh;
+	struct dc_inode in;
+	struct rnode *n = NULL;
+	int err;
+
+	if (node_dentry(p, &dir))
+		return NULL;
+	err = dc_lookup(rs.cache, dir, name, strlen(name), &d);
+	dc_put(rs.cache, dir);
+	if (err)
+		return NULL;
+	err = dc_dentry_stat(d, &in) || dcnfs_inode_fh(&in, &fh);
+	dc_put(rs.cache, d);
+	if (err || S_ISDIR(in.mode))
+		return NULL;
+	pthread_mutex_lock(&rs.nodes_lock);
+	for (n = rs.buckets[bucket_of(in.gen, in.ino)]; n; n = n->hnext)
+		if (n->ino == in.ino && n->dev == in.gen && same_fh(&n->fh, &fh))
+			break;
+	if (n && (!n->opens || n->silly))
+		n = NULL;	/* closed, or kept by its first hidden name */
+	pthread_mutex_unlock(&rs.nodes_lock);
+	return n;
+}
+
+/*
+ * Unlink name, the last name of n, a file open here: as NFS clients do,
+ * it is renamed to a hidden name instead (the server would forget the
+ * inode, and reads of the open file would answer ESTALE), removed at
+ * the last release.  0 or an errno.
+ */
+static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
+		       const struct dcnfs_cred *cr)
+{
+	static uint64_t seq;
+	char silly[sizeof(n->silly_name)];
+	int err;
+
+	snprintf(silly, sizeof(silly), ".dcfs-silly.%" PRIx64 ".%" PRIx64, n->ino,
+		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+	err = -dcnfs_rename(&rs.be, cr, &p->fh, name, &p->fh, silly);
+	if (err)
+		return err;
+	pthread_mutex_lock(&rs.nodes_lock);
+	n->silly = true;
+	n->silly_dir = p->fh;
+	memcpy(n->silly_name, silly, sizeof(silly));
+	pthread_mutex_unlock(&rs.nodes_lock);
+	return 0;
+}
+
 static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     int is_dir)
 {
-	struct rnode *p = node_of(parent);
+	struct rnode *p = node_of(parent), *n = NULL;
+	const struct dcnfs_cred *cr;
 	struct dc_dentry *dir;
 	struct rcred rc;
-	int err = -dcnfs_remove(&rs.be, caller(req, &rc), &p->fh, name, is_dir);
+	struct stat st;
+	int err;
 
+	cr = caller(req, &rc);
+	if (!is_dir)
+		n = open_node(p, name);
+	if (n && !attr_get(n, &st) && st.st_nlink <= 1)
+		err = unlink_open(p, name, n, cr);
+	else
+		err = -dcnfs_remove(&rs.be, cr, &p->fh, name, is_dir);
 	attr_changed();		/* the inode's link count, the parent's times */
 
 	/* the cache hears of it whatever the answer: -EIO may hide a done
@@ -610,23 +809,11 @@ static void r_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
  */
 static int absent_on_server(struct rnode *p, const char *name)
 {
-	struct dc_dentry *dir;
-	struct dc_inode in, found;
-	int err = node_dentry(p, &dir);
+	struct dcnfs_fh fh;
+	struct stat st;
+	int err = -dcnfs_lookup(&rs.be, NULL, &p->fh, name, &fh, &st);
 
-	if (err)
-		return err;
-	err = -dc_dentry_stat(dir, &in);
-	dc_put(rs.cache, dir);
-	if (!err)
-		err = -rs.be.ops->lookup(rs.be.ctx, &in, name, strlen(name), &found);
-	if (err == ENOENT)
-		return 0;
-	if (!err) {
-		rs.be.ops->release(rs.be.ctx, &found);
-		err = EEXIST;
-	}
-	return err;
+	return err == ENOENT ? 0 : err ? err : EEXIST;
 }
 
 static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -634,7 +821,7 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     unsigned int flags)
 {
 	struct rnode *op = node_of(parent), *np = node_of(newparent);
-	struct dc_dentry *od, *nd;
+	struct dc_dentry *od = NULL, *nd = NULL;
 	struct rcred rc;
 	int err;
 
@@ -650,16 +837,22 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	err = -dcnfs_rename(&rs.be, caller(req, &rc), &op->fh, name, &np->fh,
 			    newname);
 	attr_changed();		/* a replaced inode's link count, the parents' */
-	if (!node_dentry(op, &od)) {
-		if (!node_dentry(np, &nd)) {
-			if (err || dc_rename(rs.cache, od, name, nd, newname, 0))
-				dc_invalidate_name(rs.cache, nd, newname);
-			dc_put(rs.cache, nd);
-		}
-		if (err)
+	if (node_dentry(op, &od))
+		od = NULL;
+	if (node_dentry(np, &nd))
+		nd = NULL;
+	/* the cache moves what it holds, or forgets both names (an error may
+	 * hide a done RENAME; either side may be unknown to it) */
+	if (err || !od || !nd || dc_rename(rs.cache, od, name, nd, newname, 0)) {
+		if (od)
 			dc_invalidate_name(rs.cache, od, name);
-		dc_put(rs.cache, od);
+		if (nd)
+			dc_invalidate_name(rs.cache, nd, newname);
 	}
+	if (od)
+		dc_put(rs.cache, od);
+	if (nd)
+		dc_put(rs.cache, nd);
 	fuse_reply_err(req, err);
 }
 
@@ -842,11 +1035,19 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	       n->ctime.tv_sec == st.st_ctim.tv_sec &&
 	       n->ctime.tv_nsec == st.st_ctim.tv_nsec && n->size == st.st_size;
 	seen_locked(n, &st);
+	n->opens++;
 	pthread_mutex_unlock(&rs.nodes_lock);
+	/* the kernel's size of the file may be --attr-timeout old: it asks
+	 * again before reading (auto_inval_data).  Only attributes (offset
+	 * -1): no page lock, nothing a request may hold */
+	if (!same)
+		fuse_lowlevel_notify_inval_inode(rs.se, ino, -1, 0);
 	fi->keep_cache = same;
 	fi->fh = (uint64_t)(uintptr_t)f;
-	if (fuse_reply_open(req, fi) == -ENOENT)
-		free(f);
+	if (fuse_reply_open(req, fi) == -ENOENT) {
+		rfile_free(f);
+		node_closed(n);
+	}
 }
 
 static struct rfile *rfile_of(struct fuse_file_info *fi)
@@ -873,6 +1074,18 @@ static void r_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
+/*
+ * f holds data written under verifier verf, not committed.  A second
+ * verifier before a commit means the server restarted between two writes
+ * and may have lost the first: the verifier kept is then one no COMMIT
+ * answers (the complement), so the commit fails.  f->lock held.
+ */
+static void dirty_locked(struct rfile *f, uint64_t verf)
+{
+	f->verf = f->dirty && f->verf != verf ? ~verf : verf;
+	f->dirty = true;
+}
+
 static void r_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		    size_t size, off_t off, struct fuse_file_info *fi)
 {
@@ -887,13 +1100,7 @@ static void r_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		return;
 	}
 	pthread_mutex_lock(&f->lock);
-	/* a second verifier before a commit: the server restarted between
-	 * two writes, and the first may be lost; the commit says so */
-	if (f->dirty && f->verf != verf)
-		f->verf = ~verf;
-	else
-		f->verf = verf;
-	f->dirty = true;
+	dirty_locked(f, verf);
 	pthread_mutex_unlock(&f->lock);
 	fuse_reply_write(req, (size_t)done);
 }
@@ -901,7 +1108,7 @@ static void r_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 /* Commit what f wrote: 0, or an errno (EIO: the server lost some). */
 static int commit(fuse_ino_t ino, struct rfile *f)
 {
-	uint64_t verf, want;
+	uint64_t verf = 0, want;
 	bool dirty;
 	int err;
 
@@ -913,14 +1120,17 @@ static int commit(fuse_ino_t ino, struct rfile *f)
 	if (!dirty)
 		return 0;
 	err = -dcnfs_commit(&rs.be, NULL, &node_of(ino)->fh, &verf);
-	if (!err && verf != want)
+	pthread_mutex_lock(&f->lock);
+	if (err) {
+		/* not committed: still to do, under the writes' verifier */
+		dirty_locked(f, want);
+	} else if (verf != want) {
+		/* lost: every later fsync or close says so too */
 		err = EIO;
-	if (err) {	/* dirty again: a later fsync or close fails too */
-		pthread_mutex_lock(&f->lock);
 		f->dirty = true;
 		f->verf = ~verf;
-		pthread_mutex_unlock(&f->lock);
 	}
+	pthread_mutex_unlock(&f->lock);
 	return err;
 }
 
@@ -938,11 +1148,9 @@ static void r_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 
 static void r_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct rfile *f = rfile_of(fi);
-
-	commit(ino, f);	/* flush said what went wrong */
-	pthread_mutex_destroy(&f->lock);
-	free(f);
+	commit(ino, rfile_of(fi));	/* flush said what went wrong */
+	rfile_free(rfile_of(fi));
+	node_closed(node_of(ino));
 	fuse_reply_err(req, 0);
 }
 
@@ -1046,7 +1254,17 @@ static void r_releasedir(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_err(req, 0);
 }
 
+static void r_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* the kernel clears set-id bits after a write itself, asking with a
+	 * SETATTR (kills_setid): writes go to the server as root, which
+	 * would keep them */
+	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
+}
+
 static const struct fuse_lowlevel_ops remote_ops = {
+	.init		= r_init,
 	.lookup		= r_lookup,
 	.forget		= r_forget,
 	.forget_multi	= r_forget_multi,

@@ -146,7 +146,8 @@ ssize_t dcnfs_read(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		   const struct dcnfs_fh *fh, void *buf, size_t size,
 		   uint64_t off);
 /* size bytes at off, UNSTABLE (dcnfs_commit makes them durable); the
- * count written; the server's write verifier into *verf. */
+ * count written; the server's write verifier into *verf (its complement
+ * when the parts of the write saw two: no COMMIT will answer it). */
 ssize_t dcnfs_write(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		    const struct dcnfs_fh *fh, const void *buf, size_t size,
 		    uint64_t off, uint64_t *verf);

@@ -598,7 +598,10 @@ ssize_t dcnfs_write(const struct dc_backend *be, const struct dcnfs_cred *cr,
 			err = -EIO;	/* no progress, or more than asked */
 		if (err)
 			return done ? (ssize_t)done : err;
-		*verf = o.verf;
+		/* two verifiers in one write: the server restarted between
+		 * its parts and may have lost the first; a verifier no COMMIT
+		 * will answer says so */
+		*verf = done && o.verf != *verf ? ~o.verf : o.verf;
 		done += o.count;
 	}
 	return (ssize_t)done;

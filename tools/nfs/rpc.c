@@ -95,9 +95,11 @@ static int wait_call(struct nfsrpc *r, struct rpc_context *rpc, struct call *c)
 			c->broken = 1;
 			return -errno;
 		}
-		if (n > 0 && rpc_service(rpc, p.revents) < 0 && !c->done) {
+		if (n > 0 && rpc_service(rpc, p.revents) < 0) {
+			/* the connection is done for, even if this call's
+			 * answer came in before it failed */
 			c->broken = 1;
-			return -EIO;
+			return c->done ? c->err : -EIO;
 		}
 	}
 	return c->err;
@@ -222,6 +224,7 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		if (send(cn->rpc, call_done, args, &c) < 0) {
 			/* nothing left: the RPC was not sent */
 			drop_conn(cn);
+			err = -EIO;
 			continue;
 		}
 		err = wait_call(r, cn->rpc, &c);
@@ -233,7 +236,7 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		 * now, while c is still ours */
 		drop_conn(cn);
 		if (flags & RPC_ONCE)
-			return -EIO;
+			return err;
 	}
 	return err;
 }

@@ -46,7 +46,8 @@ typedef int (*send_fn)(struct rpc_context *rpc, rpc_cb cb, void *args,
  * it; take reads its reply inside libnfs's callback (which owns it) and
  * answers 0 or a negative errno.  A connection whose transport failed is
  * dropped, and the RPC sent once more on a new one unless RPC_ONCE (then
- * -EIO: whether the server did it is unknown).  0 or a negative errno.
+ * -EIO or -ETIMEDOUT: whether the server did it is unknown).  0 or a
+ * negative errno; never 0 for an RPC that was not answered.
  */
 int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		const struct dcnfs_cred *cred, send_fn send, void *args,
