@@ -113,6 +113,7 @@ static struct {
 	 * attributes of inodes other than the one it names (nlink, a
 	 * directory's times): attributes seen before it serve no more */
 	uint64_t attr_gen;	/* atomic */
+	int64_t changed_ms;	/* atomic: when attr_gen last moved */
 	struct fuse_session *se;
 } rs = { .nodes_lock = PTHREAD_MUTEX_INITIALIZER };
 
@@ -228,6 +229,8 @@ static uint64_t attr_gen(void)
 /* A change through the mount: attributes seen before serve no more. */
 static void attr_changed(void)
 {
+	/* the time first: a reader that sees the new generation sees it */
+	__atomic_store_n(&rs.changed_ms, mono_ms(), __ATOMIC_RELAXED);
 	__atomic_add_fetch(&rs.attr_gen, 1, __ATOMIC_RELEASE);
 }
 
@@ -255,26 +258,64 @@ static void attr_stale(struct rnode *n)
 	pthread_mutex_unlock(&rs.nodes_lock);
 }
 
-/* n's attributes: those seen within --ac ms and since the last change
- * through the mount, else a GETATTR's.  0 or a negative errno. */
+/* n's attributes into *st if seen within --ac ms and since the last
+ * change through the mount. */
+static bool attr_fresh(struct rnode *n, struct stat *st, int64_t now,
+		       uint64_t gen)
+{
+	bool fresh;
+
+	pthread_mutex_lock(&rs.nodes_lock);
+	fresh = n->st_ms && n->st_gen == gen && now - n->st_ms <= rs.ac_ms;
+	if (fresh)
+		*st = n->st;
+	pthread_mutex_unlock(&rs.nodes_lock);
+	return fresh;
+}
+
+/* n's attributes: fresh ones (attr_fresh), else a GETATTR's.  0 or a
+ * negative errno. */
 static int attr_get(struct rnode *n, struct stat *st)
 {
 	int64_t ms = mono_ms();
 	uint64_t gen = attr_gen();
-	bool fresh;
 	int err;
 
-	pthread_mutex_lock(&rs.nodes_lock);
-	fresh = n->st_ms && n->st_gen == gen && ms - n->st_ms <= rs.ac_ms;
-	if (fresh)
-		*st = n->st;
-	pthread_mutex_unlock(&rs.nodes_lock);
-	if (fresh)
+	if (attr_fresh(n, st, ms, gen))
 		return 0;
 	err = dcnfs_getattr(&rs.be, NULL, &n->fh, st);
 	if (!err)
 		attr_store(n, st, ms, gen);
 	return err;
+}
+
+/*
+ * The same for the node of cache entry inode, just looked up: the
+ * attributes the backend saw of it (its LOOKUP's reply, a revalidation)
+ * serve too, if as fresh: seen within --ac ms, by an RPC sent after the
+ * last change through the mount (strictly: one sent in the same ms
+ * might have been before it) and after this mount's last write to it.
+ */
+static int attr_of_entry(struct rnode *n, const struct dc_inode *inode,
+			 struct stat *st)
+{
+	int64_t seen, ms = mono_ms();
+	uint64_t gen = attr_gen();	/* before changed_ms: attr_changed */
+	bool ok;
+
+	if (attr_fresh(n, st, ms, gen))
+		return 0;
+	if (!dcnfs_inode_stat(&rs.be, inode, st, &seen) && ms - seen <= rs.ac_ms &&
+	    seen > __atomic_load_n(&rs.changed_ms, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&rs.nodes_lock);
+		ok = seen > n->changed_ms;
+		pthread_mutex_unlock(&rs.nodes_lock);
+		if (ok) {
+			attr_store(n, st, seen, gen);
+			return 0;
+		}
+	}
+	return attr_get(n, st);
 }
 
 /* The kernel forgot nlookup lookups of n: at none left, n goes. */
@@ -450,8 +491,9 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	/* a hit costs no RPC while its attributes are fresh (--ac) */
-	err = -attr_get(n, &st);
+	/* a hit costs no RPC while its attributes are fresh (--ac), nor a
+	 * miss: its LOOKUP's reply carried them */
+	err = -attr_of_entry(n, &in, &st);
 	if (err) {
 		node_forget(n, 1);
 		fuse_reply_err(req, err);

@@ -80,6 +80,7 @@ struct fh {
 	uint32_t len;
 	char data[NFS3_FHSIZE];
 	struct dc_inode in;	/* its attributes (cookie unused) */
+	fattr3 fa;		/* all of them, when seen_ms */
 	int64_t seen_ms;	/* when the RPC that showed them was sent; 0: none */
 	uint64_t epoch;		/* a directory: its attributes' epoch; 0: none */
 	struct dattr dir;	/* the attributes of that epoch */
@@ -207,6 +208,7 @@ static uint64_t observe_locked(struct nfsfs *fs, struct fh *h, const fattr3 *a,
 
 	if (s->mono_ms >= h->seen_ms) {
 		attr_fill(a, &h->in);
+		h->fa = *a;
 		h->seen_ms = s->mono_ms;
 		if (a->type == NF3DIR &&
 		    (!h->epoch || memcmp(&d, &h->dir, sizeof(d)))) {
@@ -576,6 +578,7 @@ static void absorb_locked(struct nfsfs *fs, struct fh *c, const struct fh *f)
 	if (f->seen_ms < c->seen_ms)
 		return;
 	c->in = f->in;
+	c->fa = f->fa;
 	c->seen_ms = f->seen_ms;
 	if (f->epoch && (!c->epoch || memcmp(&c->dir, &f->dir, sizeof(c->dir)))) {
 		c->epoch = ++fs->epochs;
@@ -923,4 +926,25 @@ int dcnfs_inode_fh(const struct dc_inode *inode, struct dcnfs_fh *out)
 	out->len = h->len;
 	memcpy(out->data, h->data, h->len);
 	return 0;
+}
+
+int dcnfs_inode_stat(const struct dc_backend *be, const struct dc_inode *inode,
+		     struct stat *st, int64_t *seen_ms)
+{
+	struct nfsrpc *r = dcnfs__rpc(be);
+	struct nfsfs *fs;
+	const struct fh *h;
+
+	if (!r || !inode || !st || !seen_ms)
+		return -EINVAL;
+	h = cookie_fh(inode->cookie);
+	if (!h)
+		return -ESTALE;
+	fs = be->ctx;
+	pthread_mutex_lock(&fs->alock);
+	*seen_ms = h->seen_ms;
+	if (h->seen_ms)
+		nfs3_stat_fill(&h->fa, st);
+	pthread_mutex_unlock(&fs->alock);
+	return *seen_ms ? 0 : -ENODATA;
 }

@@ -97,6 +97,12 @@ struct dcnfs_cred {
 int dcnfs_inode_fh(const struct dc_inode *inode, struct dcnfs_fh *out);
 int dcnfs_getattr(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		  const struct dcnfs_fh *fh, struct stat *st);
+/* The attributes the backend last saw of a cache entry's inode (in any
+ * reply), without an RPC, and when the RPC that showed them was sent
+ * (CLOCK_MONOTONIC, ms) into *seen_ms: 0, -ESTALE (no cookie) or
+ * -ENODATA (none seen). */
+int dcnfs_inode_stat(const struct dc_backend *be, const struct dc_inode *inode,
+		     struct stat *st, int64_t *seen_ms);
 
 /* LOOKUP name in dir, without the cache: its handle into *fh. */
 int dcnfs_lookup(const struct dc_backend *be, const struct dcnfs_cred *cr,

@@ -46,27 +46,6 @@ static int fh_take(struct dcnfs_fh *to, const nfs_fh3 *from)
 	return 0;
 }
 
-static void stat_fill(const fattr3 *a, struct stat *st)
-{
-	memset(st, 0, sizeof(*st));
-	st->st_dev = (dev_t)(uint32_t)a->fsid;
-	st->st_ino = a->fileid;
-	st->st_mode = nfs3_type_bits(a->type) | (a->mode & 07777);
-	st->st_nlink = a->nlink;
-	st->st_uid = a->uid;
-	st->st_gid = a->gid;
-	st->st_rdev = makedev(a->rdev.specdata1, a->rdev.specdata2);
-	st->st_size = (off_t)a->size;
-	st->st_blksize = 4096;
-	st->st_blocks = (blkcnt_t)((a->used + 511) / 512);
-	st->st_atim.tv_sec = a->atime.seconds;
-	st->st_atim.tv_nsec = a->atime.nseconds;
-	st->st_mtim.tv_sec = a->mtime.seconds;
-	st->st_mtim.tv_nsec = a->mtime.nseconds;
-	st->st_ctim.tv_sec = a->ctime.seconds;
-	st->st_ctim.tv_nsec = a->ctime.nseconds;
-}
-
 static int name_ok(const char *name)
 {
 	size_t n = name ? strlen(name) : 0;
@@ -113,7 +92,7 @@ static int take_getattr(void *res, void *arg)
 	int err = nfs3_errno(r->status);
 
 	if (!err)
-		stat_fill(&r->GETATTR3res_u.resok.obj_attributes, arg);
+		nfs3_stat_fill(&r->GETATTR3res_u.resok.obj_attributes, arg);
 	return err;
 }
 
@@ -137,7 +116,7 @@ static int attr_after(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		      int have, struct stat *st)
 {
 	if (have && pa->attributes_follow) {
-		stat_fill(&pa->post_op_attr_u.attributes, st);
+		nfs3_stat_fill(&pa->post_op_attr_u.attributes, st);
 		return 0;
 	}
 	return dcnfs_getattr(be, cr, fh, st);

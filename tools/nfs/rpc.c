@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "nfs/rpc.h"
@@ -284,6 +285,28 @@ uint32_t nfs3_type_bits(ftype3 t)
 	case NF3FIFO:	return S_IFIFO;
 	default:	return 0;	/* the cache refuses it: -EIO */
 	}
+}
+
+/* A struct stat of a's attributes (st_dev: the fsid's low bits). */
+void nfs3_stat_fill(const fattr3 *a, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = (dev_t)(uint32_t)a->fsid;
+	st->st_ino = a->fileid;
+	st->st_mode = nfs3_type_bits(a->type) | (a->mode & 07777);
+	st->st_nlink = a->nlink;
+	st->st_uid = a->uid;
+	st->st_gid = a->gid;
+	st->st_rdev = makedev(a->rdev.specdata1, a->rdev.specdata2);
+	st->st_size = (off_t)a->size;
+	st->st_blksize = 4096;
+	st->st_blocks = (blkcnt_t)((a->used + 511) / 512);
+	st->st_atim.tv_sec = a->atime.seconds;
+	st->st_atim.tv_nsec = a->atime.nseconds;
+	st->st_mtim.tv_sec = a->mtime.seconds;
+	st->st_mtim.tv_nsec = a->mtime.nseconds;
+	st->st_ctim.tv_sec = a->ctime.seconds;
+	st->st_ctim.tv_nsec = a->ctime.nseconds;
 }
 
 /* ---- the export ------------------------------------------------------- */

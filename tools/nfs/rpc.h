@@ -78,6 +78,7 @@ int dcnfs__readlink(struct nfsrpc *r, const struct dcnfs_fh *fh, char *buf,
 /* NFSv3 to the system's words. */
 int nfs3_errno(nfsstat3 st);
 uint32_t nfs3_type_bits(ftype3 t);
+void nfs3_stat_fill(const fattr3 *a, struct stat *st);
 int64_t nfsrpc_now_ms(void);
 
 #endif
