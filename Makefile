@@ -93,6 +93,7 @@ OBJ      := $(BUILD)/obj
 #                    dcbench's torture and memstorm commands
 #   tools/dcfs/      dcfs (FUSE)        tools/dcpath/    dcpath
 #   tools/nfs/       the NFS backend (libnfs) -> libdcnfs.a, when libnfs is there
+#   tools/netdelay/  a relay adding a LAN's latency (NFS benchmarks)  -> netdelay
 #   tests/           one program per tests/test_*.c, the fuzz corpora replayed
 
 LIB_SRCS     := $(wildcard src/*.c)
@@ -116,7 +117,7 @@ CORPUS_TESTS := $(BUILD)/tests/test_corpus_walk $(BUILD)/tests/test_corpus_impor
 EXAMPLES     := $(EXAMPLE_SRCS:examples/%.c=$(BUILD)/examples/%)
 
 # what users get; `tests` adds the test programs and the examples
-all: lib $(BUILD)/dcpath $(BUILD)/dcfs $(BUILD)/dcbench
+all: lib $(BUILD)/dcpath $(BUILD)/dcfs $(BUILD)/dcbench $(BUILD)/netdelay
 
 tests: all $(TESTS) $(CORPUS_TESTS) $(EXAMPLES)
 
@@ -214,6 +215,10 @@ $(BUILD)/dcpath: $(OBJ)/tools/dcpath/dcpath.o $(DCNFS_LIB) $(TOOL_LIBS)
 
 $(BUILD)/dcbench: $(OBJ)/tools/dcbench/main.o $(BUILD)/libdcbench.a $(TOOL_LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
+
+# a TCP relay that adds a LAN's latency, for the NFS benchmarks (bench/fsmeta.sh)
+$(BUILD)/netdelay: $(OBJ)/tools/netdelay/netdelay.o
+	$(CC) $(LDFLAGS) $^ -o $@ -lpthread
 
 $(BUILD)/dcfs: $(DCFS_OBJS) $(DCNFS_LIB) $(TOOL_LIBS)
 	$(CC) $(LDFLAGS) $^ -o $@ $(FUSE_LIBS) $(SECCOMP_LIBS) $(NFS_LIBS) $(LIBS)

@@ -11,7 +11,8 @@
 # libfuse's passthrough_ll, and prints the table and the goals
 # (docs/dcbench.md, "fsmeta").
 #
-#   bench/fsmeta.sh [--tree subset|full|N] [--work DIR] [--json FILE] [--nfs]
+#   bench/fsmeta.sh [--tree subset|full|N] [--work DIR] [--json FILE]
+#                   [--nfs [--nfs-delay-us US]]
 #                   [any other dcbench fsmeta option: --threads N,
 #                    --repeat R, --passes P, --mix K, --configs LIST,
 #                    --entry-timeout S, --attr-timeout S, --dcfs-opts "..."]
@@ -28,6 +29,10 @@
 # --nfs: serve the tree with scripts/nfs-server.sh (NFS-Ganesha, stopped
 #   at the end) and measure dcfs over that export, with its name cache
 #   and without (--configs native,nfs,nfs-nocache unless given).
+# --nfs-delay-us US: the client reaches the server through build/netdelay,
+#   which delays each direction by US microseconds (a LAN, where the
+#   kernel has no netem qdisc), connecting to its ports directly
+#   (nfsport=, mountport=: rpcbind would name the server's own).
 # DCFS_OPTS, if set, is passed as --dcfs-opts.
 # A real tree works as well, without this script:
 #   build/dcbench fsmeta --dir /var/tmp/dcache-kernbench/linux-source-6.1
@@ -35,7 +40,7 @@
 # build/dcfs (make).
 set -u
 cd "$(dirname "$0")/.."
-tree=subset work= json= nfs=0 configs=0
+tree=subset work= json= nfs=0 configs=0 delay=
 args=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -43,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--work) work=$2; shift ;;
 	--json) json=$2; shift ;;
 	--nfs) nfs=1 ;;
+	--nfs-delay-us) delay=$2; shift ;;
 	--configs) configs=1; args+=("$1" "$2"); shift ;;
 	-h|--help) sed -n '3,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
 	*) args+=("$1") ;;
@@ -89,7 +95,19 @@ if [ $nfs = 1 ]; then
 	state=$work/nfs-state
 	scripts/nfs-server.sh start "$tree_dir" "$state" >&2 || die "the NFS server did not start"
 	trap 'scripts/nfs-server.sh stop "$state" >&2' EXIT
-	args+=(--nfs nfs://127.0.0.1/export)
+	url=nfs://127.0.0.1/export
+	if [ -n "$delay" ]; then
+		[ -x build/netdelay ] || die "build/netdelay first (make)"
+		mport=$(rpcinfo -p 127.0.0.1 | awk '$2 == 3 && $3 == "tcp" && $5 == "mountd" { print $4; exit }')
+		[ -n "$mport" ] || die "the server's mountd port is not registered"
+		coproc RELAY { exec build/netdelay --delay-us "$delay" 12049:2049 "12050:$mport"; }
+		read -r -t 10 ready <&"${RELAY[0]}"
+		[ "${ready:-}" = "netdelay: ready" ] || die "netdelay did not start"
+		trap 'kill $RELAY_PID; scripts/nfs-server.sh stop "$state" >&2' EXIT
+		url="$url?nfsport=12049&mountport=12050"
+		echo "fsmeta.sh: the export through netdelay, $delay us each way: $url" >&2
+	fi
+	args+=(--nfs "$url")
 	[ $configs = 1 ] || args+=(--configs native,nfs,nfs-nocache)
 fi
 if [ -n "$json" ]; then

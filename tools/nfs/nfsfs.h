@@ -50,9 +50,10 @@ struct dcnfs_stats {
 };
 
 /*
- * A backend for url, "nfs://HOST/EXPORT[?version=3]", into *out: the
- * export is mounted (one MNT, through HOST's rpcbind) and its root's
- * handle kept.  The backend then connects to the NFS service once per
+ * A backend for url, "nfs://HOST/EXPORT[?PARAM[&PARAM...]]", into *out
+ * (PARAM: version=3, or nfsport=N and mountport=N to connect to those
+ * ports without asking HOST's rpcbind): the export is mounted (one MNT)
+ * and its root's handle kept.  The backend then connects to the NFS service once per
  * thread that uses it at once (a pool: libnfs contexts are one thread's
  * at a time).  0, or -EINVAL (NULL, a bad URL, non-zero reserved space),
  * -EPROTONOSUPPORT (version=4: not built yet), -ENOMEM, -ECONNREFUSED

@@ -112,12 +112,16 @@ static int connect_rpc(struct nfsrpc *r, int program, int version,
 {
 	struct call c = { 0 };
 	struct rpc_context *rpc = rpc_init_context();
+	int port = program == NFS_PROGRAM ? r->nfsport :
+		   program == MOUNT_PROGRAM ? r->mountport : 0;
 	int err;
 
 	if (!rpc)
 		return -ENOMEM;
-	if (rpc_connect_program_async(rpc, r->server, program, version,
-				      call_done, &c) < 0) {
+	if ((port ? rpc_connect_port_async(rpc, r->server, port, program, version,
+					   call_done, &c) :
+		    rpc_connect_program_async(rpc, r->server, program, version,
+					      call_done, &c)) < 0) {
 		rpc_destroy_context(rpc);
 		return -ECONNREFUSED;
 	}
@@ -359,10 +363,33 @@ int nfsrpc_mount(struct nfsrpc *r, struct dcnfs_fh *root)
 	return err;
 }
 
-/* "nfs://HOST/EXPORT[?version=3]" into r->server and r->export. */
+/* One URL parameter, "NAME=VALUE" of q[0, len): a whole number in
+ * [lo, hi] into *v; -EINVAL if it is not NAME's or not such a number. */
+static int url_param(const char *q, size_t len, const char *name, long lo,
+		     long hi, int *v)
+{
+	size_t n = strlen(name);
+	char buf[16], *end;
+	long x;
+
+	if (len <= n + 1 || strncmp(q, name, n) || q[n] != '=' ||
+	    len - n - 1 >= sizeof(buf))
+		return -EINVAL;
+	memcpy(buf, q + n + 1, len - n - 1);
+	buf[len - n - 1] = '\0';
+	errno = 0;
+	x = strtol(buf, &end, 10);
+	if (errno || *end || end == buf || x < lo || x > hi)
+		return -EINVAL;
+	*v = (int)x;
+	return 0;
+}
+
+/* "nfs://HOST/EXPORT[?PARAM&...]" into r: PARAM is version=3|4,
+ * nfsport=N or mountport=N (no rpcbind asked for that program). */
 static int parse_url(struct nfsrpc *r, const char *url, int *version)
 {
-	const char *host, *path, *query;
+	const char *host, *path, *query, *q;
 
 	if (strncmp(url, "nfs://", 6))
 		return -EINVAL;
@@ -370,23 +397,27 @@ static int parse_url(struct nfsrpc *r, const char *url, int *version)
 	path = strchr(host, '/');
 	if (!path || path == host)
 		return -EINVAL;
+	if (memchr(host, ':', (size_t)(path - host)))	/* ports: nfsport= */
+		return -EINVAL;
 	query = strchr(path, '?');
 	*version = 3;
-	if (query) {
-		if (!strcmp(query, "?version=4"))
-			*version = 4;
-		else if (strcmp(query, "?version=3"))
+	for (q = query; q && *q; ) {
+		size_t len;
+
+		q++;
+		len = strcspn(q, "&");
+		if (url_param(q, len, "version", 3, 4, version) &&
+		    url_param(q, len, "nfsport", 1, 65535, &r->nfsport) &&
+		    url_param(q, len, "mountport", 1, 65535, &r->mountport))
 			return -EINVAL;
-	} else {
-		query = path + strlen(path);
+		q += len;
 	}
-	if (memchr(host, ':', (size_t)(path - host)))	/* ports come from rpcbind */
-		return -EINVAL;
+	if (!query)
+		query = path + strlen(path);
 	r->server = strndup(host, (size_t)(path - host));
 	r->export = strndup(path, (size_t)(query - path));
 	return r->server && r->export ? 0 : -ENOMEM;
 }
-
 
 int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms,
 		int *version)

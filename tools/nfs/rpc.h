@@ -30,6 +30,7 @@ struct nfsrpc {
 	char *server;
 	char *export;
 	int timeout_ms;
+	int nfsport, mountport;	/* from the URL; 0: ask rpcbind */
 	pthread_mutex_t lock;	/* idle */
 	struct conn *idle;	/* connections no thread uses now */
 	uint64_t stats[RK_NR];	/* atomic */
@@ -53,7 +54,7 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		const struct dcnfs_cred *cred, send_fn send, void *args,
 		int (*take)(void *res, void *arg), void *arg, unsigned flags);
 
-/* "nfs://HOST/EXPORT[?version=3]" into r, timeout_ms for each RPC; the
+/* "nfs://HOST/EXPORT[?version=3|4][&nfsport=N][&mountport=N]" into r, timeout_ms for each RPC; the
  * version asked into *version.  0, -EINVAL or -ENOMEM (nfsrpc_fini
  * frees what was set). */
 int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms,
