@@ -100,11 +100,16 @@ if [ $nfs = 1 ]; then
 		[ -x build/netdelay ] || die "build/netdelay first (make)"
 		mport=$(rpcinfo -p 127.0.0.1 | awk '$2 == 3 && $3 == "tcp" && $5 == "mountd" { print $4; exit }')
 		[ -n "$mport" ] || die "the server's mountd port is not registered"
-		coproc RELAY { exec build/netdelay --delay-us "$delay" 12049:2049 "12050:$mport"; }
+		# two ports nothing listens on
+		p1=$((20000 + RANDOM % 20000)); p2=$((p1 + 1))
+		while ss -ltnH "( sport = :$p1 or sport = :$p2 )" | grep -q .; do
+			p1=$((20000 + RANDOM % 20000)); p2=$((p1 + 1))
+		done
+		coproc RELAY { exec build/netdelay --delay-us "$delay" "$p1:2049" "$p2:$mport"; }
+		trap 'kill $RELAY_PID; scripts/nfs-server.sh stop "$state" >&2' EXIT
 		read -r -t 10 ready <&"${RELAY[0]}"
 		[ "${ready:-}" = "netdelay: ready" ] || die "netdelay did not start"
-		trap 'kill $RELAY_PID; scripts/nfs-server.sh stop "$state" >&2' EXIT
-		url="$url?nfsport=12049&mountport=12050"
+		url="$url?nfsport=$p1&mountport=$p2"
 		echo "fsmeta.sh: the export through netdelay, $delay us each way: $url" >&2
 	fi
 	args+=(--nfs "$url")

@@ -261,7 +261,10 @@ static void files(void)
 	int fd;
 	ssize_t n;
 
-	say("create f1 excl: %s", res(open("f1", O_CREAT | O_EXCL | O_WRONLY, 0644) >= 0 ? 0 : -1));
+	fd = open("f1", O_CREAT | O_EXCL | O_WRONLY, 0644);
+	say("create f1 excl: %s", res(fd >= 0 ? 0 : -1));
+	if (fd >= 0)
+		close(fd);
 	show("f1", "f1");
 	fd = open("f1", O_WRONLY);
 	n = fd < 0 ? -1 : write(fd, "hello world\n", 12);

@@ -47,12 +47,15 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"conformance as nobody with group 4242"
 	"what NFSv3 cannot carry fails as documented"
 	"a bad export: exit 1 with the server's answer"
+	"a bad URL parameter: exit 1, EINVAL said"
+	"through build/netdelay (nfsport=, mountport=): a file made reads back"
 	"a cached stat of an unchanged path: 0 LOOKUP and 0 GETATTR RPCs"
 	"two clients: changes through one show in the other within the bound"
 	"two clients: changes in the exported directory show in both within the bound"
 	"two clients: concurrent creates, renames, unlinks leave the expected tree"
 	"O_CREAT of a file another client made: the caller's access is checked"
 	"a file unlinked while open reads on, and its hidden name goes at close"
+	"a file replaced by a rename while open reads on, and its hidden name goes at close"
 	"a server restart: fsync'ed data is on the server"
 	"a server restart: reads answer right or fail, never wrong"
 	"a server restart between a write and its fsync: fsync and close say EIO"
@@ -199,6 +202,48 @@ check_all "${CHECKS[next]}: $(head -1 "$TMP/bad.out")" \
 	'[ $rc = 1 ] && grep -q "no-such-export: " "$TMP/bad.out" && ! grep -q " $TMP/bad " /proc/mounts'
 done_check
 
+bad_params=0
+for q in "?nfsport=0" "?nfsport=x" "?version=5" "?&" "?version=3&" "?mountport=70000" "?color=red"; do
+	"$DCFS" "$URL$q" "$TMP/bad" >"$TMP/badp.out" 2>&1
+	rc=$?
+	[ $rc = 1 ] && grep -q "Invalid argument" "$TMP/badp.out" && bad_params=$((bad_params + 1))
+done
+check "${CHECKS[next]}: $bad_params of 7 refused ($(head -1 "$TMP/badp.out"))" [ $bad_params = 7 ]
+done_check
+
+# the ports given in the URL, the connection relayed with a delay (what
+# bench/fsmeta.sh --nfs-delay-us measures through)
+mport=$(rpcinfo -p 127.0.0.1 | awk '$2 == 3 && $3 == "tcp" && $5 == "mountd" { print $4; exit }')
+# two ports nothing listens on
+p1=$((20000 + RANDOM % 20000)); p2=$((p1 + 1))
+while ss -ltnH "( sport = :$p1 or sport = :$p2 )" | grep -q .; do
+	p1=$((20000 + RANDOM % 20000)); p2=$((p1 + 1))
+done
+if [ -x "$BUILD/netdelay" ] && [ -n "$mport" ]; then
+	coproc RELAY { exec "$BUILD/netdelay" --delay-us 500 "$p1:2049" "$p2:$mport"; }
+	read -r -t 10 ready <&"${RELAY[0]}"
+	URL_SAVED=$URL
+	URL="$URL?nfsport=$p1&mountport=$p2"
+	if [ "${ready:-}" = "netdelay: ready" ] && mount_dcfs R; then
+		echo relayed >"$TMP/R/relayed" 2>/dev/null
+		got=$(cat "$TMP/R/relayed" 2>/dev/null)
+		# the mount's connections go through the relay, not to 2049
+		via=$(ss -tnH state established "( dport = :$p1 )" | wc -l)
+		unmount_dcfs R
+		check_all "${CHECKS[next]}: read '$got', $via connection(s) through the relay" \
+			'[ "$got" = relayed ] && [ "$(cat "$ROOT/relayed")" = relayed ] && [ "$via" -ge 1 ]'
+	else
+		notok "${CHECKS[next]}: the relay (${ready:-no answer}) or the mount failed"
+		diag <"$TMP/R.log"
+	fi
+	URL=$URL_SAVED
+	kill "$RELAY_PID" 2>/dev/null
+	wait "$RELAY_PID" 2>/dev/null
+else
+	skip "${CHECKS[next]}: no $BUILD/netdelay, or no mountd port registered"
+fi
+done_check
+
 # --- what the cache saves ----------------------------------------------------------
 mkdir -p "$ROOT"/tree/a/b/c "$ROOT"/tree/d
 for i in $(seq 1 20); do echo "$i" >"$ROOT/tree/a/b/c/f$i"; echo "$i" >"$ROOT/tree/d/g$i"; done
@@ -326,6 +371,22 @@ for ((i = 0; i < 40; i++)); do
 done
 check_all "${CHECKS[next]}: read '$got', $hidden hidden name while open, $left after close, gone from X: $([ -e "$X/silly" ] && echo no || echo yes)" \
 	'[ "$got" = "still here" ] && [ $hidden = 1 ] && [ $left = 0 ] && [ ! -e "$X/silly" ]'
+done_check
+
+echo kept >"$X/target" && echo new >"$X/source"
+exec 8<"$X/target"
+mv "$X/source" "$X/target"
+got=$(cat <&8)
+now=$(cat "$X/target")
+hidden=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
+exec 8<&-
+for ((i = 0; i < 40; i++)); do
+	left=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
+	[ "$left" = 0 ] && break
+	sleep 0.05
+done
+check_all "${CHECKS[next]}: the open file reads '$got', the name '$now', $hidden hidden name while open, $left after close" \
+	'[ "$got" = kept ] && [ "$now" = new ] && [ $hidden = 1 ] && [ $left = 0 ]'
 done_check
 
 # --- a server restart ------------------------------------------------------------

@@ -226,11 +226,22 @@ static uint64_t attr_gen(void)
 	return __atomic_load_n(&rs.attr_gen, __ATOMIC_ACQUIRE);
 }
 
+/* *p = max(*p, v), atomically: two changes never move it back. */
+static void ms_raise(int64_t *p, int64_t v)
+{
+	int64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (old < v && !__atomic_compare_exchange_n(p, &old, v, false,
+						       __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
 /* A change through the mount: attributes seen before serve no more. */
 static void attr_changed(void)
 {
 	/* the time first: a reader that sees the new generation sees it */
-	__atomic_store_n(&rs.changed_ms, mono_ms(), __ATOMIC_RELAXED);
+	ms_raise(&rs.changed_ms, mono_ms());
 	__atomic_add_fetch(&rs.attr_gen, 1, __ATOMIC_RELEASE);
 }
 
@@ -290,27 +301,29 @@ static int attr_get(struct rnode *n, struct stat *st)
 }
 
 /*
- * The same for the node of cache entry inode, just looked up: the
- * attributes the backend saw of it (its LOOKUP's reply, a revalidation)
- * serve too, if as fresh: seen within --ac ms, by an RPC sent after the
- * last change through the mount (strictly: one sent in the same ms
- * might have been before it) and after this mount's last write to it.
+ * The same for a node just looked up through the cache: the attributes
+ * the backend saw of its entry's inode (seen: when; 0: none), from its
+ * LOOKUP's reply or a revalidation, serve too if as fresh: seen within
+ * --ac ms, by an RPC sent after the last change through the mount
+ * (strictly: one sent in the same ms might have been before it) and
+ * after this mount's last write to the file.
  */
-static int attr_of_entry(struct rnode *n, const struct dc_inode *inode,
+static int attr_of_entry(struct rnode *n, const struct stat *seed, int64_t seen,
 			 struct stat *st)
 {
-	int64_t seen, ms = mono_ms();
+	int64_t ms = mono_ms();
 	uint64_t gen = attr_gen();	/* before changed_ms: attr_changed */
 	bool ok;
 
 	if (attr_fresh(n, st, ms, gen))
 		return 0;
-	if (!dcnfs_inode_stat(&rs.be, inode, st, &seen) && ms - seen <= rs.ac_ms &&
+	if (seen && ms - seen <= rs.ac_ms &&
 	    seen > __atomic_load_n(&rs.changed_ms, __ATOMIC_RELAXED)) {
 		pthread_mutex_lock(&rs.nodes_lock);
 		ok = seen > n->changed_ms;
 		pthread_mutex_unlock(&rs.nodes_lock);
 		if (ok) {
+			*st = *seed;
 			attr_store(n, st, seen, gen);
 			return 0;
 		}
@@ -335,6 +348,11 @@ static void node_forget(struct rnode *n, uint64_t nlookup)
 			*pp = n->hnext;
 			break;
 		}
+	/* the backend may still hold attributes of the inode from before a
+	 * write through n: a node made for it later must not take them
+	 * (attr_of_entry); under the lock that node_get takes too */
+	if (n->changed_ms)
+		ms_raise(&rs.changed_ms, n->changed_ms);
 	d = n->dentry;
 	pthread_mutex_unlock(&rs.nodes_lock);
 	if (d)
@@ -351,6 +369,10 @@ static void nodes_free_all(void)
 	for (b = 0; b < NODE_BUCKETS; b++)
 		while ((n = rs.buckets[b])) {
 			rs.buckets[b] = n->hnext;
+			/* the mount is gone, and the files open through it */
+			if (n->silly)
+				dcnfs_remove(&rs.be, NULL, &n->silly_dir,
+					     n->silly_name, 0);
 			if (n->dentry)
 				dc_put(rs.cache, n->dentry);
 			free(n);
@@ -449,9 +471,10 @@ static void lookup_uncached(fuse_req_t req, struct rnode *p, const char *name)
 static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct dc_dentry *dir, *d;
+	struct stat st, seed;
 	struct dcnfs_fh fh;
 	struct dc_inode in;
-	struct stat st;
+	int64_t seen;
 	struct rnode *n;
 	int err;
 
@@ -486,6 +509,9 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, err);
 		return;
 	}
+	/* while d is held: its cookie is the backend's until released */
+	if (dcnfs_inode_stat(&rs.be, &in, &seed, &seen))
+		seen = 0;
 	n = node_get(in.gen, in.ino, in.mode, &fh, d);
 	if (!n) {
 		fuse_reply_err(req, ENOMEM);
@@ -493,7 +519,7 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	/* a hit costs no RPC while its attributes are fresh (--ac), nor a
 	 * miss: its LOOKUP's reply carried them */
-	err = -attr_of_entry(n, &in, &st);
+	err = -attr_of_entry(n, &seed, seen, &st);
 	if (err) {
 		node_forget(n, 1);
 		fuse_reply_err(req, err);
@@ -564,9 +590,12 @@ static void node_closed(struct rnode *n)
 		memcpy(name, n->silly_name, sizeof(name));
 	}
 	pthread_mutex_unlock(&rs.nodes_lock);
-	if (remove && dcnfs_remove(&rs.be, NULL, &dir, name, 0))
+	if (!remove)
+		return;
+	if (dcnfs_remove(&rs.be, NULL, &dir, name, 0))
 		syslog(LOG_WARNING, "dcfs: could not remove %s, the name of a "
 		       "file unlinked while open", name);
+	attr_changed();		/* its directory's times */
 }
 
 /* The directory entry d, of a directory just made: is it the inode with
@@ -697,7 +726,7 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int64_t ms = mono_ms();
 	struct rcred rc;
 	struct stat st;
-	int err;
+	int err, tries;
 
 	if (fi) {
 		f = rfile_new();
@@ -710,10 +739,15 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	cr = caller(req, &rc);
 	/* GUARDED: an UNCHECKED CREATE would open a file another client
 	 * made, unchecked, as this caller's own */
-	err = -dcnfs_make(&rs.be, cr, &p->fh, name, mode, 1, rdev, target,
-			  &fh, &st);
-	if (err == EEXIST && fi && !(fi->flags & O_EXCL))
+	for (tries = 0; tries < 2; tries++) {
+		err = -dcnfs_make(&rs.be, cr, &p->fh, name, mode, 1, rdev,
+				  target, &fh, &st);
+		if (err != EEXIST || !fi || (fi->flags & O_EXCL))
+			break;
 		err = open_existing(p, name, fi->flags, cr, &fh, &st);
+		if (err != ENOENT)
+			break;	/* ENOENT: removed between: create it again */
+	}
 	attr_changed();		/* the parent's times and link count */
 	if (err) {
 		rfile_free(f);
@@ -747,41 +781,82 @@ static void r_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	make(req, parent, name, S_IFREG | (mode & 07777), 0, NULL, fi);
 }
 
-/* The node of an open file that name in p names, if the cache knows
- * one (a file open through this mount was looked up through it). */
-static struct rnode *open_node(struct rnode *p, const char *name)
+/* The handle and identity of what name in p names: the cache's answer,
+ * else the server's (a directory without a cache entry, or a cache that
+ * does not know the name yet).  0 or an errno. */
+static int name_fh(struct rnode *p, const char *name, struct dcnfs_fh *fh,
+		   uint64_t *dev, uint64_t *ino, uint32_t *mode)
 {
 	struct dc_dentry *dir, *d;
-	struct dcnfs_fh fh;
 	struct dc_inode in;
-	struct rnode *n = NULL;
-	int err;
+	struct stat st;
+	int err = node_dentry(p, &dir);
 
-	if (node_dentry(p, &dir))
-		return NULL;
-	err = dc_lookup(rs.cache, dir, name, strlen(name), &d);
-	dc_put(rs.cache, dir);
+	if (!err) {
+		err = -dc_lookup(rs.cache, dir, name, strlen(name), &d);
+		dc_put(rs.cache, dir);
+		if (!err) {
+			err = -dc_dentry_stat(d, &in);
+			if (!err)
+				err = -dcnfs_inode_fh(&in, fh);
+			dc_put(rs.cache, d);
+		}
+		if (!err) {
+			*dev = in.gen;
+			*ino = in.ino;
+			*mode = in.mode;
+			return 0;
+		}
+	}
+	err = -dcnfs_lookup(&rs.be, NULL, &p->fh, name, fh, &st);
 	if (err)
-		return NULL;
-	err = dc_dentry_stat(d, &in) || dcnfs_inode_fh(&in, &fh);
-	dc_put(rs.cache, d);
-	if (err || S_ISDIR(in.mode))
+		return err;
+	*dev = (uint64_t)st.st_dev;
+	*ino = st.st_ino;
+	*mode = st.st_mode;
+	return 0;
+}
+
+/*
+ * The node of an open file whose last name is name in p, pinned as one
+ * more open file (node_closed unpins), so that it cannot close unseen
+ * between here and its hidden name; NULL if none, if it has a hidden
+ * name already or another name (either keeps the inode: the server's
+ * link count, asked now, says), or if it is unless's.
+ */
+static struct rnode *open_node(struct rnode *p, const char *name,
+			       const struct dcnfs_fh *unless)
+{
+	struct dcnfs_fh fh;
+	struct rnode *n;
+	struct stat st;
+	uint64_t dev, ino;
+	uint32_t mode;
+
+	if (name_fh(p, name, &fh, &dev, &ino, &mode) || S_ISDIR(mode) ||
+	    (unless && same_fh(unless, &fh)))
 		return NULL;
 	pthread_mutex_lock(&rs.nodes_lock);
-	for (n = rs.buckets[bucket_of(in.gen, in.ino)]; n; n = n->hnext)
-		if (n->ino == in.ino && n->dev == in.gen && same_fh(&n->fh, &fh))
+	for (n = rs.buckets[bucket_of(dev, ino)]; n; n = n->hnext)
+		if (n->ino == ino && n->dev == dev && same_fh(&n->fh, &fh))
 			break;
 	if (n && (!n->opens || n->silly))
-		n = NULL;	/* closed, or kept by its first hidden name */
+		n = NULL;
+	if (n)
+		n->opens++;
 	pthread_mutex_unlock(&rs.nodes_lock);
+	if (n && (dcnfs_getattr(&rs.be, NULL, &fh, &st) || st.st_nlink > 1)) {
+		node_closed(n);
+		n = NULL;
+	}
 	return n;
 }
 
 /*
- * Unlink name, the last name of n, a file open here: as NFS clients do,
- * it is renamed to a hidden name instead (the server would forget the
- * inode, and reads of the open file would answer ESTALE), removed at
- * the last release.  0 or an errno.
+ * Unlink name, a name of n, a file open here: as NFS clients do, it is
+ * renamed to a hidden name instead (were it the last, the server would
+ * forget the inode, and reads of the open file would answer ESTALE),
+ * removed at the last release.  0 or an errno.
  */
 static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 		       const struct dcnfs_cred *cr)
@@ -810,16 +885,17 @@ static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 	const struct dcnfs_cred *cr;
 	struct dc_dentry *dir;
 	struct rcred rc;
-	struct stat st;
 	int err;
 
 	cr = caller(req, &rc);
 	if (!is_dir)
-		n = open_node(p, name);
-	if (n && !attr_get(n, &st) && st.st_nlink <= 1)
+		n = open_node(p, name, NULL);
+	if (n) {
 		err = unlink_open(p, name, n, cr);
-	else
+		node_closed(n);	/* closed meanwhile: the hidden name goes now */
+	} else {
 		err = -dcnfs_remove(&rs.be, cr, &p->fh, name, is_dir);
+	}
 	attr_changed();		/* the inode's link count, the parent's times */
 
 	/* the cache hears of it whatever the answer: -EIO may hide a done
@@ -862,9 +938,13 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     fuse_ino_t newparent, const char *newname,
 		     unsigned int flags)
 {
-	struct rnode *op = node_of(parent), *np = node_of(newparent);
+	struct rnode *op = node_of(parent), *np = node_of(newparent), *t;
 	struct dc_dentry *od = NULL, *nd = NULL;
+	const struct dcnfs_cred *cr;
+	struct dcnfs_fh sfh;
 	struct rcred rc;
+	uint64_t dev, ino;
+	uint32_t mode;
 	int err;
 
 	if (flags & ~RENAME_NOREPLACE) {	/* NFSv3 cannot exchange */
@@ -876,8 +956,20 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, err);
 		return;
 	}
-	err = -dcnfs_rename(&rs.be, caller(req, &rc), &op->fh, name, &np->fh,
-			    newname);
+	cr = caller(req, &rc);
+	/* a file open here that the rename would replace keeps a hidden name
+	 * (r_remove), unless it is the source itself (then nothing changes)
+	 * or the source is a directory (which cannot replace a file) */
+	if (!flags && !name_fh(op, name, &sfh, &dev, &ino, &mode) &&
+	    !S_ISDIR(mode) && (t = open_node(np, newname, &sfh))) {
+		err = unlink_open(np, newname, t, cr);
+		node_closed(t);
+		if (err) {
+			fuse_reply_err(req, err);
+			return;
+		}
+	}
+	err = -dcnfs_rename(&rs.be, cr, &op->fh, name, &np->fh, newname);
 	attr_changed();		/* a replaced inode's link count, the parents' */
 	if (node_dentry(op, &od))
 		od = NULL;
@@ -998,8 +1090,6 @@ static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	struct rnode *n = node_of(ino);
 	const struct dcnfs_cred *cr;
-	int64_t ms = mono_ms();
-	uint64_t gen = attr_gen();
 	struct rcred rc;
 	struct stat st;
 	int err;
@@ -1016,7 +1106,10 @@ static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))
 		/* the cache holds permission bits and owners */
 		dc_invalidate_inode(rs.cache, st.st_ino, (uint32_t)st.st_dev);
-	attr_store(n, &st, ms, gen);
+	/* the backend's attributes of it are older now: the next ask is an
+	 * RPC (attr_stale), and a node made after this one is forgotten
+	 * takes none of them (node_forget) */
+	attr_stale(n);
 	fuse_reply_attr(req, &st, rs.attr_timeout);
 }
 
@@ -1063,7 +1156,10 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, err);
 		return;
 	}
-	attr_store(n, &st, ms, gen);
+	if (fi->flags & O_TRUNC)
+		attr_stale(n);	/* as a write */
+	else
+		attr_store(n, &st, ms, gen);
 	f = rfile_new();
 	if (!f) {
 		fuse_reply_err(req, ENOMEM);
@@ -1087,6 +1183,10 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->keep_cache = same;
 	fi->fh = (uint64_t)(uintptr_t)f;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
+		/* the kernel kept its pages: the next open must not */
+		pthread_mutex_lock(&rs.nodes_lock);
+		n->mtime.tv_nsec = -1;
+		pthread_mutex_unlock(&rs.nodes_lock);
 		rfile_free(f);
 		node_closed(n);
 	}

@@ -11,7 +11,9 @@
  * connection is a reader thread, which stamps what it reads with the time
  * it is due (now + US) and queues it, and a writer thread, which sends
  * each piece at its time, in order: the delay does not limit how much is
- * in flight, as on a wire.  Prints "netdelay: ready" once every port
+ * in flight, as on a wire.  What is queued is not bounded: it is meant
+ * for request and reply traffic (NFS), whose senders wait for answers,
+ * not for bulk streams.  Prints "netdelay: ready" once every port
  * listens; runs until killed.  Exit status 2 on a usage error, 1 when a
  * port cannot be listened on.
  */
@@ -30,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK		65536
+#define CHUNK		16384	/* read at once, on the reader's stack */
 #define MAX_PAIRS	8
 
 static long delay_ns;
@@ -50,10 +52,12 @@ struct flow {
 	pthread_cond_t more;
 	struct piece *head, **tail;
 	int eof;			/* the reader is done */
+	pthread_t reader;
 	struct conn *conn;
 };
 
-/* A relayed connection: its two flows; freed by the last writer done. */
+/* A relayed connection: its two flows; freed by the last writer done,
+ * once both readers are joined. */
 struct conn {
 	struct flow f[2];
 	int left;			/* writers not done; under f[0].lock */
@@ -70,15 +74,18 @@ static void due_after(struct timespec *t)
 static void *reader(void *arg)
 {
 	struct flow *f = arg;
+	char buf[CHUNK];
 
 	for (;;) {
-		struct piece *p = malloc(sizeof(*p) + CHUNK);
-		ssize_t n = p ? read(f->from, p->data, CHUNK) : -1;
+		ssize_t n = read(f->from, buf, sizeof(buf));
+		struct piece *p;
 
-		if (n <= 0) {
-			free(p);
-			break;
-		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		p = n > 0 ? malloc(sizeof(*p) + (size_t)n) : NULL;
+		if (!p)
+			break;	/* the end, an error, or no memory: EOF on */
+		memcpy(p->data, buf, (size_t)n);
 		p->len = (size_t)n;
 		p->next = NULL;
 		due_after(&p->due);
@@ -110,13 +117,15 @@ static int write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
-/* The last of a connection's writers closes both sockets. */
+/* The last of a connection's writers closes both sockets and frees it:
+ * each writer joined its own reader, so nothing else touches it. */
 static void flow_done(struct flow *f)
 {
 	struct conn *c = f->conn;
-	int last;
+	int last, i;
 
 	shutdown(f->to, SHUT_WR);
+	pthread_join(f->reader, NULL);
 	pthread_mutex_lock(&c->f[0].lock);
 	last = --c->left == 0;
 	pthread_mutex_unlock(&c->f[0].lock);
@@ -124,6 +133,11 @@ static void flow_done(struct flow *f)
 		return;
 	close(c->f[0].from);
 	close(c->f[1].from);
+	for (i = 0; i < 2; i++) {
+		pthread_mutex_destroy(&c->f[i].lock);
+		pthread_cond_destroy(&c->f[i].more);
+	}
+	free(c);
 }
 
 static void *writer(void *arg)
@@ -203,11 +217,9 @@ static void relay(int client, int target)
 		f->tail = &f->head;
 		f->conn = c;
 	}
-	/* the connection lives as long as its sockets: never freed before
-	 * both writers are done, and then only its descriptors matter */
+	/* readers are joined by their writers (flow_done); writers detach */
 	for (i = 0; i < 2; i++) {
-		if (pthread_create(&t, NULL, reader, &c->f[i]) ||
-		    pthread_detach(t) ||
+		if (pthread_create(&c->f[i].reader, NULL, reader, &c->f[i]) ||
 		    pthread_create(&t, NULL, writer, &c->f[i]) ||
 		    pthread_detach(t)) {
 			fprintf(stderr, "netdelay: cannot start a thread\n");
@@ -230,6 +242,10 @@ static void *acceptor(void *arg)
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
+			if (errno == EMFILE || errno == ENFILE) {
+				usleep(10000);	/* until a connection closes */
+				continue;
+			}
 			fprintf(stderr, "netdelay: accept: %s\n", strerror(errno));
 			exit(1);
 		}

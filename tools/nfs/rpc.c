@@ -49,6 +49,7 @@ struct call {
 	int (*take)(void *res, void *arg);
 	void *arg;
 	int done;
+	int answered;	/* the server's reply came (done for another reason) */
 	int err;
 	int broken;
 };
@@ -61,6 +62,7 @@ static void call_done(struct rpc_context *rpc, int status, void *data,
 	(void)rpc;
 	c->done = 1;
 	if (status == RPC_STATUS_SUCCESS) {
+		c->answered = 1;
 		c->err = c->take ? c->take(data, c->arg) : 0;
 		return;
 	}
@@ -240,7 +242,8 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		/* destroying the context cancels c: its callback may run
 		 * now, while c is still ours */
 		drop_conn(cn);
-		if (flags & RPC_ONCE)
+		/* answered before the connection failed: that answer stands */
+		if (c.answered || (flags & RPC_ONCE))
 			return err;
 	}
 	return err;
