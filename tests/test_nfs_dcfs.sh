@@ -358,17 +358,26 @@ check_all "${CHECKS[next]}: exit $crc ($(head -c 80 "$TMP/theirs.err" | sed "s|$
 	'[ $crc != 0 ] && [ "$(cat "$ROOT/pub/theirs")" = theirs ]'
 done_check
 
+# hidden_after_close: the hidden names left in the export's root once
+# the last close of their file (its RELEASE, which comes asynchronously)
+# went through
+hidden_after_close() {
+	local i left
+
+	for ((i = 0; i < 40; i++)); do
+		left=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
+		[ "$left" = 0 ] && break
+		sleep 0.05
+	done
+	echo "$left"
+}
 echo "still here" >"$X/silly"
 exec 8<"$X/silly"
 rm "$X/silly"
 got=$(cat <&8)
 hidden=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
 exec 8<&-
-for ((i = 0; i < 40; i++)); do
-	left=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
-	[ "$left" = 0 ] && break
-	sleep 0.05
-done
+left=$(hidden_after_close)
 check_all "${CHECKS[next]}: read '$got', $hidden hidden name while open, $left after close, gone from X: $([ -e "$X/silly" ] && echo no || echo yes)" \
 	'[ "$got" = "still here" ] && [ $hidden = 1 ] && [ $left = 0 ] && [ ! -e "$X/silly" ]'
 done_check
@@ -380,11 +389,7 @@ got=$(cat <&8)
 now=$(cat "$X/target")
 hidden=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
 exec 8<&-
-for ((i = 0; i < 40; i++)); do
-	left=$(ls -A "$ROOT" | grep -c '^\.dcfs-silly\.')
-	[ "$left" = 0 ] && break
-	sleep 0.05
-done
+left=$(hidden_after_close)
 check_all "${CHECKS[next]}: the open file reads '$got', the name '$now', $hidden hidden name while open, $left after close" \
 	'[ "$got" = kept ] && [ "$now" = new ] && [ $hidden = 1 ] && [ $left = 0 ]'
 done_check

@@ -437,6 +437,14 @@ static bool forgotten(struct dc_dentry *d)
 	return dc_dentry_path(rs.cache, d, path, sizeof(path)) == -ENOENT;
 }
 
+/* An absent name, for the kernel to keep so for the negative timeout. */
+static void reply_absent(fuse_req_t req)
+{
+	struct fuse_entry_param e = { .entry_timeout = rs.neg_timeout };
+
+	fuse_reply_entry(req, &e);
+}
+
 /* --name-cache off: the kernel's lookup is one LOOKUP RPC, as a client
  * without a name cache sends (the baseline the cache is measured by). */
 static void lookup_uncached(fuse_req_t req, struct rnode *p, const char *name)
@@ -450,9 +458,7 @@ static void lookup_uncached(fuse_req_t req, struct rnode *p, const char *name)
 						   &fh, &st) : ENOTDIR;
 
 	if (err == ENOENT && rs.neg_timeout > 0) {
-		struct fuse_entry_param e = { .entry_timeout = rs.neg_timeout };
-
-		fuse_reply_entry(req, &e);
+		reply_absent(req);
 		return;
 	}
 	if (err) {
@@ -492,9 +498,7 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = ESTALE;	/* the kernel looks its path up again */
 	dc_put(rs.cache, dir);
 	if (err == ENOENT && rs.neg_timeout > 0) {
-		struct fuse_entry_param e = { .entry_timeout = rs.neg_timeout };
-
-		fuse_reply_entry(req, &e);
+		reply_absent(req);
 		return;
 	}
 	if (err) {

@@ -295,6 +295,22 @@ static void add_words(char **argv, int *n, int max, char *copy)
 		argv[(*n)++] = w;
 }
 
+/* dcfs's timeout options into argv from n (a negative timeout: none,
+ * the daemon's own); the new count. */
+static int dcfs_timeouts(char **argv, int n, double entry_to, char *et,
+			 double attr_to, char *at)
+{
+	if (entry_to >= 0) {
+		argv[n++] = "--entry-timeout";
+		argv[n++] = et;
+	}
+	if (attr_to >= 0) {
+		argv[n++] = "--attr-timeout";
+		argv[n++] = at;
+	}
+	return n;
+}
+
 int fsm_start(struct fsmount *m, const char *kind, const char *src,
 	      const char *mnt, double entry_to, double attr_to,
 	      const cpu_set_t *cpus, const char *workdir, const char *extra)
@@ -376,14 +392,7 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		argv[n++] = (char *)nfs_url;
 		argv[n++] = (char *)mnt;
 		argv[n++] = "--foreground";
-		if (entry_to >= 0) {
-			argv[n++] = "--entry-timeout";
-			argv[n++] = et;
-		}
-		if (attr_to >= 0) {
-			argv[n++] = "--attr-timeout";
-			argv[n++] = at;
-		}
+		n = dcfs_timeouts(argv, n, entry_to, et, attr_to, at);
 		if (strchr(kind, '-')) {
 			argv[n++] = "--name-cache";
 			argv[n++] = "off";
@@ -401,14 +410,7 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		argv[n++] = "--foreground";
 		argv[n++] = "--mode";
 		argv[n++] = mode;
-		if (entry_to >= 0) {
-			argv[n++] = "--entry-timeout";
-			argv[n++] = et;
-		}
-		if (attr_to >= 0) {
-			argv[n++] = "--attr-timeout";
-			argv[n++] = at;
-		}
+		n = dcfs_timeouts(argv, n, entry_to, et, attr_to, at);
 		if (strchr(kind, '-'))
 			argv[n++] = "--uring";
 	}
