@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(gcc make pkg-config liburcu-dev liblzma-dev xz-utils clang strace
       gnuplot-nox libfuse3-dev fuse3 libseccomp-dev valgrind python3 man-db
       groff-base acl e2fsprogs passwd libnfs-dev libnfs-utils nfs-ganesha
-      nfs-ganesha-vfs rpcbind)
+      nfs-ganesha-vfs rpcbind iproute2)
 
 missing=()
 for p in "${pkgs[@]}"; do
