@@ -100,8 +100,8 @@ LIB_SRCS     := $(wildcard src/*.c)
 COMMON_SRCS  := $(wildcard tools/common/*.c)
 DCBENCH_SRCS := $(sort $(shell find tools/dcbench -name '*.c'))
 ENGINE_SRCS  := $(wildcard tests/torture/*.c)
-# dcfs over NFS (remote.c) only where libnfs is
-DCFS_SRCS    := $(filter-out $(if $(HAVE_NFS),,tools/dcfs/remote.c),$(wildcard tools/dcfs/*.c))
+# dcfs over NFS (remote*.c) only where libnfs is
+DCFS_SRCS    := $(filter-out $(if $(HAVE_NFS),,tools/dcfs/remote%.c),$(wildcard tools/dcfs/*.c))
 NFS_SRCS     := $(wildcard tools/nfs/*.c)
 TEST_SRCS    := $(wildcard tests/test_*.c)
 EXAMPLE_SRCS := $(wildcard examples/*.c)

@@ -7,15 +7,10 @@
  * revalidated against their directory's attributes when their TTL ran
  * out); everything else is one NFSv3 RPC through nfsio.c, by file handle.
  *
- * Nodes: what FUSE calls an inode is a struct rnode, found by (fsid,
- * fileid) in one table under nodes_lock, its address the nodeid (the
- * export's root is FUSE_ROOT_ID).  A node holds its file handle and the
- * kernel's lookup count; a directory's also holds a cache entry of it, to
- * look its names up in.  That entry is replaced whenever a lookup finds
- * the directory again, so a directory renamed or replaced behind us
- * heals at the kernel's next revalidation: a lookup in a directory whose
- * entry the cache forgot answers ESTALE, and Linux then walks the path
- * again from the top, looking each name up afresh.
+ * Nodes and the attributes seen of them are remote_node.c's.  A lookup
+ * in a directory whose entry the cache forgot answers ESTALE, and Linux
+ * then walks the path again from the top, looking each name up afresh,
+ * which gives the directory's node its new entry.
  *
  * Coherence, as Linux's NFS client (docs/dcfs.md, "Over NFS"): the kernel
  * keeps names for --entry-timeout and attributes for --attr-timeout; the
@@ -34,362 +29,17 @@
  * cache's own lookups, reads and writes of opened files go as root, as
  * the kernel checked them at open.  The export must not squash root.
  */
-#define FUSE_USE_VERSION 312
-
 #include <errno.h>
 #include <fcntl.h>
-#include <fuse_lowlevel.h>
-#include <linux/fs.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdarg.h>
-#include <stdbool.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <syslog.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "dcache.h"
-#include "nfs/nfsfs.h"
-#include "remote.h"
-
-#define NODE_BUCKETS	4096
-#define GROUPS_MAX	16	/* AUTH_UNIX carries no more */
-
-struct rnode {
-	struct rnode *hnext;		/* nodes_lock */
-	uint64_t dev, ino;		/* the key; written once */
-	uint32_t type;			/* S_IFMT bits; never changes */
-	struct dcnfs_fh fh;		/* written once */
-	uint64_t nlookup;		/* nodes_lock */
-	struct dc_dentry *dentry;	/* a directory's entry; nodes_lock */
-	/* the file as the last open saw it: close-to-open's check */
-	struct timespec mtime, ctime;	/* nodes_lock */
-	off_t size;
-	/* the attributes last seen, from an RPC sent at st_ms (0: none)
-	 * while rs.attr_gen was st_gen: answers for --ac ms */
-	struct stat st;			/* nodes_lock */
-	int64_t st_ms;
-	uint64_t st_gen;
-	int64_t changed_ms;		/* when a write here last changed it */
-	/* open files of it, and the name an unlink gave it while open
-	 * (removed at the last release): nodes_lock */
-	unsigned opens;
-	bool silly;
-	struct dcnfs_fh silly_dir;
-	char silly_name[40];
-};
-
-/* An open file: the write verifier of data not yet committed. */
-struct rfile {
-	pthread_mutex_t lock;
-	bool dirty;
-	uint64_t verf;
-};
-
-/* An open directory: its listing, read whole at opendir. */
-struct rdir {
-	char *buf;		/* names, NUL-terminated, one after another */
-	size_t len, cap;
-	uint64_t *ino;		/* per name */
-	size_t n, ncap;
-};
-
-static struct {
-	struct dc_backend be;
-	struct dc_cache *cache;
-	struct rnode root;
-	struct rnode *buckets[NODE_BUCKETS];
-	pthread_mutex_t nodes_lock;
-	double entry_timeout, attr_timeout, neg_timeout;
-	bool no_names;		/* --name-cache off: every lookup a LOOKUP */
-	int64_t ac_ms;		/* --ac: attributes seen this recently serve */
-	/* bumped by each change made through the mount that may change
-	 * attributes of inodes other than the one it names (nlink, a
-	 * directory's times): attributes seen before it serve no more */
-	uint64_t attr_gen;	/* atomic */
-	int64_t changed_ms;	/* atomic: when attr_gen last moved */
-	struct fuse_session *se;
-} rs = { .nodes_lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* ---- nodes ---------------------------------------------------------------- */
-
-static struct rnode *node_of(fuse_ino_t ino)
-{
-	return ino == FUSE_ROOT_ID ? &rs.root : (struct rnode *)(uintptr_t)ino;
-}
-
-static fuse_ino_t node_id(struct rnode *n)
-{
-	return n == &rs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
-}
-
-static size_t bucket_of(uint64_t dev, uint64_t ino)
-{
-	return (size_t)((ino * 0x9e3779b97f4a7c15ull) ^ dev) % NODE_BUCKETS;
-}
-
-static bool same_fh(const struct dcnfs_fh *a, const struct dcnfs_fh *b)
-{
-	return a->len == b->len && !memcmp(a->data, b->data, a->len);
-}
-
-/* Remember st's times and size as what n's last open saw.  nodes_lock
- * held. */
-static void seen_locked(struct rnode *n, const struct stat *st)
-{
-	n->mtime = st->st_mtim;
-	n->ctime = st->st_ctim;
-	n->size = st->st_size;
-}
-
-/*
- * The node of inode (dev, ino) of type type (S_IFMT bits) and handle fh,
- * one more lookup counted on it: found, or made.  dentry (a directory's
- * entry, or NULL) replaces the node's own; the reference passes to the
- * node, or is dropped.
- */
-static struct rnode *node_get(uint64_t dev, uint64_t ino, uint32_t type,
-			      const struct dcnfs_fh *fh, struct dc_dentry *dentry)
-{
-	size_t b = bucket_of(dev, ino);
-	struct dc_dentry *old = NULL;
-	struct rnode *n;
-
-	pthread_mutex_lock(&rs.nodes_lock);
-	if (ino == rs.root.ino && dev == rs.root.dev) {
-		n = &rs.root;
-	} else {
-		/* an inode's number may be given to a new inode once it is
-		 * gone: a node with the old handle (ESTALE) stays, apart, for
-		 * the kernel's references */
-		for (n = rs.buckets[b]; n; n = n->hnext)
-			if (n->ino == ino && n->dev == dev && same_fh(&n->fh, fh))
-				break;
-	}
-	if (!n) {
-		n = calloc(1, sizeof(*n));
-		if (!n) {
-			pthread_mutex_unlock(&rs.nodes_lock);
-			if (dentry)
-				dc_put(rs.cache, dentry);
-			return NULL;
-		}
-		n->dev = dev;
-		n->ino = ino;
-		n->type = type & S_IFMT;
-		n->fh = *fh;
-		n->hnext = rs.buckets[b];
-		rs.buckets[b] = n;
-	}
-	n->nlookup++;
-	if (dentry && S_ISDIR(n->type)) {
-		old = n->dentry;
-		n->dentry = dentry;
-		dentry = NULL;
-	}
-	pthread_mutex_unlock(&rs.nodes_lock);
-	if (old)
-		dc_put(rs.cache, old);
-	if (dentry)
-		dc_put(rs.cache, dentry);
-	return n;
-}
-
-/* The node of the inode st describes (node_get). */
-static struct rnode *node_get_st(const struct stat *st, const struct dcnfs_fh *fh,
-				 struct dc_dentry *dentry)
-{
-	return node_get((uint64_t)st->st_dev, st->st_ino, st->st_mode, fh, dentry);
-}
-
-/* ---- attributes seen ------------------------------------------------------- */
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static uint64_t attr_gen(void)
-{
-	/* acquire: pairs with attr_changed's release; a reader that sees
-	 * the old generation stored attributes seen before the change,
-	 * which the new generation then refuses */
-	return __atomic_load_n(&rs.attr_gen, __ATOMIC_ACQUIRE);
-}
-
-/* *p = max(*p, v), atomically: two changes never move it back. */
-static void ms_raise(int64_t *p, int64_t v)
-{
-	int64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
-
-	while (old < v && !__atomic_compare_exchange_n(p, &old, v, false,
-						       __ATOMIC_RELAXED,
-						       __ATOMIC_RELAXED))
-		;
-}
-
-/* A change through the mount: attributes seen before serve no more. */
-static void attr_changed(void)
-{
-	/* the time first: a reader that sees the new generation sees it */
-	ms_raise(&rs.changed_ms, mono_ms());
-	__atomic_add_fetch(&rs.attr_gen, 1, __ATOMIC_RELEASE);
-}
-
-/* st, from an RPC sent at ms while the generation was gen, as n's. */
-static void attr_store(struct rnode *n, const struct stat *st, int64_t ms,
-		       uint64_t gen)
-{
-	pthread_mutex_lock(&rs.nodes_lock);
-	/* an answer to an RPC sent before this mount's last write to the
-	 * file may show it before the write */
-	if (ms >= n->st_ms && ms > n->changed_ms) {
-		n->st = *st;
-		n->st_ms = ms;
-		n->st_gen = gen;
-	}
-	pthread_mutex_unlock(&rs.nodes_lock);
-}
-
-/* n's own data changed (a write): its attributes are to be asked for. */
-static void attr_stale(struct rnode *n)
-{
-	pthread_mutex_lock(&rs.nodes_lock);
-	n->st_ms = 0;
-	n->changed_ms = mono_ms();
-	pthread_mutex_unlock(&rs.nodes_lock);
-}
-
-/* n's attributes into *st if seen within --ac ms and since the last
- * change through the mount. */
-static bool attr_fresh(struct rnode *n, struct stat *st, int64_t now,
-		       uint64_t gen)
-{
-	bool fresh;
-
-	pthread_mutex_lock(&rs.nodes_lock);
-	fresh = n->st_ms && n->st_gen == gen && now - n->st_ms <= rs.ac_ms;
-	if (fresh)
-		*st = n->st;
-	pthread_mutex_unlock(&rs.nodes_lock);
-	return fresh;
-}
-
-/* n's attributes: fresh ones (attr_fresh), else a GETATTR's.  0 or a
- * negative errno. */
-static int attr_get(struct rnode *n, struct stat *st)
-{
-	int64_t ms = mono_ms();
-	uint64_t gen = attr_gen();
-	int err;
-
-	if (attr_fresh(n, st, ms, gen))
-		return 0;
-	err = dcnfs_getattr(&rs.be, NULL, &n->fh, st);
-	if (!err)
-		attr_store(n, st, ms, gen);
-	return err;
-}
-
-/*
- * The same for a node just looked up through the cache: the attributes
- * the backend saw of its entry's inode (seen: when; 0: none), from its
- * LOOKUP's reply or a revalidation, serve too if as fresh: seen within
- * --ac ms, by an RPC sent after the last change through the mount
- * (strictly: one sent in the same ms might have been before it) and
- * after this mount's last write to the file.
- */
-static int attr_of_entry(struct rnode *n, const struct stat *seed, int64_t seen,
-			 struct stat *st)
-{
-	int64_t ms = mono_ms();
-	uint64_t gen = attr_gen();	/* before changed_ms: attr_changed */
-	bool ok;
-
-	if (attr_fresh(n, st, ms, gen))
-		return 0;
-	if (seen && ms - seen <= rs.ac_ms &&
-	    seen > __atomic_load_n(&rs.changed_ms, __ATOMIC_RELAXED)) {
-		pthread_mutex_lock(&rs.nodes_lock);
-		ok = seen > n->changed_ms;
-		pthread_mutex_unlock(&rs.nodes_lock);
-		if (ok) {
-			*st = *seed;
-			attr_store(n, st, seen, gen);
-			return 0;
-		}
-	}
-	return attr_get(n, st);
-}
-
-/* The kernel forgot nlookup lookups of n: at none left, n goes. */
-static void node_forget(struct rnode *n, uint64_t nlookup)
-{
-	struct dc_dentry *d = NULL;
-	struct rnode **pp;
-
-	pthread_mutex_lock(&rs.nodes_lock);
-	n->nlookup = n->nlookup > nlookup ? n->nlookup - nlookup : 0;
-	if (n->nlookup || n == &rs.root) {
-		pthread_mutex_unlock(&rs.nodes_lock);
-		return;
-	}
-	for (pp = &rs.buckets[bucket_of(n->dev, n->ino)]; *pp; pp = &(*pp)->hnext)
-		if (*pp == n) {
-			*pp = n->hnext;
-			break;
-		}
-	/* the backend may still hold attributes of the inode from before a
-	 * write through n: a node made for it later must not take them
-	 * (attr_of_entry); under the lock that node_get takes too */
-	if (n->changed_ms)
-		ms_raise(&rs.changed_ms, n->changed_ms);
-	d = n->dentry;
-	pthread_mutex_unlock(&rs.nodes_lock);
-	if (d)
-		dc_put(rs.cache, d);
-	free(n);
-}
-
-/* At the end: every node the kernel did not forget, and its entry. */
-static void nodes_free_all(void)
-{
-	struct rnode *n;
-	size_t b;
-
-	for (b = 0; b < NODE_BUCKETS; b++)
-		while ((n = rs.buckets[b])) {
-			rs.buckets[b] = n->hnext;
-			/* the mount is gone, and the files open through it */
-			if (n->silly)
-				dcnfs_remove(&rs.be, NULL, &n->silly_dir,
-					     n->silly_name, 0);
-			if (n->dentry)
-				dc_put(rs.cache, n->dentry);
-			free(n);
-		}
-}
-
-/* A reference to directory node n's entry: 0, ENOTDIR, or ESTALE (a
- * directory made here whose entry was never found). */
-static int node_dentry(struct rnode *n, struct dc_dentry **out)
-{
-	if (!S_ISDIR(n->type))
-		return ENOTDIR;
-	pthread_mutex_lock(&rs.nodes_lock);
-	*out = n->dentry ? dc_get(n->dentry) : NULL;
-	pthread_mutex_unlock(&rs.nodes_lock);
-	return *out ? 0 : ESTALE;
-}
+#include "remote_fs.h"
 
 /* ---- replies ---------------------------------------------------------------- */
 
@@ -419,12 +69,12 @@ static void reply_entry(fuse_req_t req, struct rnode *n, const struct stat *st)
 	struct fuse_entry_param e;
 
 	memset(&e, 0, sizeof(e));
-	e.ino = node_id(n);
+	e.ino = rnode_id(n);
 	e.attr = *st;
 	e.attr_timeout = rs.attr_timeout;
 	e.entry_timeout = rs.entry_timeout;
 	if (fuse_reply_entry(req, &e) == -ENOENT)	/* the request was interrupted */
-		node_forget(n, 1);
+		rnode_forget(n, 1);
 }
 
 /* ---- names ------------------------------------------------------------------ */
@@ -449,8 +99,8 @@ static void reply_absent(fuse_req_t req)
  * without a name cache sends (the baseline the cache is measured by). */
 static void lookup_uncached(fuse_req_t req, struct rnode *p, const char *name)
 {
-	int64_t ms = mono_ms();
-	uint64_t gen = attr_gen();
+	int64_t ms = rs_now_ms();
+	uint64_t gen = rattr_gen();
 	struct dcnfs_fh fh;
 	struct stat st;
 	struct rnode *n;
@@ -465,12 +115,12 @@ static void lookup_uncached(fuse_req_t req, struct rnode *p, const char *name)
 		fuse_reply_err(req, err);
 		return;
 	}
-	n = node_get_st(&st, &fh, NULL);
+	n = rnode_get_st(&st, &fh, NULL);
 	if (!n) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	attr_store(n, &st, ms, gen);
+	rattr_store(n, &st, ms, gen);
 	reply_entry(req, n, &st);
 }
 
@@ -485,10 +135,10 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err;
 
 	if (rs.no_names) {
-		lookup_uncached(req, node_of(parent), name);
+		lookup_uncached(req, rnode_of(parent), name);
 		return;
 	}
-	err = node_dentry(node_of(parent), &dir);
+	err = rnode_dentry(rnode_of(parent), &dir);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
@@ -516,16 +166,16 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	/* while d is held: its cookie is the backend's until released */
 	if (dcnfs_inode_stat(&rs.be, &in, &seed, &seen))
 		seen = 0;
-	n = node_get(in.gen, in.ino, in.mode, &fh, d);
+	n = rnode_get(in.gen, in.ino, in.mode, &fh, d);
 	if (!n) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
 	/* a hit costs no RPC while its attributes are fresh (--ac), nor a
 	 * miss: its LOOKUP's reply carried them */
-	err = -attr_of_entry(n, &seed, seen, &st);
+	err = -rattr_of_entry(n, &seed, seen, &st);
 	if (err) {
-		node_forget(n, 1);
+		rnode_forget(n, 1);
 		fuse_reply_err(req, err);
 		return;
 	}
@@ -534,7 +184,7 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void r_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
-	node_forget(node_of(ino), nlookup);
+	rnode_forget(rnode_of(ino), nlookup);
 	fuse_reply_none(req);
 }
 
@@ -544,7 +194,7 @@ static void r_forget_multi(fuse_req_t req, size_t count,
 	size_t i;
 
 	for (i = 0; i < count; i++)
-		node_forget(node_of(forgets[i].ino), forgets[i].nlookup);
+		rnode_forget(rnode_of(forgets[i].ino), forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -570,38 +220,6 @@ static void rfile_free(struct rfile *f)
 	free(f);
 }
 
-/* One more open file of n. */
-static void node_opened(struct rnode *n)
-{
-	pthread_mutex_lock(&rs.nodes_lock);
-	n->opens++;
-	pthread_mutex_unlock(&rs.nodes_lock);
-}
-
-/* One open file of n fewer: at none left, the hidden name an unlink gave
- * it goes (as root: the unlink was the caller's, and checked). */
-static void node_closed(struct rnode *n)
-{
-	struct dcnfs_fh dir;
-	char name[sizeof(n->silly_name)];
-	bool remove;
-
-	pthread_mutex_lock(&rs.nodes_lock);
-	remove = --n->opens == 0 && n->silly;
-	if (remove) {
-		n->silly = false;
-		dir = n->silly_dir;
-		memcpy(name, n->silly_name, sizeof(name));
-	}
-	pthread_mutex_unlock(&rs.nodes_lock);
-	if (!remove)
-		return;
-	if (dcnfs_remove(&rs.be, NULL, &dir, name, 0))
-		syslog(LOG_WARNING, "dcfs: could not remove %s, the name of a "
-		       "file unlinked while open", name);
-	attr_changed();		/* its directory's times */
-}
-
 /* The directory entry d, of a directory just made: is it the inode with
  * handle fh (and not one another client put under the name since)? */
 static bool entry_is(struct dc_dentry *d, const struct dcnfs_fh *fh)
@@ -610,7 +228,7 @@ static bool entry_is(struct dc_dentry *d, const struct dcnfs_fh *fh)
 	struct dc_inode in;
 
 	return !dc_dentry_stat(d, &in) && !dcnfs_inode_fh(&in, &found) &&
-	       same_fh(&found, fh);
+	       rnode_same_fh(&found, fh);
 }
 
 /*
@@ -627,7 +245,7 @@ static void made(fuse_req_t req, struct rnode *parent, const char *name,
 	struct fuse_entry_param e;
 	struct rnode *n;
 
-	if (!node_dentry(parent, &dir)) {
+	if (!rnode_dentry(parent, &dir)) {
 		dc_invalidate_name(rs.cache, dir, name);
 		if (S_ISDIR(st->st_mode) &&
 		    !dc_lookup(rs.cache, dir, name, strlen(name), &d) &&
@@ -637,28 +255,28 @@ static void made(fuse_req_t req, struct rnode *parent, const char *name,
 		}
 		dc_put(rs.cache, dir);
 	}
-	n = node_get_st(st, fh, d);
+	n = rnode_get_st(st, fh, d);
 	if (!n) {
 		if (fi)
 			rfile_free((struct rfile *)(uintptr_t)fi->fh);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	attr_store(n, st, ms, attr_gen());
+	rattr_store(n, st, ms, rattr_gen());
 	if (!fi) {
 		reply_entry(req, n, st);
 		return;
 	}
 	memset(&e, 0, sizeof(e));
-	e.ino = node_id(n);
+	e.ino = rnode_id(n);
 	e.attr = *st;
 	e.attr_timeout = rs.attr_timeout;
 	e.entry_timeout = rs.entry_timeout;
-	node_opened(n);
+	rnode_opened(n);
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		/* interrupted: no release will come */
-		node_closed(n);
-		node_forget(n, 1);
+		rnode_closed(n);
+		rnode_forget(n, 1);
 		rfile_free((struct rfile *)(uintptr_t)fi->fh);
 	}
 }
@@ -723,11 +341,11 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 mode_t mode, dev_t rdev, const char *target,
 		 struct fuse_file_info *fi)
 {
-	struct rnode *p = node_of(parent);
+	struct rnode *p = rnode_of(parent);
 	const struct dcnfs_cred *cr;
 	struct rfile *f = NULL;
 	struct dcnfs_fh fh;
-	int64_t ms = mono_ms();
+	int64_t ms = rs_now_ms();
 	struct rcred rc;
 	struct stat st;
 	int err, tries;
@@ -752,7 +370,7 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 		if (err != ENOENT)
 			break;	/* ENOENT: removed between: create it again */
 	}
-	attr_changed();		/* the parent's times and link count */
+	rattr_changed();		/* the parent's times and link count */
 	if (err) {
 		rfile_free(f);
 		fuse_reply_err(req, err);
@@ -794,7 +412,7 @@ static int name_fh(struct rnode *p, const char *name, struct dcnfs_fh *fh,
 	struct dc_dentry *dir, *d;
 	struct dc_inode in;
 	struct stat st;
-	int err = node_dentry(p, &dir);
+	int err = rnode_dentry(p, &dir);
 
 	if (!err) {
 		err = -dc_lookup(rs.cache, dir, name, strlen(name), &d);
@@ -823,7 +441,7 @@ static int name_fh(struct rnode *p, const char *name, struct dcnfs_fh *fh,
 
 /*
  * The node of an open file whose last name is name in p, pinned as one
- * more open file (node_closed unpins), so that it cannot close unseen
+ * more open file (rnode_closed unpins), so that it cannot close unseen
  * between here and its hidden name; NULL if none, if it has a hidden
  * name already or another name (either keeps the inode: the server's
  * link count, asked now, says), or if it is unless's.
@@ -838,11 +456,11 @@ static struct rnode *open_node(struct rnode *p, const char *name,
 	uint32_t mode;
 
 	if (name_fh(p, name, &fh, &dev, &ino, &mode) || S_ISDIR(mode) ||
-	    (unless && same_fh(unless, &fh)))
+	    (unless && rnode_same_fh(unless, &fh)))
 		return NULL;
 	pthread_mutex_lock(&rs.nodes_lock);
-	for (n = rs.buckets[bucket_of(dev, ino)]; n; n = n->hnext)
-		if (n->ino == ino && n->dev == dev && same_fh(&n->fh, &fh))
+	for (n = rs.buckets[rnode_bucket(dev, ino)]; n; n = n->hnext)
+		if (n->ino == ino && n->dev == dev && rnode_same_fh(&n->fh, &fh))
 			break;
 	if (n && (!n->opens || n->silly))
 		n = NULL;
@@ -850,7 +468,7 @@ static struct rnode *open_node(struct rnode *p, const char *name,
 		n->opens++;
 	pthread_mutex_unlock(&rs.nodes_lock);
 	if (n && (dcnfs_getattr(&rs.be, NULL, &fh, &st) || st.st_nlink > 1)) {
-		node_closed(n);
+		rnode_closed(n);
 		n = NULL;
 	}
 	return n;
@@ -885,7 +503,7 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     int is_dir)
 {
-	struct rnode *p = node_of(parent), *n = NULL;
+	struct rnode *p = rnode_of(parent), *n = NULL;
 	const struct dcnfs_cred *cr;
 	struct dc_dentry *dir;
 	struct rcred rc;
@@ -896,15 +514,15 @@ static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 		n = open_node(p, name, NULL);
 	if (n) {
 		err = unlink_open(p, name, n, cr);
-		node_closed(n);	/* closed meanwhile: the hidden name goes now */
+		rnode_closed(n);	/* closed meanwhile: the hidden name goes now */
 	} else {
 		err = -dcnfs_remove(&rs.be, cr, &p->fh, name, is_dir);
 	}
-	attr_changed();		/* the inode's link count, the parent's times */
+	rattr_changed();		/* the inode's link count, the parent's times */
 
 	/* the cache hears of it whatever the answer: -EIO may hide a done
 	 * REMOVE, and forgetting the name is never wrong */
-	if (!node_dentry(p, &dir)) {
+	if (!rnode_dentry(p, &dir)) {
 		if (err || (is_dir ? dc_rmdir(rs.cache, dir, name) :
 				     dc_unlink(rs.cache, dir, name)))
 			dc_invalidate_name(rs.cache, dir, name);
@@ -942,7 +560,7 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     fuse_ino_t newparent, const char *newname,
 		     unsigned int flags)
 {
-	struct rnode *op = node_of(parent), *np = node_of(newparent), *t;
+	struct rnode *op = rnode_of(parent), *np = rnode_of(newparent), *t;
 	struct dc_dentry *od = NULL, *nd = NULL;
 	const struct dcnfs_cred *cr;
 	struct dcnfs_fh sfh;
@@ -967,17 +585,17 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!flags && !name_fh(op, name, &sfh, &dev, &ino, &mode) &&
 	    !S_ISDIR(mode) && (t = open_node(np, newname, &sfh))) {
 		err = unlink_open(np, newname, t, cr);
-		node_closed(t);
+		rnode_closed(t);
 		if (err) {
 			fuse_reply_err(req, err);
 			return;
 		}
 	}
 	err = -dcnfs_rename(&rs.be, cr, &op->fh, name, &np->fh, newname);
-	attr_changed();		/* a replaced inode's link count, the parents' */
-	if (node_dentry(op, &od))
+	rattr_changed();		/* a replaced inode's link count, the parents' */
+	if (rnode_dentry(op, &od))
 		od = NULL;
-	if (node_dentry(np, &nd))
+	if (rnode_dentry(np, &nd))
 		nd = NULL;
 	/* the cache moves what it holds, or forgets both names (an error may
 	 * hide a done RENAME; either side may be unknown to it) */
@@ -997,17 +615,17 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 static void r_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		   const char *newname)
 {
-	struct rnode *n = node_of(ino), *p = node_of(newparent);
-	int64_t ms = mono_ms();
+	struct rnode *n = rnode_of(ino), *p = rnode_of(newparent);
+	int64_t ms = rs_now_ms();
 	struct dc_dentry *dir;
 	struct rcred rc;
 	struct stat st;
 	int err = -dcnfs_link(&rs.be, caller(req, &rc), &n->fh, &p->fh, newname,
 			      &st);
 
-	attr_changed();		/* the parent's times */
+	rattr_changed();		/* the parent's times */
 
-	if (!node_dentry(p, &dir)) {
+	if (!rnode_dentry(p, &dir)) {
 		dc_invalidate_name(rs.cache, dir, newname);
 		dc_put(rs.cache, dir);
 	}
@@ -1015,19 +633,19 @@ static void r_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		fuse_reply_err(req, err);
 		return;
 	}
-	n = node_get_st(&st, &n->fh, NULL);
+	n = rnode_get_st(&st, &n->fh, NULL);
 	if (!n) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	attr_store(n, &st, ms, attr_gen());
+	rattr_store(n, &st, ms, rattr_gen());
 	reply_entry(req, n, &st);
 }
 
 static void r_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	char buf[PATH_MAX];
-	int err = dcnfs_readlink(&rs.be, &node_of(ino)->fh, buf, sizeof(buf));
+	int err = dcnfs_readlink(&rs.be, &rnode_of(ino)->fh, buf, sizeof(buf));
 
 	if (err < 0)
 		fuse_reply_err(req, -err);
@@ -1040,7 +658,7 @@ static void r_readlink(fuse_req_t req, fuse_ino_t ino)
 static void r_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct stat st;
-	int err = -attr_get(node_of(ino), &st);
+	int err = -rattr_get(rnode_of(ino), &st);
 
 	(void)fi;
 	if (err) {
@@ -1092,7 +710,7 @@ static bool kills_setid(struct rnode *n, mode_t mode)
 static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		      int to_set, struct fuse_file_info *fi)
 {
-	struct rnode *n = node_of(ino);
+	struct rnode *n = rnode_of(ino);
 	const struct dcnfs_cred *cr;
 	struct rcred rc;
 	struct stat st;
@@ -1111,16 +729,16 @@ static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		/* the cache holds permission bits and owners */
 		dc_invalidate_inode(rs.cache, st.st_ino, (uint32_t)st.st_dev);
 	/* the backend's attributes of it are older now: the next ask is an
-	 * RPC (attr_stale), and a node made after this one is forgotten
-	 * takes none of them (node_forget) */
-	attr_stale(n);
+	 * RPC (rattr_stale), and a node made after this one is forgotten
+	 * takes none of them (rnode_forget) */
+	rattr_stale(n);
 	fuse_reply_attr(req, &st, rs.attr_timeout);
 }
 
 static void r_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs st;
-	int err = -dcnfs_statfs(&rs.be, &node_of(ino)->fh, &st);
+	int err = -dcnfs_statfs(&rs.be, &rnode_of(ino)->fh, &st);
 
 	if (err)
 		fuse_reply_err(req, err);
@@ -1143,9 +761,9 @@ static int trunc_open(fuse_req_t req, struct rnode *n, struct stat *st)
 
 static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct rnode *n = node_of(ino);
-	int64_t ms = mono_ms();
-	uint64_t gen = attr_gen();
+	struct rnode *n = rnode_of(ino);
+	int64_t ms = rs_now_ms();
+	uint64_t gen = rattr_gen();
 	struct rfile *f;
 	struct stat st;
 	bool same;
@@ -1161,9 +779,9 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	if (fi->flags & O_TRUNC)
-		attr_stale(n);	/* as a write */
+		rattr_stale(n);	/* as a write */
 	else
-		attr_store(n, &st, ms, gen);
+		rattr_store(n, &st, ms, gen);
 	f = rfile_new();
 	if (!f) {
 		fuse_reply_err(req, ENOMEM);
@@ -1176,7 +794,7 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	       n->mtime.tv_nsec == st.st_mtim.tv_nsec &&
 	       n->ctime.tv_sec == st.st_ctim.tv_sec &&
 	       n->ctime.tv_nsec == st.st_ctim.tv_nsec && n->size == st.st_size;
-	seen_locked(n, &st);
+	rnode_seen_locked(n, &st);
 	n->opens++;
 	pthread_mutex_unlock(&rs.nodes_lock);
 	/* the kernel's size of the file may be --attr-timeout old: it asks
@@ -1192,7 +810,7 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		n->mtime.tv_nsec = -1;
 		pthread_mutex_unlock(&rs.nodes_lock);
 		rfile_free(f);
-		node_closed(n);
+		rnode_closed(n);
 	}
 }
 
@@ -1212,7 +830,7 @@ static void r_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	got = dcnfs_read(&rs.be, NULL, &node_of(ino)->fh, buf, size, (uint64_t)off);
+	got = dcnfs_read(&rs.be, NULL, &rnode_of(ino)->fh, buf, size, (uint64_t)off);
 	if (got < 0)
 		fuse_reply_err(req, (int)-got);
 	else
@@ -1237,10 +855,10 @@ static void r_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 {
 	struct rfile *f = rfile_of(fi);
 	uint64_t verf;
-	ssize_t done = dcnfs_write(&rs.be, NULL, &node_of(ino)->fh, buf, size,
+	ssize_t done = dcnfs_write(&rs.be, NULL, &rnode_of(ino)->fh, buf, size,
 				   (uint64_t)off, &verf);
 
-	attr_stale(node_of(ino));	/* its size and times, even on failure */
+	rattr_stale(rnode_of(ino));	/* its size and times, even on failure */
 	if (done < 0) {
 		fuse_reply_err(req, (int)-done);
 		return;
@@ -1265,7 +883,7 @@ static int commit(fuse_ino_t ino, struct rfile *f)
 	pthread_mutex_unlock(&f->lock);
 	if (!dirty)
 		return 0;
-	err = -dcnfs_commit(&rs.be, NULL, &node_of(ino)->fh, &verf);
+	err = -dcnfs_commit(&rs.be, NULL, &rnode_of(ino)->fh, &verf);
 	pthread_mutex_lock(&f->lock);
 	if (err) {
 		/* not committed: still to do, under the writes' verifier */
@@ -1296,7 +914,7 @@ static void r_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	commit(ino, rfile_of(fi));	/* flush said what went wrong */
 	rfile_free(rfile_of(fi));
-	node_closed(node_of(ino));
+	rnode_closed(rnode_of(ino));
 	fuse_reply_err(req, 0);
 }
 
@@ -1351,7 +969,7 @@ static void r_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	err = -dcnfs_list(&rs.be, caller(req, &rc), &node_of(ino)->fh,
+	err = -dcnfs_list(&rs.be, caller(req, &rc), &rnode_of(ino)->fh,
 			  keep_name, d);
 	if (err) {
 		rdir_free(d);
@@ -1409,7 +1027,7 @@ static void r_init(void *userdata, struct fuse_conn_info *conn)
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 }
 
-static const struct fuse_lowlevel_ops remote_ops = {
+const struct fuse_lowlevel_ops remote_ops = {
 	.init		= r_init,
 	.lookup		= r_lookup,
 	.forget		= r_forget,
@@ -1436,318 +1054,3 @@ static const struct fuse_lowlevel_ops remote_ops = {
 	.releasedir	= r_releasedir,
 	.statfs		= r_statfs,
 };
-
-/* ---- start-up ------------------------------------------------------------------- */
-
-struct ropts {
-	const char *url, *mountpoint, *stats, *fuse_opts;
-	bool foreground, debug;
-	unsigned threads;
-	uint32_t ttl_ms, neg_ttl_ms, acdir_ms;
-	enum { LC_ALL, LC_POSITIVE, LC_NONE } lookupcache;
-};
-
-static const char remote_usage[] =
-"usage: dcfs nfs://HOST/EXPORT MOUNTPOINT [-f] [-d] [-o OPT[,OPT...]]\n"
-"            [--threads N] [--entry-timeout S] [--attr-timeout S]\n"
-"            [--ttl MS] [--neg-ttl MS] [--acdir MS] [--ac MS]\n"
-"            [--lookupcache all|positive|none] [--name-cache on|off]\n"
-"            [--stats FILE]\n"
-"\n"
-"Serves an NFSv3 export through FUSE, its names in libdcache (one LOOKUP\n"
-"per name missed), everything else by file handle.  See docs/dcfs.md,\n"
-"\"Over NFS\", for what a second client sees and when.\n"
-"\n"
-"  -f, --foreground    stay in the foreground\n"
-"  -d                  libfuse's debug output (implies -f)\n"
-"  -o OPT              a mount option for libfuse (fsname=, allow_root, ...)\n"
-"  --threads N         requests served at once (default 8)\n"
-"  --entry-timeout S   how long the kernel keeps a name (default 1)\n"
-"  --attr-timeout S    how long the kernel keeps attributes (default 1)\n"
-"  --ttl MS            how long the cache trusts a name before it asks\n"
-"                      whether its directory changed (default 1000)\n"
-"  --neg-ttl MS        the same for an absent name (default 1000)\n"
-"  --acdir MS          directory attributes seen this recently count as\n"
-"                      checked (default 100; 0: always ask)\n"
-"  --ac MS             attributes seen this recently answer the kernel's\n"
-"                      lookups and getattrs without a GETATTR (default\n"
-"                      1000; 0: always ask; open always asks)\n"
-"  --lookupcache all|positive|none\n"
-"                      which answers are kept, as NFS's option (default all)\n"
-"  --name-cache off    no name cache: each name the kernel asks for is a\n"
-"                      LOOKUP RPC (a baseline to measure the cache by)\n"
-"  --stats FILE        at unmount, write RPC and cache counts to FILE\n";
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-remote_usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("dcfs: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs("\n\n", stderr);
-	fputs(remote_usage, stderr);
-	exit(2);
-}
-
-/* A whole number in [0, max] from s, or a usage error naming opt. */
-static uint64_t number(const char *opt, const char *s, uint64_t max)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || v > max)
-		remote_usage_error("%s takes a whole number from 0 to %llu, not '%s'",
-				   opt, (unsigned long long)max, s);
-	return v;
-}
-
-static double seconds(const char *opt, const char *s)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || *end || !(v >= 0) || v > 1e9)
-		remote_usage_error("%s takes seconds (0 or more), not '%s'", opt, s);
-	return v;
-}
-
-static void parse(int argc, char **argv, struct ropts *o)
-{
-	static const struct option longs[] = {
-		{ "threads", required_argument, NULL, 'T' },
-		{ "entry-timeout", required_argument, NULL, 'E' },
-		{ "attr-timeout", required_argument, NULL, 'A' },
-		{ "ttl", required_argument, NULL, 't' },
-		{ "neg-ttl", required_argument, NULL, 'n' },
-		{ "acdir", required_argument, NULL, 'a' },
-		{ "ac", required_argument, NULL, 'c' },
-		{ "lookupcache", required_argument, NULL, 'l' },
-		{ "stats", required_argument, NULL, 's' },
-		{ "name-cache", required_argument, NULL, 'N' },
-		{ "foreground", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int c;
-
-	while ((c = getopt_long(argc, argv, "fdo:h", longs, NULL)) != -1) {
-		switch (c) {
-		case 'f': o->foreground = true; break;
-		case 'd': o->debug = o->foreground = true; break;
-		case 'o': o->fuse_opts = optarg; break;
-		case 'T': o->threads = (unsigned)number("--threads", optarg, 1024);
-			  if (!o->threads)
-				  remote_usage_error("--threads is at least 1");
-			  break;
-		case 'E': rs.entry_timeout = seconds("--entry-timeout", optarg); break;
-		case 'A': rs.attr_timeout = seconds("--attr-timeout", optarg); break;
-		case 't': o->ttl_ms = (uint32_t)number("--ttl", optarg, UINT32_MAX - 1); break;
-		case 'n': o->neg_ttl_ms = (uint32_t)number("--neg-ttl", optarg, UINT32_MAX - 1); break;
-		case 'a': o->acdir_ms = (uint32_t)number("--acdir", optarg, UINT32_MAX - 1); break;
-		case 'c': rs.ac_ms = (int64_t)number("--ac", optarg, UINT32_MAX - 1); break;
-		case 'l':
-			if (!strcmp(optarg, "all"))
-				o->lookupcache = LC_ALL;
-			else if (!strcmp(optarg, "positive"))
-				o->lookupcache = LC_POSITIVE;
-			else if (!strcmp(optarg, "none"))
-				o->lookupcache = LC_NONE;
-			else
-				remote_usage_error("--lookupcache is all, positive or none, not '%s'",
-						   optarg);
-			break;
-		case 's': o->stats = optarg; break;
-		case 'N':
-			if (strcmp(optarg, "on") && strcmp(optarg, "off"))
-				remote_usage_error("--name-cache is on or off, not '%s'", optarg);
-			rs.no_names = !strcmp(optarg, "off");
-			break;
-		case 'h': fputs(remote_usage, stdout); exit(0);
-		default: remote_usage_error("unknown option (see above)");
-		}
-	}
-	if (argc - optind != 2)
-		remote_usage_error("give nfs://HOST/EXPORT and MOUNTPOINT");
-	o->url = argv[optind];
-	o->mountpoint = argv[optind + 1];
-}
-
-static struct dcnfs_options backend_options(const struct ropts *o)
-{
-	struct dcnfs_options no = { .acdir_ms = o->acdir_ms ? o->acdir_ms :
-						   DCNFS_ACDIR_OFF };
-
-	return no;
-}
-
-/* Can the export be mounted?  Said on stderr if not. */
-static int check_export(const struct ropts *o)
-{
-	struct dcnfs_options no = backend_options(o);
-	struct dc_backend be;
-	int err = dcnfs_open(o->url, &no, &be);
-
-	if (err) {
-		fprintf(stderr, "dcfs: %s: %s\n", o->url, strerror(-err));
-		return -1;
-	}
-	be.ops->destroy(be.ctx);
-	return 0;
-}
-
-/* The cache over the export, and the root node. */
-static int open_cache(const struct ropts *o)
-{
-	struct dcnfs_options no = backend_options(o);
-	struct dc_options co = { .mode = DC_MODE_RCU };
-	struct dc_inode in;
-	struct stat st;
-	int err = dcnfs_open(o->url, &no, &rs.be);
-
-	if (err) {
-		fprintf(stderr, "dcfs: %s: %s\n", o->url, strerror(-err));
-		return -1;
-	}
-	co.backend = rs.be;
-	/* as NFS's lookupcache: answers of that kind expire at once */
-	co.ttl_ms = o->lookupcache == LC_NONE ? 1 : o->ttl_ms;
-	co.neg_ttl_ms = o->lookupcache != LC_ALL ? 1 : o->neg_ttl_ms;
-	err = dc_cache_create(&co, &rs.cache);
-	if (err) {	/* the cache destroyed the backend */
-		fprintf(stderr, "dcfs: cache: %s\n", strerror(-err));
-		return -1;
-	}
-	rs.root.dentry = dc_root(rs.cache);
-	err = dc_dentry_stat(rs.root.dentry, &in);
-	if (!err)
-		err = dcnfs_inode_fh(&in, &rs.root.fh);
-	if (!err)
-		err = dcnfs_getattr(&rs.be, NULL, &rs.root.fh, &st);
-	if (err) {
-		fprintf(stderr, "dcfs: %s: its root: %s\n", o->url, strerror(-err));
-		return -1;
-	}
-	rs.root.dev = (uint64_t)st.st_dev;
-	rs.root.ino = st.st_ino;
-	rs.root.type = S_IFDIR;
-	return 0;
-}
-
-static void write_stats(const char *path)
-{
-	struct dcnfs_stats ns;
-	struct dc_stats cs;
-	FILE *f = fopen(path, "w");
-
-	if (!f) {
-		fprintf(stderr, "dcfs: --stats %s: %s\n", path, strerror(errno));
-		return;
-	}
-	dcnfs_stats(&rs.be, &ns);
-	dc_get_stats(rs.cache, &cs);
-	fprintf(f, "rpc LOOKUP=%" PRIu64 " GETATTR=%" PRIu64 " READDIR=%" PRIu64
-		" READLINK=%" PRIu64 " READ=%" PRIu64 " WRITE=%" PRIu64
-		" COMMIT=%" PRIu64 " updates=%" PRIu64 " SETATTR=%" PRIu64
-		" connects=%" PRIu64 " retries=%" PRIu64 " revalidations=%" PRIu64 "\n",
-		ns.lookups, ns.getattrs, ns.readdirs, ns.readlinks, ns.reads,
-		ns.writes, ns.commits, ns.updates, ns.setattrs, ns.connects,
-		ns.retries, ns.revalidations);
-	fprintf(f, "cache lookups=%" PRIu64 " hits=%" PRIu64 " misses=%" PRIu64 "\n",
-		cs.lookups, cs.hits, cs.misses);
-	if (fclose(f))
-		fprintf(stderr, "dcfs: --stats %s: %s\n", path, strerror(errno));
-}
-
-/* libfuse's arguments: the options always given, then the user's. */
-static int fuse_args_of(const struct ropts *o, char *argv0, struct fuse_args *a)
-{
-	char base[PATH_MAX + 96];
-
-	snprintf(base, sizeof(base), "default_permissions%s,subtype=dcfs,fsname=%s",
-		 geteuid() == 0 ? ",allow_other" : "", o->url);
-	if (strchr(o->url, ',') || strchr(o->url, '\\'))
-		return -EINVAL;
-	if (fuse_opt_add_arg(a, argv0) || fuse_opt_add_arg(a, "-o") ||
-	    fuse_opt_add_arg(a, base) ||
-	    (o->fuse_opts && (fuse_opt_add_arg(a, "-o") ||
-			      fuse_opt_add_arg(a, o->fuse_opts))) ||
-	    (o->debug && fuse_opt_add_arg(a, "-d")))
-		return -ENOMEM;
-	return 0;
-}
-
-int remote_main(int argc, char **argv)
-{
-	struct ropts o = { .threads = 8, .ttl_ms = 1000, .neg_ttl_ms = 1000,
-			   .acdir_ms = 100 };
-	struct fuse_args fa = FUSE_ARGS_INIT(0, NULL);
-	struct fuse_loop_config *cfg;
-	int ret = 1;
-
-	rs.entry_timeout = rs.attr_timeout = 1.0;
-	rs.ac_ms = 1000;
-	parse(argc, argv, &o);
-	if (o.lookupcache == LC_NONE)
-		rs.entry_timeout = 0;
-	rs.neg_timeout = o.lookupcache == LC_ALL ? rs.entry_timeout : 0;
-	/* the cache's threads would not survive fuse_daemonize's fork: it is
-	 * made after, and the export checked before, while errors still
-	 * reach the terminal and the exit status */
-	if (check_export(&o))
-		goto out;
-	if (fuse_args_of(&o, argv[0], &fa)) {
-		fprintf(stderr, "dcfs: %s: a ',' or '\\' in the URL cannot be a "
-			"mount option\n", o.url);
-		goto out;
-	}
-	rs.se = fuse_session_new(&fa, &remote_ops, sizeof(remote_ops), NULL);
-	if (!rs.se) {
-		fprintf(stderr, "dcfs: libfuse refused the mount options (see above)\n");
-		goto out;
-	}
-	if (fuse_set_signal_handlers(rs.se) ||
-	    fuse_session_mount(rs.se, o.mountpoint)) {
-		fprintf(stderr, "dcfs: could not mount on '%s'\n", o.mountpoint);
-		goto destroy;
-	}
-	if (fuse_daemonize(o.foreground)) {
-		fprintf(stderr, "dcfs: could not go into the background\n");
-		goto unmount;
-	}
-	if (open_cache(&o)) {
-		syslog(LOG_ERR, "dcfs: %s: the export failed at start (see above)",
-		       o.url);
-		goto unmount;
-	}
-	cfg = fuse_loop_cfg_create();
-	if (!cfg) {
-		fprintf(stderr, "dcfs: out of memory\n");
-		goto unmount;
-	}
-	fuse_loop_cfg_set_max_threads(cfg, o.threads);
-	ret = fuse_session_loop_mt(rs.se, cfg) ? 1 : 0;
-	fuse_loop_cfg_destroy(cfg);
-unmount:
-	fuse_session_unmount(rs.se);
-	fuse_remove_signal_handlers(rs.se);
-destroy:
-	fuse_session_destroy(rs.se);
-out:
-	fuse_opt_free_args(&fa);
-	if (rs.cache && o.stats)
-		write_stats(o.stats);
-	if (rs.cache) {
-		nodes_free_all();
-		if (rs.root.dentry)
-			dc_put(rs.cache, rs.root.dentry);
-		dc_cache_destroy(rs.cache);
-	}
-	return ret;
-}

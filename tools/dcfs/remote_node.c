@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * remote_node.c - dcfs over NFS: the node table and the attributes seen
+ * of each node.
+ *
+ * Nodes: what FUSE calls an inode is a struct rnode, found by (fsid,
+ * fileid, handle) in one table, its address the nodeid (the export's
+ * root is FUSE_ROOT_ID).  A node holds its file handle and the kernel's
+ * lookup count; a directory's also holds a cache entry of it, to look
+ * its names up in, replaced whenever a lookup finds the directory again.
+ *
+ * Locking: one mutex, rs.nodes_lock, over the table, every node's
+ * lookup count, entry, open count, hidden name, and attributes seen.
+ * Nothing is called under it (no RPC, no cache call but dc_get).
+ * rs.attr_gen and rs.changed_ms are atomics: rattr_changed stores the
+ * time, then bumps the generation with release; readers load the
+ * generation with acquire, then the time (see rattr_of_entry).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "remote_fs.h"
+
+struct remote_state rs = { .nodes_lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+struct rnode *rnode_of(fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? &rs.root : (struct rnode *)(uintptr_t)ino;
+}
+
+fuse_ino_t rnode_id(struct rnode *n)
+{
+	return n == &rs.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+}
+
+size_t rnode_bucket(uint64_t dev, uint64_t ino)
+{
+	return (size_t)((ino * 0x9e3779b97f4a7c15ull) ^ dev) % NODE_BUCKETS;
+}
+
+bool rnode_same_fh(const struct dcnfs_fh *a, const struct dcnfs_fh *b)
+{
+	return a->len == b->len && !memcmp(a->data, b->data, a->len);
+}
+
+/* Remember st's times and size as what n's last open saw.  nodes_lock
+ * held. */
+void rnode_seen_locked(struct rnode *n, const struct stat *st)
+{
+	n->mtime = st->st_mtim;
+	n->ctime = st->st_ctim;
+	n->size = st->st_size;
+}
+
+/*
+ * The node of inode (dev, ino) of type type (S_IFMT bits) and handle fh,
+ * one more lookup counted on it: found, or made.  dentry (a directory's
+ * entry, or NULL) replaces the node's own; the reference passes to the
+ * node, or is dropped.
+ */
+struct rnode *rnode_get(uint64_t dev, uint64_t ino, uint32_t type,
+			      const struct dcnfs_fh *fh, struct dc_dentry *dentry)
+{
+	size_t b = rnode_bucket(dev, ino);
+	struct dc_dentry *old = NULL;
+	struct rnode *n;
+
+	pthread_mutex_lock(&rs.nodes_lock);
+	if (ino == rs.root.ino && dev == rs.root.dev) {
+		n = &rs.root;
+	} else {
+		/* an inode's number may be given to a new inode once it is
+		 * gone: a node with the old handle (ESTALE) stays, apart, for
+		 * the kernel's references */
+		for (n = rs.buckets[b]; n; n = n->hnext)
+			if (n->ino == ino && n->dev == dev && rnode_same_fh(&n->fh, fh))
+				break;
+	}
+	if (!n) {
+		n = calloc(1, sizeof(*n));
+		if (!n) {
+			pthread_mutex_unlock(&rs.nodes_lock);
+			if (dentry)
+				dc_put(rs.cache, dentry);
+			return NULL;
+		}
+		n->dev = dev;
+		n->ino = ino;
+		n->type = type & S_IFMT;
+		n->fh = *fh;
+		n->hnext = rs.buckets[b];
+		rs.buckets[b] = n;
+	}
+	n->nlookup++;
+	if (dentry && S_ISDIR(n->type)) {
+		old = n->dentry;
+		n->dentry = dentry;
+		dentry = NULL;
+	}
+	pthread_mutex_unlock(&rs.nodes_lock);
+	if (old)
+		dc_put(rs.cache, old);
+	if (dentry)
+		dc_put(rs.cache, dentry);
+	return n;
+}
+
+/* The node of the inode st describes (rnode_get). */
+struct rnode *rnode_get_st(const struct stat *st, const struct dcnfs_fh *fh,
+				 struct dc_dentry *dentry)
+{
+	return rnode_get((uint64_t)st->st_dev, st->st_ino, st->st_mode, fh, dentry);
+}
+
+/* ---- attributes seen ------------------------------------------------------- */
+
+int64_t rs_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t rattr_gen(void)
+{
+	/* acquire: pairs with rattr_changed's release; a reader that sees
+	 * the old generation stored attributes seen before the change,
+	 * which the new generation then refuses */
+	return __atomic_load_n(&rs.attr_gen, __ATOMIC_ACQUIRE);
+}
+
+/* *p = max(*p, v), atomically: two changes never move it back. */
+static void ms_raise(int64_t *p, int64_t v)
+{
+	int64_t old = __atomic_load_n(p, __ATOMIC_RELAXED);
+
+	while (old < v && !__atomic_compare_exchange_n(p, &old, v, false,
+						       __ATOMIC_RELAXED,
+						       __ATOMIC_RELAXED))
+		;
+}
+
+/* A change through the mount: attributes seen before serve no more. */
+void rattr_changed(void)
+{
+	/* the time first: a reader that sees the new generation sees it */
+	ms_raise(&rs.changed_ms, rs_now_ms());
+	__atomic_add_fetch(&rs.attr_gen, 1, __ATOMIC_RELEASE);
+}
+
+/* st, from an RPC sent at ms while the generation was gen, as n's. */
+void rattr_store(struct rnode *n, const struct stat *st, int64_t ms,
+		       uint64_t gen)
+{
+	pthread_mutex_lock(&rs.nodes_lock);
+	/* an answer to an RPC sent before this mount's last write to the
+	 * file may show it before the write */
+	if (ms >= n->st_ms && ms > n->changed_ms) {
+		n->st = *st;
+		n->st_ms = ms;
+		n->st_gen = gen;
+	}
+	pthread_mutex_unlock(&rs.nodes_lock);
+}
+
+/* n's own data changed (a write): its attributes are to be asked for. */
+void rattr_stale(struct rnode *n)
+{
+	pthread_mutex_lock(&rs.nodes_lock);
+	n->st_ms = 0;
+	n->changed_ms = rs_now_ms();
+	pthread_mutex_unlock(&rs.nodes_lock);
+}
+
+/* n's attributes into *st if seen within --ac ms and since the last
+ * change through the mount. */
+static bool attr_fresh(struct rnode *n, struct stat *st, int64_t now,
+		       uint64_t gen)
+{
+	bool fresh;
+
+	pthread_mutex_lock(&rs.nodes_lock);
+	fresh = n->st_ms && n->st_gen == gen && now - n->st_ms <= rs.ac_ms;
+	if (fresh)
+		*st = n->st;
+	pthread_mutex_unlock(&rs.nodes_lock);
+	return fresh;
+}
+
+/* n's attributes: fresh ones (attr_fresh), else a GETATTR's.  0 or a
+ * negative errno. */
+int rattr_get(struct rnode *n, struct stat *st)
+{
+	int64_t ms = rs_now_ms();
+	uint64_t gen = rattr_gen();
+	int err;
+
+	if (attr_fresh(n, st, ms, gen))
+		return 0;
+	err = dcnfs_getattr(&rs.be, NULL, &n->fh, st);
+	if (!err)
+		rattr_store(n, st, ms, gen);
+	return err;
+}
+
+/*
+ * The same for a node just looked up through the cache: the attributes
+ * the backend saw of its entry's inode (seen: when; 0: none), from its
+ * LOOKUP's reply or a revalidation, serve too if as fresh: seen within
+ * --ac ms, by an RPC sent after the last change through the mount
+ * (strictly: one sent in the same ms might have been before it) and
+ * after this mount's last write to the file.
+ */
+int rattr_of_entry(struct rnode *n, const struct stat *seed, int64_t seen,
+			 struct stat *st)
+{
+	int64_t ms = rs_now_ms();
+	uint64_t gen = rattr_gen();	/* before changed_ms: rattr_changed */
+	bool ok;
+
+	if (attr_fresh(n, st, ms, gen))
+		return 0;
+	if (seen && ms - seen <= rs.ac_ms &&
+	    seen > __atomic_load_n(&rs.changed_ms, __ATOMIC_RELAXED)) {
+		pthread_mutex_lock(&rs.nodes_lock);
+		ok = seen > n->changed_ms;
+		pthread_mutex_unlock(&rs.nodes_lock);
+		if (ok) {
+			*st = *seed;
+			rattr_store(n, st, seen, gen);
+			return 0;
+		}
+	}
+	return rattr_get(n, st);
+}
+
+/* The kernel forgot nlookup lookups of n: at none left, n goes. */
+void rnode_forget(struct rnode *n, uint64_t nlookup)
+{
+	struct dc_dentry *d = NULL;
+	struct rnode **pp;
+
+	pthread_mutex_lock(&rs.nodes_lock);
+	n->nlookup = n->nlookup > nlookup ? n->nlookup - nlookup : 0;
+	if (n->nlookup || n == &rs.root) {
+		pthread_mutex_unlock(&rs.nodes_lock);
+		return;
+	}
+	for (pp = &rs.buckets[rnode_bucket(n->dev, n->ino)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == n) {
+			*pp = n->hnext;
+			break;
+		}
+	/* the backend may still hold attributes of the inode from before a
+	 * write through n: a node made for it later must not take them
+	 * (rattr_of_entry); under the lock that rnode_get takes too */
+	if (n->changed_ms)
+		ms_raise(&rs.changed_ms, n->changed_ms);
+	d = n->dentry;
+	pthread_mutex_unlock(&rs.nodes_lock);
+	if (d)
+		dc_put(rs.cache, d);
+	free(n);
+}
+
+/* At the end: every node the kernel did not forget, and its entry. */
+void rnodes_free_all(void)
+{
+	struct rnode *n;
+	size_t b;
+
+	for (b = 0; b < NODE_BUCKETS; b++)
+		while ((n = rs.buckets[b])) {
+			rs.buckets[b] = n->hnext;
+			/* the mount is gone, and the files open through it */
+			if (n->silly)
+				dcnfs_remove(&rs.be, NULL, &n->silly_dir,
+					     n->silly_name, 0);
+			if (n->dentry)
+				dc_put(rs.cache, n->dentry);
+			free(n);
+		}
+}
+
+/* A reference to directory node n's entry: 0, ENOTDIR, or ESTALE (a
+ * directory made here whose entry was never found). */
+int rnode_dentry(struct rnode *n, struct dc_dentry **out)
+{
+	if (!S_ISDIR(n->type))
+		return ENOTDIR;
+	pthread_mutex_lock(&rs.nodes_lock);
+	*out = n->dentry ? dc_get(n->dentry) : NULL;
+	pthread_mutex_unlock(&rs.nodes_lock);
+	return *out ? 0 : ESTALE;
+}
+
+/* One more open file of n. */
+void rnode_opened(struct rnode *n)
+{
+	pthread_mutex_lock(&rs.nodes_lock);
+	n->opens++;
+	pthread_mutex_unlock(&rs.nodes_lock);
+}
+
+/* One open file of n fewer: at none left, the hidden name an unlink gave
+ * it goes (as root: the unlink was the caller's, and checked). */
+void rnode_closed(struct rnode *n)
+{
+	struct dcnfs_fh dir;
+	char name[sizeof(n->silly_name)];
+	bool remove;
+
+	pthread_mutex_lock(&rs.nodes_lock);
+	remove = --n->opens == 0 && n->silly;
+	if (remove) {
+		n->silly = false;
+		dir = n->silly_dir;
+		memcpy(name, n->silly_name, sizeof(name));
+	}
+	pthread_mutex_unlock(&rs.nodes_lock);
+	if (!remove)
+		return;
+	if (dcnfs_remove(&rs.be, NULL, &dir, name, 0))
+		syslog(LOG_WARNING, "dcfs: could not remove %s, the name of a "
+		       "file unlinked while open", name);
+	rattr_changed();		/* its directory's times */
+}
