@@ -271,7 +271,7 @@ static int listen_on(int port)
 	return fd;
 }
 
-static void usage(void)
+static void __attribute__((noreturn)) usage(void)
 {
 	fprintf(stderr, "usage: netdelay --delay-us US LISTEN_PORT:TARGET_PORT...\n"
 		"  relays 127.0.0.1:LISTEN_PORT to 127.0.0.1:TARGET_PORT, each\n"
@@ -305,7 +305,7 @@ int main(int argc, char **argv)
 	delay_ns = us * 1000;
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 3; i < argc; i++) {
-		int lp = port_of(argv[i], &end), tp;
+		int lp = port_of(argv[i], &end), tp = -1;
 
 		if (lp < 0 || *end != ':' || (tp = port_of(end + 1, &end)) < 0 || *end ||
 		    n == MAX_PAIRS)
