@@ -108,10 +108,14 @@ run "plain test_security.sh" tests/test_security.sh build
 # (skipped without root, the server or libnfs)
 run "plain test_nfs.sh" tests/test_nfs.sh build
 run "asan test_nfs.sh" tests/test_nfs.sh build-asan
+run "plain test_nfs.sh (NFSv4)" tests/test_nfs.sh build 4
+run "asan test_nfs.sh (NFSv4)" tests/test_nfs.sh build-asan 4
 # dcfs over NFS: conformance against the exported directory, two clients,
 # a server restart, a compile (skipped as test_nfs.sh is)
 run "plain test_nfs_dcfs.sh" tests/test_nfs_dcfs.sh build
 run "asan test_nfs_dcfs.sh" tests/test_nfs_dcfs.sh build-asan
+run "plain test_nfs_dcfs.sh (NFSv4)" tests/test_nfs_dcfs.sh build 4
+run "asan test_nfs_dcfs.sh (NFSv4)" tests/test_nfs_dcfs.sh build-asan 4
 # dcbench micro, briefly, on the shipped tree listing (skipped without it)
 run "plain test_micro.sh" tests/test_micro.sh build
 run "asan test_micro.sh" tests/test_micro.sh build-asan

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# test_nfs.sh BUILD_DIR - libdcache over NFS, against a real NFS-Ganesha.
+# test_nfs.sh BUILD_DIR [3|4] - libdcache over NFS, against a real
+# NFS-Ganesha, over NFSv3 (the default) or NFSv4 (4: ?version=4).
 #
 # Builds a tree of tricky cases in a temp dir, serves it with
 # scripts/nfs-server.sh, and resolves a path list through BUILD_DIR/dcpath
-# with the export (NFSv3) as its root.  The reference is the kernel on the
+# with the export as its root.  The reference is the kernel on the
 # exported directory itself: tests/dcpath/kref.c (openat2 with
 # RESOLVE_IN_ROOT, then fstat: the inode or the errno), compared line by
 # line, and dcpath's own --compare-dir, which checks the file type too.
@@ -25,18 +26,24 @@
 set -uo pipefail
 export LC_ALL=C
 
-if [ $# -ne 1 ]; then echo "usage: $0 BUILD_DIR" >&2; exit 2; fi
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [[ ! ${2:-3} =~ ^[34]$ ]]; then
+	echo "usage: $0 BUILD_DIR [3|4]" >&2
+	exit 2
+fi
 BUILD=$1
+VERSION=${2:-3}
 TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(dirname "$TESTS")
 DCPATH=$BUILD/dcpath
 KREF=$BUILD/kref
 SERVER=$TOP/scripts/nfs-server.sh
 URL=nfs://127.0.0.1/export
+[ "$VERSION" = 4 ] && URL="$URL?version=4"
 MODES=(rcu global rwlock)
 TMO=60                                  # seconds per program run
 
 T_NAME=test_nfs
+[ "$VERSION" = 4 ] && T_NAME=test_nfs_v4
 . "$TESTS/lib.sh"
 
 # Every check below, by name, so that a machine that cannot run them

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# test_nfs_dcfs.sh BUILD_DIR - dcfs over NFS, against a real NFS-Ganesha.
+# test_nfs_dcfs.sh BUILD_DIR [3|4] - dcfs over NFS, against a real
+# NFS-Ganesha.
 #
 # Serves a scratch directory with scripts/nfs-server.sh and mounts it
-# with BUILD_DIR/dcfs nfs://127.0.0.1/export.  The reference is the same
+# with BUILD_DIR/dcfs nfs://127.0.0.1/export, over NFSv3 (the default) or
+# NFSv4 (4: the URL's ?version=4).  The reference is the same
 # operations on the exported directory itself:
 #   - the POSIX script tests/dcfs_conform.c, run natively and through the
 #     mount, as root, as nobody and as nobody with a supplementary group,
 #     must print the same lines (results, errnos, modes, owners, sizes,
-#     contents, listings), leaving out only what NFSv3 cannot carry
+#     contents, listings), leaving out only what dcfs over NFS cannot carry
 #     (fallocate, RENAME_EXCHANGE, extended attributes), whose errors
 #     through the mount are checked as docs/dcfs.md documents them;
 #   - a cached stat of an unchanged path sends no RPC (two mounts: one
@@ -26,13 +28,21 @@
 set -uo pipefail
 export LC_ALL=C
 
-if [ $# -ne 1 ]; then echo "usage: $0 BUILD_DIR" >&2; exit 2; fi
+if [ $# -lt 1 ] || [ $# -gt 2 ] || [[ ! ${2:-3} =~ ^[34]$ ]]; then
+	echo "usage: $0 BUILD_DIR [3|4]" >&2
+	exit 2
+fi
 BUILD=$1
+VERSION=${2:-3}
 TESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 TOP=$(dirname "$TESTS")
 DCFS=$BUILD/dcfs
 SERVER=$TOP/scripts/nfs-server.sh
-URL=nfs://127.0.0.1/export
+BASE=nfs://127.0.0.1/export
+# the URL every mount takes; PARAMS: what it asks besides the export
+PARAMS=
+[ "$VERSION" = 4 ] && PARAMS="version=4"
+URL=$BASE${PARAMS:+?$PARAMS}
 # the two-client mounts' timeouts, and the bound on staleness they give
 # (docs/dcfs.md "Over NFS": names entry timeout + TTL + acdir, attributes
 # attr timeout + ac)
@@ -40,12 +50,13 @@ FAST=(--entry-timeout 0.2 --attr-timeout 0.2 --ttl 200 --neg-ttl 200 --acdir 100
 BOUND_MS=500
 
 T_NAME=test_nfs_dcfs
+[ "$VERSION" = 4 ] && T_NAME=test_nfs_dcfs_v4
 . "$TESTS/lib.sh"
 
 CHECKS=("the server starts" "dcfs mounts the export"
 	"conformance as root" "conformance as nobody"
 	"conformance as nobody with group 4242"
-	"what NFSv3 cannot carry fails as documented"
+	"what dcfs over NFS cannot carry fails as documented"
 	"a bad export: exit 1 with the server's answer"
 	"a bad URL parameter: exit 1, EINVAL said"
 	"through build/netdelay (nfsport=, mountport=): a file made reads back"
@@ -204,7 +215,7 @@ done_check
 
 bad_params=0
 for q in "?nfsport=0" "?nfsport=x" "?version=5" "?&" "?version=3&" "?mountport=70000" "?color=red"; do
-	"$DCFS" "$URL$q" "$TMP/bad" >"$TMP/badp.out" 2>&1
+	"$DCFS" "$BASE$q" "$TMP/bad" >"$TMP/badp.out" 2>&1
 	rc=$?
 	[ $rc = 1 ] && grep -q "Invalid argument" "$TMP/badp.out" && bad_params=$((bad_params + 1))
 done
@@ -223,7 +234,7 @@ if [ -x "$BUILD/netdelay" ] && [ -n "$mport" ] && command -v ss >/dev/null; then
 	coproc RELAY { exec "$BUILD/netdelay" --delay-us 500 "$p1:2049" "$p2:$mport"; }
 	read -r -t 10 ready <&"${RELAY[0]}"
 	URL_SAVED=$URL
-	URL="$URL?nfsport=$p1&mountport=$p2"
+	URL="$BASE?nfsport=$p1&mountport=$p2${PARAMS:+&$PARAMS}"
 	if [ "${ready:-}" = "netdelay: ready" ] && mount_dcfs R; then
 		echo relayed >"$TMP/R/relayed" 2>/dev/null
 		got=$(cat "$TMP/R/relayed" 2>/dev/null)
@@ -469,7 +480,7 @@ for m in A B1 B2; do unmount_dcfs "$m" && umounted=$((umounted + 1)); done
 # a daemon exits after its statistics: the cache's teardown (and, in
 # sanitizer builds, the leak check) take a moment
 for ((i = 0; i < 100; i++)); do
-	left=$(pgrep -f "dcfs $URL $TMP/" | wc -l)
+	left=$(pgrep -f "dcfs nfs://[^ ]* $TMP/" | wc -l)
 	[ "$left" = 0 ] && break
 	sleep 0.05
 done

@@ -107,26 +107,10 @@ struct nfsfs {
 
 /* One RPC that only reads, as root: sent again on a new connection if
  * its own failed. */
-static int nfs_call(struct nfsfs *fs, enum rpc_kind kind, send_fn send,
+static int nfs_call(struct nfsfs *fs, enum rpc_kind kind, int proc,
 		    void *args, int (*take)(void *res, void *arg), void *arg)
 {
-	return nfsrpc_call(&fs->rpc, kind, NULL, send, args, take, arg, 0);
-}
-
-/* The libnfs calls, each under the one type send_fn has. */
-static int send_lookup(struct rpc_context *rpc, rpc_cb cb, void *args, void *priv)
-{
-	return rpc_nfs3_lookup_async(rpc, cb, args, priv);
-}
-
-static int send_getattr(struct rpc_context *rpc, rpc_cb cb, void *args, void *priv)
-{
-	return rpc_nfs3_getattr_async(rpc, cb, args, priv);
-}
-
-static int send_readdir(struct rpc_context *rpc, rpc_cb cb, void *args, void *priv)
-{
-	return rpc_nfs3_readdir_async(rpc, cb, args, priv);
+	return nfsrpc_call(&fs->rpc, kind, NULL, proc, args, take, arg, 0);
 }
 
 /* ---- replies ------------------------------------------------------------ */
@@ -356,7 +340,7 @@ static int getattr_fh(struct nfsfs *fs, struct fh *h, struct dc_inode *out)
 
 	fh_arg(&a.object, h);
 	sent_now(&s);
-	err = nfs_call(fs, RK_GETATTR, send_getattr, &a, take_getattr, &attr);
+	err = nfs_call(fs, RK_GETATTR, NFS3_GETATTR, &a, take_getattr, &attr);
 	if (err)
 		return err;
 	observe(fs, h, &attr, &s);
@@ -446,7 +430,7 @@ static int lookup_fh(struct nfsfs *fs, struct fh *d, const char *name,
 	fh_arg(&a.what.dir, d);
 	a.what.name = buf;
 	sent_now(&s);
-	err = nfs_call(fs, RK_LOOKUP, send_lookup, &a, take_lookup, &o);
+	err = nfs_call(fs, RK_LOOKUP, NFS3_LOOKUP, &a, take_lookup, &o);
 	epoch = o.have_dir ? observe(fs, d, &o.dir, &s) : 0;
 	if (err == -ENOENT && epoch)
 		neg_record(fs, epoch, name, len);
@@ -786,7 +770,7 @@ static int nfsfs_readdir(void *ctx, const struct dc_inode *dir,
 		memcpy(a.cookieverf, p.verf, sizeof(a.cookieverf));
 		p.have_dir = 0;
 		sent_now(&s);
-		err = nfs_call(fs, RK_READDIR, send_readdir, &a, take_readdir, &p);
+		err = nfs_call(fs, RK_READDIR, NFS3_READDIR, &a, take_readdir, &p);
 		if (err || p.stop)
 			break;
 		/* the listing holds for an epoch only if every page saw it */
@@ -844,7 +828,7 @@ int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 	       struct dc_backend *out)
 {
 	struct nfsfs *fs;
-	int err, i, version, timeout;
+	int err, i, timeout;
 
 	if (!url || !out)
 		return -EINVAL;
@@ -865,9 +849,7 @@ int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 		free(fs);
 		return -err;
 	}
-	err = nfsrpc_init(&fs->rpc, url, timeout, &version);
-	if (!err && version != 3)
-		err = -EPROTONOSUPPORT;
+	err = nfsrpc_init(&fs->rpc, url, timeout);
 	if (!err)
 		err = mount_root(fs);
 	if (err) {

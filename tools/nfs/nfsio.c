@@ -20,6 +20,10 @@
 #include "nfs/rpc.h"
 
 #define NFSFS_IO_MAX		(1u << 20)	/* one READ or WRITE at most */
+/* one NFSv4 WRITE at most: libnfs 4.0 encodes a COMPOUND into a buffer
+ * of 4 KiB (its rpc_nfs4_compound_async takes no size), which holds the
+ * RPC header and credential, PUTFH and WRITE's own fields besides */
+#define NFSFS_IO4_WRITE_MAX	3584
 #define NFSFS_LIST_BYTES	32768		/* one READDIR reply at most */
 
 /* MKDIR3res, SYMLINK3res and MKNOD3res are CREATE3res by another name:
@@ -65,17 +69,6 @@ static int args_ok(const struct dc_backend *be, struct nfsrpc **r,
 	return name ? name_ok(name) : 0;
 }
 
-/* The libnfs calls, each under the one type send_fn has. */
-#define SEND(op) \
-static int send_##op(struct rpc_context *rpc, rpc_cb cb, void *a, void *priv) \
-{ \
-	return rpc_nfs3_##op##_async(rpc, cb, a, priv); \
-}
-SEND(getattr) SEND(setattr) SEND(create) SEND(mkdir) SEND(symlink)
-SEND(mknod) SEND(remove) SEND(rmdir) SEND(rename) SEND(link) SEND(read)
-SEND(write) SEND(commit) SEND(fsstat) SEND(readdir) SEND(readlink)
-#undef SEND
-
 /* Replies whose status is all a caller needs (every NFSv3 result
  * begins with it). */
 static int take_status(void *res, void *arg)
@@ -106,7 +99,7 @@ int dcnfs_getattr(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	if (err || !st)
 		return err ? err : -EINVAL;
 	fh_arg(&a.object, fh);
-	return nfsrpc_call(r, RK_GETATTR, cr, send_getattr, &a, take_getattr,
+	return nfsrpc_call(r, RK_GETATTR, cr, NFS3_GETATTR, &a, take_getattr,
 			   st, 0);
 }
 
@@ -175,7 +168,7 @@ int dcnfs_setattr(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	s->mtime.set_it = what & DCNFS_SET_MTIME_NOW ? SET_TO_SERVER_TIME :
 			  what & DCNFS_SET_MTIME ? SET_TO_CLIENT_TIME : DONT_CHANGE;
 	s->mtime.set_mtime_u.mtime = time3(&want->st_mtim);
-	err = nfsrpc_call(r, RK_SETATTR, cr, send_setattr, &a, take_setattr, &o, 0);
+	err = nfsrpc_call(r, RK_SETATTR, cr, NFS3_SETATTR, &a, take_setattr, &o, 0);
 	return err ? err : attr_after(be, cr, fh, &o.attr, o.have, st);
 }
 
@@ -228,7 +221,7 @@ union make_args {
 
 static int make_args(union make_args *a, const struct dcnfs_fh *dir,
 		     const char *name, mode_t mode, int excl, dev_t rdev,
-		     const char *target, send_fn *send)
+		     const char *target, int *proc)
 {
 	devicedata3 *dev = &a->mknod.what.mknoddata3_u.chr_device;
 
@@ -238,12 +231,12 @@ static int make_args(union make_args *a, const struct dcnfs_fh *dir,
 		dirop(&a->create.where, dir, name);
 		a->create.how.mode = excl ? GUARDED : UNCHECKED;
 		sattr_mode(&a->create.how.createhow3_u.obj_attributes, mode);
-		*send = send_create;
+		*proc = NFS3_CREATE;
 		return 0;
 	case S_IFDIR:
 		dirop(&a->mkdir.where, dir, name);
 		sattr_mode(&a->mkdir.attributes, mode);
-		*send = send_mkdir;
+		*proc = NFS3_MKDIR;
 		return 0;
 	case S_IFLNK:
 		if (!target)
@@ -251,7 +244,7 @@ static int make_args(union make_args *a, const struct dcnfs_fh *dir,
 		dirop(&a->symlink.where, dir, name);
 		sattr_mode(&a->symlink.symlink.symlink_attributes, 0777);
 		a->symlink.symlink.symlink_data = (char *)target;
-		*send = send_symlink;
+		*proc = NFS3_SYMLINK;
 		return 0;
 	case S_IFCHR:
 	case S_IFBLK:
@@ -273,7 +266,7 @@ static int make_args(union make_args *a, const struct dcnfs_fh *dir,
 		return -EINVAL;
 	}
 	dirop(&a->mknod.where, dir, name);
-	*send = send_mknod;
+	*proc = NFS3_MKNOD;
 	return 0;
 }
 
@@ -293,11 +286,6 @@ static int take_lookup(void *res, void *arg)
 	return err;
 }
 
-static int send_lookup(struct rpc_context *rpc, rpc_cb cb, void *a, void *priv)
-{
-	return rpc_nfs3_lookup_async(rpc, cb, a, priv);
-}
-
 /* LOOKUP name in dir into m. */
 static int lookup_into(struct nfsrpc *r, const struct dcnfs_cred *cr,
 		       const struct dcnfs_fh *dir, const char *name,
@@ -306,7 +294,7 @@ static int lookup_into(struct nfsrpc *r, const struct dcnfs_cred *cr,
 	LOOKUP3args l;
 
 	dirop(&l.what, dir, name);
-	return nfsrpc_call(r, RK_LOOKUP, cr, send_lookup, &l, take_lookup, m, 0);
+	return nfsrpc_call(r, RK_LOOKUP, cr, NFS3_LOOKUP, &l, take_lookup, m, 0);
 }
 
 int dcnfs_lookup(const struct dc_backend *be, const struct dcnfs_cred *cr,
@@ -335,16 +323,16 @@ int dcnfs_make(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	union make_args a;
 	struct made m = { .have_fh = 0 };
 	struct nfsrpc *r;
-	send_fn send;
+	int proc;
 	int err = args_ok(be, &r, dir, name);
 
 	if (!err && (!fh || !st))
 		err = -EINVAL;
 	if (!err)
-		err = make_args(&a, dir, name, mode, excl, rdev, target, &send);
+		err = make_args(&a, dir, name, mode, excl, rdev, target, &proc);
 	if (err)
 		return err;
-	err = nfsrpc_call(r, RK_UPDATE, cr, send, &a, take_made, &m, RPC_ONCE);
+	err = nfsrpc_call(r, RK_UPDATE, cr, proc, &a, take_made, &m, RPC_ONCE);
 	if (err)
 		return err;
 	if (!m.have_fh) {	/* the handle is optional in the reply */
@@ -368,11 +356,11 @@ int dcnfs_remove(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		return err;
 	if (is_dir) {
 		dirop(&rd.object, dir, name);
-		return nfsrpc_call(r, RK_UPDATE, cr, send_rmdir, &rd,
+		return nfsrpc_call(r, RK_UPDATE, cr, NFS3_RMDIR, &rd,
 				   take_status, NULL, RPC_ONCE);
 	}
 	dirop(&rm.object, dir, name);
-	return nfsrpc_call(r, RK_UPDATE, cr, send_remove, &rm, take_status,
+	return nfsrpc_call(r, RK_UPDATE, cr, NFS3_REMOVE, &rm, take_status,
 			   NULL, RPC_ONCE);
 }
 
@@ -390,7 +378,7 @@ int dcnfs_rename(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		return err;
 	dirop(&a.from, odir, oname);
 	dirop(&a.to, ndir, nname);
-	return nfsrpc_call(r, RK_UPDATE, cr, send_rename, &a, take_status,
+	return nfsrpc_call(r, RK_UPDATE, cr, NFS3_RENAME, &a, take_status,
 			   NULL, RPC_ONCE);
 }
 
@@ -422,7 +410,7 @@ int dcnfs_link(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		return err ? err : -EINVAL;
 	fh_arg(&a.file, fh);
 	dirop(&a.link, dir, name);
-	err = nfsrpc_call(r, RK_UPDATE, cr, send_link, &a, take_link, &o,
+	err = nfsrpc_call(r, RK_UPDATE, cr, NFS3_LINK, &a, take_link, &o,
 			  RPC_ONCE);
 	return err ? err : attr_after(be, cr, fh, &o.attr, o.have, st);
 }
@@ -462,7 +450,7 @@ int dcnfs__readlink(struct nfsrpc *r, const struct dcnfs_fh *fh, char *buf,
 	int err;
 
 	fh_arg(&a.symlink, fh);
-	err = nfsrpc_call(r, RK_READLINK, NULL, send_readlink, &a,
+	err = nfsrpc_call(r, RK_READLINK, NULL, NFS3_READLINK, &a,
 			  take_readlink, &o, 0);
 	return err ? err : o.len;
 }
@@ -522,7 +510,7 @@ ssize_t dcnfs_read(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		fh_arg(&a.file, fh);
 		a.offset = off + done;
 		a.count = (count3)o.size;
-		err = nfsrpc_call(r, RK_READ, cr, send_read, &a, take_read, &o, 0);
+		err = nfsrpc_call(r, RK_READ, cr, NFS3_READ, &a, take_read, &o, 0);
 		if (err)
 			return done ? (ssize_t)done : err;
 		done += o.got;
@@ -555,24 +543,24 @@ ssize_t dcnfs_write(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		    uint64_t off, uint64_t *verf)
 {
 	struct nfsrpc *r;
-	size_t done = 0;
+	size_t done = 0, most;
 	int err = args_ok(be, &r, fh, NULL);
 
 	if (err || (!buf && size) || !verf)
 		return err ? err : -EINVAL;
+	most = r->version == 4 ? NFSFS_IO4_WRITE_MAX : NFSFS_IO_MAX;
 	while (done < size) {
 		struct write_out o = { .count = 0 };
 		WRITE3args a;
 
 		fh_arg(&a.file, fh);
 		a.offset = off + done;
-		a.count = (count3)(size - done < NFSFS_IO_MAX ? size - done :
-				   NFSFS_IO_MAX);
+		a.count = (count3)(size - done < most ? size - done : most);
 		a.stable = UNSTABLE;
 		a.data.data_len = a.count;
 		a.data.data_val = (char *)buf + done;
 		/* a WRITE sent twice writes the same bytes twice: harmless */
-		err = nfsrpc_call(r, RK_WRITE, cr, send_write, &a, take_write, &o, 0);
+		err = nfsrpc_call(r, RK_WRITE, cr, NFS3_WRITE, &a, take_write, &o, 0);
 		if (!err && (o.count == 0 || o.count > a.count))
 			err = -EIO;	/* no progress, or more than asked */
 		if (err)
@@ -608,7 +596,7 @@ int dcnfs_commit(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	fh_arg(&a.file, fh);
 	a.offset = 0;
 	a.count = 0;	/* to the end of the file */
-	return nfsrpc_call(r, RK_COMMIT, cr, send_commit, &a, take_commit,
+	return nfsrpc_call(r, RK_COMMIT, cr, NFS3_COMMIT, &a, take_commit,
 			   verf, 0);
 }
 
@@ -645,7 +633,7 @@ int dcnfs_statfs(const struct dc_backend *be, const struct dcnfs_fh *fh,
 	if (err || !st)
 		return err ? err : -EINVAL;
 	fh_arg(&a.fsroot, fh);
-	return nfsrpc_call(r, RK_OTHER, NULL, send_fsstat, &a, take_fsstat, st, 0);
+	return nfsrpc_call(r, RK_OTHER, NULL, NFS3_FSSTAT, &a, take_fsstat, st, 0);
 }
 
 /* One READDIR page of a listing. */
@@ -700,7 +688,7 @@ int dcnfs_list(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	while (!p.eof && !p.stop) {
 		a.cookie = p.cookie;
 		memcpy(a.cookieverf, p.verf, sizeof(a.cookieverf));
-		err = nfsrpc_call(r, RK_READDIR, cr, send_readdir, &a, take_list,
+		err = nfsrpc_call(r, RK_READDIR, cr, NFS3_READDIR, &a, take_list,
 				  &p, 0);
 		if (err)
 			return err;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * rpc.c - one NFSv3 RPC at a time, on libnfs's raw calls.
+ * rpc.c - one NFS RPC at a time, on libnfs's raw calls.
  *
  * Connections: a libnfs rpc_context serves one thread at a time.  Idle
  * connections wait in a stack under r->lock; a call takes one (or
@@ -18,6 +18,10 @@
  *
  * Credentials: AUTH_UNIX, set on the connection before each call when it
  * differs from the one it carries, so a connection serves any caller.
+ *
+ * Versions: callers name NFSv3 procedures.  Over NFSv3 each is the RPC
+ * of that name; over NFSv4 (r->version 4) nfs4.c sends it as a COMPOUND
+ * on the same connection and answers the NFSv3 result.
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "nfs/rpc.h"
 
@@ -40,22 +45,8 @@ struct conn {
 	uint32_t groups[RPC_GROUPS_MAX];
 };
 
-/*
- * An RPC in flight: take() reads the reply inside the callback (which
- * owns it) into arg and answers 0 or a negative errno.  broken: the
- * transport failed, the connection is not to be used again.
- */
-struct call {
-	int (*take)(void *res, void *arg);
-	void *arg;
-	int done;
-	int answered;	/* the server's reply came (done for another reason) */
-	int err;
-	int broken;
-};
-
-static void call_done(struct rpc_context *rpc, int status, void *data,
-		      void *priv)
+void nfsrpc__done(struct rpc_context *rpc, int status, void *data,
+		  void *priv)
 {
 	struct call *c = priv;
 
@@ -78,9 +69,7 @@ int64_t nfsrpc_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Drive rpc until c's callback ran: 0, or a negative errno (the
- * connection is then broken). */
-static int wait_call(struct nfsrpc *r, struct rpc_context *rpc, struct call *c)
+int nfsrpc__wait(struct nfsrpc *r, struct rpc_context *rpc, struct call *c)
 {
 	int64_t deadline = nfsrpc_now_ms() + r->timeout_ms;
 
@@ -114,20 +103,22 @@ static int connect_rpc(struct nfsrpc *r, int program, int version,
 {
 	struct call c = { 0 };
 	struct rpc_context *rpc = rpc_init_context();
-	int port = program == NFS_PROGRAM ? r->nfsport :
+	/* NFSv4 has one well-known port and needs no rpcbind (RFC 7530) */
+	int port = program == NFS_PROGRAM ? (r->nfsport ? r->nfsport :
+		   version == NFS_V4 ? 2049 : 0) :
 		   program == MOUNT_PROGRAM ? r->mountport : 0;
 	int err;
 
 	if (!rpc)
 		return -ENOMEM;
 	if ((port ? rpc_connect_port_async(rpc, r->server, port, program, version,
-					   call_done, &c) :
+					   nfsrpc__done, &c) :
 		    rpc_connect_program_async(rpc, r->server, program, version,
-					      call_done, &c)) < 0) {
+					      nfsrpc__done, &c)) < 0) {
 		rpc_destroy_context(rpc);
 		return -ECONNREFUSED;
 	}
-	err = wait_call(r, rpc, &c);
+	err = nfsrpc__wait(r, rpc, &c);
 	if (err) {
 		rpc_destroy_context(rpc);
 		return err == -EIO ? -ECONNREFUSED : err;
@@ -187,7 +178,8 @@ static int get_conn(struct nfsrpc *r, struct conn **out)
 	cn = calloc(1, sizeof(*cn));
 	if (!cn)
 		return -ENOMEM;
-	err = connect_rpc(r, NFS_PROGRAM, NFS_V3, &cn->rpc);
+	err = connect_rpc(r, NFS_PROGRAM, r->version == 4 ? NFS_V4 : NFS_V3,
+			  &cn->rpc);
 	if (err) {
 		free(cn);
 		return err;
@@ -207,8 +199,47 @@ static void put_conn(struct nfsrpc *r, struct conn *cn)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* proc's NFSv3 RPC with args on rpc, for c. */
+static int send3(struct rpc_context *rpc, int proc, void *a, struct call *c)
+{
+	switch (proc) {
+	case NFS3_GETATTR:  return rpc_nfs3_getattr_async(rpc, nfsrpc__done, a, c);
+	case NFS3_SETATTR:  return rpc_nfs3_setattr_async(rpc, nfsrpc__done, a, c);
+	case NFS3_LOOKUP:   return rpc_nfs3_lookup_async(rpc, nfsrpc__done, a, c);
+	case NFS3_READLINK: return rpc_nfs3_readlink_async(rpc, nfsrpc__done, a, c);
+	case NFS3_READ:	    return rpc_nfs3_read_async(rpc, nfsrpc__done, a, c);
+	case NFS3_WRITE:    return rpc_nfs3_write_async(rpc, nfsrpc__done, a, c);
+	case NFS3_CREATE:   return rpc_nfs3_create_async(rpc, nfsrpc__done, a, c);
+	case NFS3_MKDIR:    return rpc_nfs3_mkdir_async(rpc, nfsrpc__done, a, c);
+	case NFS3_SYMLINK:  return rpc_nfs3_symlink_async(rpc, nfsrpc__done, a, c);
+	case NFS3_MKNOD:    return rpc_nfs3_mknod_async(rpc, nfsrpc__done, a, c);
+	case NFS3_REMOVE:   return rpc_nfs3_remove_async(rpc, nfsrpc__done, a, c);
+	case NFS3_RMDIR:    return rpc_nfs3_rmdir_async(rpc, nfsrpc__done, a, c);
+	case NFS3_RENAME:   return rpc_nfs3_rename_async(rpc, nfsrpc__done, a, c);
+	case NFS3_LINK:	    return rpc_nfs3_link_async(rpc, nfsrpc__done, a, c);
+	case NFS3_READDIR:  return rpc_nfs3_readdir_async(rpc, nfsrpc__done, a, c);
+	case NFS3_FSSTAT:   return rpc_nfs3_fsstat_async(rpc, nfsrpc__done, a, c);
+	case NFS3_COMMIT:   return rpc_nfs3_commit_async(rpc, nfsrpc__done, a, c);
+	default:	    return -1;
+	}
+}
+
+/* proc on cn for c, as cn's version speaks it: 0 or a negative errno. */
+static int exchange(struct nfsrpc *r, struct conn *cn, int proc, void *args,
+		    struct call *c)
+{
+	if (r->version == 4)
+		return nfs4_exchange(r, cn->rpc, proc, args, c);
+	if (send3(cn->rpc, proc, args, c) < 0) {
+		/* nothing left: the RPC was not sent */
+		c->broken = 1;
+		return -EIO;
+	}
+	return nfsrpc__wait(r, cn->rpc, c);
+}
+
 int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
-		const struct dcnfs_cred *cred, send_fn send, void *args,
+		const struct dcnfs_cred *cred, int proc, void *args,
 		int (*take)(void *res, void *arg), void *arg, unsigned flags)
 {
 	int tries, err = -EIO;
@@ -228,13 +259,7 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 			return err;
 		}
 		nfsrpc_count(r, kind);
-		if (send(cn->rpc, call_done, args, &c) < 0) {
-			/* nothing left: the RPC was not sent */
-			drop_conn(cn);
-			err = -EIO;
-			continue;
-		}
-		err = wait_call(r, cn->rpc, &c);
+		err = exchange(r, cn, proc, args, &c);
 		if (!c.broken) {
 			put_conn(r, cn);
 			return err;
@@ -349,19 +374,42 @@ static int take_mnt(void *res, void *arg)
 	return 0;
 }
 
+static int take_root4(void *res, void *arg)
+{
+	const nfs_fh3 *h = res;
+	struct dcnfs_fh *root = arg;
+
+	if (h->data.data_len == 0 || h->data.data_len > sizeof(root->data))
+		return -EIO;
+	root->len = h->data.data_len;
+	memcpy(root->data, h->data.data_val, root->len);
+	return 0;
+}
+
 int nfsrpc_mount(struct nfsrpc *r, struct dcnfs_fh *root)
 {
 	struct call c = { .take = take_mnt, .arg = root };
 	struct rpc_context *rpc;
 	int err;
 
+	if (r->version == 4) {
+		char *path = strdup(r->export);	/* taken apart by the call */
+
+		if (!path)
+			return -ENOMEM;
+		err = nfsrpc_call(r, RK_OTHER, NULL, NFSRPC_ROOT, path,
+				  take_root4, root, 0);
+		free(path);
+		return err;
+	}
+
 	err = connect_rpc(r, MOUNT_PROGRAM, MOUNT_V3, &rpc);
 	if (err)
 		return err;
-	if (rpc_mount3_mnt_async(rpc, call_done, r->export, &c) < 0)
+	if (rpc_mount3_mnt_async(rpc, nfsrpc__done, r->export, &c) < 0)
 		err = -ENOMEM;
 	else
-		err = wait_call(r, rpc, &c);
+		err = nfsrpc__wait(r, rpc, &c);
 	rpc_destroy_context(rpc);
 	return err;
 }
@@ -390,7 +438,7 @@ static int url_param(const char *q, size_t len, const char *name, long lo,
 
 /* "nfs://HOST/EXPORT[?PARAM&...]" into r: PARAM is version=3|4,
  * nfsport=N or mountport=N (no rpcbind asked for that program). */
-static int parse_url(struct nfsrpc *r, const char *url, int *version)
+static int parse_url(struct nfsrpc *r, const char *url)
 {
 	const char *host, *path, *query, *q;
 
@@ -403,13 +451,13 @@ static int parse_url(struct nfsrpc *r, const char *url, int *version)
 	if (memchr(host, ':', (size_t)(path - host)))	/* ports: nfsport= */
 		return -EINVAL;
 	query = strchr(path, '?');
-	*version = 3;
+	r->version = 3;
 	for (q = query; q && *q; ) {
 		size_t len;
 
 		q++;
 		len = strcspn(q, "&");
-		if (url_param(q, len, "version", 3, 4, version) &&
+		if (url_param(q, len, "version", 3, 4, &r->version) &&
 		    url_param(q, len, "nfsport", 1, 65535, &r->nfsport) &&
 		    url_param(q, len, "mountport", 1, 65535, &r->mountport))
 			return -EINVAL;
@@ -422,8 +470,7 @@ static int parse_url(struct nfsrpc *r, const char *url, int *version)
 	return r->server && r->export ? 0 : -ENOMEM;
 }
 
-int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms,
-		int *version)
+int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms)
 {
 	int err;
 
@@ -432,7 +479,15 @@ int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms,
 	err = pthread_mutex_init(&r->lock, NULL);
 	if (err)
 		return -err;
-	return parse_url(r, url, version);
+	err = pthread_mutex_init(&r->v4lock, NULL);
+	if (err) {
+		pthread_mutex_destroy(&r->lock);
+		return -err;
+	}
+	/* a first verifier unlike an earlier run's: the server then drops
+	 * the state that run left under the same client ID */
+	r->v4verf = (uint64_t)nfsrpc_now_ms() ^ (uint64_t)getpid() << 40;
+	return parse_url(r, url);
 }
 
 void nfsrpc_fini(struct nfsrpc *r)
@@ -444,6 +499,7 @@ void nfsrpc_fini(struct nfsrpc *r)
 		drop_conn(cn);
 	}
 	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->v4lock);
 	free(r->server);
 	free(r->export);
 }

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * rpc.h - one NFSv3 RPC at a time on libnfs's raw calls: a pool of
- * connections to one server, the MNT that finds an export's root, and
- * the conversions every user of the protocol needs.  Private to
- * tools/nfs (nfsfs.c names, nfsio.c files).
+ * rpc.h - one NFS RPC at a time on libnfs's raw calls: a pool of
+ * connections to one server, the MNT (or NFSv4 LOOKUPs) that find an
+ * export's root, and the conversions every user of the protocol needs.
+ * Callers speak NFSv3 procedures; over NFSv4 each is sent as a COMPOUND
+ * and answered as NFSv3 (nfs4.c).  Private to tools/nfs (nfsfs.c names,
+ * nfsio.c files).
  */
 #ifndef DCNFS_RPC_H
 #define DCNFS_RPC_H
@@ -15,6 +17,7 @@
 #include <nfsc/libnfs-raw.h>
 #include <nfsc/libnfs-raw-mount.h>
 #include <nfsc/libnfs-raw-nfs.h>
+#include <nfsc/libnfs-raw-nfs4.h>
 
 #include "nfs/nfsfs.h"
 
@@ -31,19 +34,26 @@ struct nfsrpc {
 	char *export;
 	int timeout_ms;
 	int nfsport, mountport;	/* from the URL; 0: ask rpcbind */
+	int version;		/* 3 or 4 */
 	pthread_mutex_t lock;	/* idle */
 	struct conn *idle;	/* connections no thread uses now */
 	uint64_t stats[RK_NR];	/* atomic */
+	/* NFSv4's state, for CREATE's OPEN (nfs4.c) */
+	pthread_mutex_t v4lock;	/* v4clientid, v4verf */
+	uint64_t v4clientid;	/* 0: none set up */
+	uint64_t v4verf;	/* the next SETCLIENTID's verifier */
+	uint64_t v4owners;	/* open-owners named (atomic) */
 };
 
-typedef int (*send_fn)(struct rpc_context *rpc, rpc_cb cb, void *args,
-		       void *priv);
+/* A procedure nfsrpc_call sends that NFSv3 has not: the export's root
+ * handle over NFSv4 (args: its path, changed; the reply: an nfs_fh3). */
+#define NFSRPC_ROOT	1000
 
 /* nfsrpc_call's flags */
 #define RPC_ONCE	0x1	/* not idempotent: never sent a second time */
 
 /*
- * Send one NFS RPC (send with args) as cred (NULL: as root) and wait for
+ * Send one NFS RPC (proc, an NFSv3 procedure, with its NFSv3 args) as cred (NULL: as root) and wait for
  * it; take reads its reply inside libnfs's callback (which owns it) and
  * answers 0 or a negative errno.  A connection whose transport failed is
  * dropped, and the RPC sent once more on a new one unless RPC_ONCE (then
@@ -51,15 +61,15 @@ typedef int (*send_fn)(struct rpc_context *rpc, rpc_cb cb, void *args,
  * negative errno; never 0 for an RPC that was not answered.
  */
 int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
-		const struct dcnfs_cred *cred, send_fn send, void *args,
+		const struct dcnfs_cred *cred, int proc, void *args,
 		int (*take)(void *res, void *arg), void *arg, unsigned flags);
 
-/* "nfs://HOST/EXPORT[?version=3|4][&nfsport=N][&mountport=N]" into r, timeout_ms for each RPC; the
- * version asked into *version.  0, -EINVAL or -ENOMEM (nfsrpc_fini
- * frees what was set). */
-int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms,
-		int *version);
-/* The export's root handle (one MNT, on a connection of its own). */
+/* "nfs://HOST/EXPORT[?version=3|4][&nfsport=N][&mountport=N]" into r
+ * (r->version: 3 unless asked), timeout_ms for each RPC.  0, -EINVAL or
+ * -ENOMEM (nfsrpc_fini frees what was set). */
+int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms);
+/* The export's root handle (NFSv3: one MNT, on a connection of its own;
+ * NFSv4: PUTROOTFH and a LOOKUP per component). */
 int nfsrpc_mount(struct nfsrpc *r, struct dcnfs_fh *root);
 void nfsrpc_fini(struct nfsrpc *r);
 
@@ -75,6 +85,33 @@ struct nfsrpc *dcnfs__rpc(const struct dc_backend *be);
 /* READLINK of fh into buf (nfsio.c; dcnfs_readlink's contract). */
 int dcnfs__readlink(struct nfsrpc *r, const struct dcnfs_fh *fh, char *buf,
 		    size_t size);
+
+/* ---- between rpc.c and nfs4.c ---- */
+
+/*
+ * An RPC in flight: take() reads the reply inside the callback (which
+ * owns it) into arg and answers 0 or a negative errno.  broken: the
+ * transport failed, the connection is not to be used again.
+ */
+struct call {
+	int (*take)(void *res, void *arg);
+	void *arg;
+	int done;
+	int answered;	/* the server's reply came (done for another reason) */
+	int err;
+	int broken;
+};
+
+/* libnfs's callback for a struct call (priv). */
+void nfsrpc__done(struct rpc_context *rpc, int status, void *data, void *priv);
+/* Drive rpc until c's callback ran: 0, or a negative errno (the
+ * connection is then broken). */
+int nfsrpc__wait(struct nfsrpc *r, struct rpc_context *rpc, struct call *c);
+/* proc with its NFSv3 args as NFSv4 on rpc, the reply to c->take as
+ * proc's NFSv3 result; c as nfsrpc__wait leaves it. */
+int nfs4_exchange(struct nfsrpc *r, struct rpc_context *rpc, int proc,
+		  void *args, struct call *c);
+int nfs4_errno(nfsstat4 st);
 
 /* NFSv3 to the system's words. */
 int nfs3_errno(nfsstat3 st);
