@@ -397,20 +397,31 @@ static void op_verify_dir(struct compound *c, nfs_opnum4 num)
 	f->attr_vals.attrlist4_val = (char *)c->type_val;
 }
 
-/* The result of op i, if the server got that far. */
-static nfs_resop4 *res_op(COMPOUND4res *r, unsigned i)
+/*
+ * The result of op i into *o, if the server got that far (else 0).
+ * Copied out: libnfs 4.0's decoder lays arrays and lists out 4-byte
+ * aligned, so a result (or a READDIR entry) holding 64-bit fields is
+ * never read in place.  What its pointers point to stays libnfs's, valid
+ * until the callback returns.
+ */
+static int res_op(COMPOUND4res *r, unsigned i, nfs_resop4 *o)
 {
-	return i < r->resarray.resarray_len ? &r->resarray.resarray_val[i] : NULL;
+	if (i >= r->resarray.resarray_len)
+		return 0;
+	memcpy(o, (const char *)r->resarray.resarray_val + i * sizeof(*o),
+	       sizeof(*o));
+	return 1;
 }
 
 /* The attributes GETATTR op i answered into a, or 0 (none). */
 static int res_attrs(COMPOUND4res *r, unsigned i, struct attrs4 *at)
 {
-	nfs_resop4 *o = res_op(r, i);
+	nfs_resop4 o;
 
-	if (!o || o->resop != OP_GETATTR || o->nfs_resop4_u.opgetattr.status)
+	if (!res_op(r, i, &o) || o.resop != OP_GETATTR ||
+	    o.nfs_resop4_u.opgetattr.status)
 		return 0;
-	return !attrs_take(&o->nfs_resop4_u.opgetattr.GETATTR4res_u.resok4
+	return !attrs_take(&o.nfs_resop4_u.opgetattr.GETATTR4res_u.resok4
 				   .obj_attributes, at);
 }
 
@@ -426,12 +437,13 @@ static void post_attr(post_op_attr *p, COMPOUND4res *r, unsigned i)
 /* The handle GETFH op i answered, or 0. */
 static int res_fh(COMPOUND4res *r, unsigned i, nfs_fh3 *fh)
 {
-	nfs_resop4 *o = res_op(r, i);
+	nfs_resop4 o;
 	nfs_fh4 *h;
 
-	if (!o || o->resop != OP_GETFH || o->nfs_resop4_u.opgetfh.status)
+	if (!res_op(r, i, &o) || o.resop != OP_GETFH ||
+	    o.nfs_resop4_u.opgetfh.status)
 		return 0;
-	h = &o->nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
+	h = &o.nfs_resop4_u.opgetfh.GETFH4res_u.resok4.object;
 	fh->data.data_len = h->nfs_fh4_len;
 	fh->data.data_val = h->nfs_fh4_val;
 	return 1;
@@ -744,10 +756,11 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
  * before it (an earlier op failed). */
 static nfsstat4 op_status(COMPOUND4res *r, int i)
 {
-	nfs_resop4 *o = res_op(r, (unsigned)i);
+	nfs_resop4 o;
 
 	/* every result begins with its status */
-	return o ? *(nfsstat4 *)&o->nfs_resop4_u : r->status;
+	return i >= 0 && res_op(r, (unsigned)i, &o) ?
+	       *(nfsstat4 *)&o.nfs_resop4_u : r->status;
 }
 
 static nfsstat3 status3(COMPOUND4res *r)
@@ -786,7 +799,9 @@ static int take_readdir(COMPOUND4res *r, struct v4call *v)
 	READDIR3res out;
 	READDIR3resok *ok = &out.READDIR3res_u.resok;
 	READDIR4resok *in;
-	entry4 *e;
+	nfs_resop4 m;
+	entry4 e;
+	const entry4 *next;
 	entry3 *ents = NULL, **tail = &ok->reply.entries;
 	struct attrs4 dir, up;
 	size_t n = 2, k = 0, synth;
@@ -800,12 +815,16 @@ static int take_readdir(COMPOUND4res *r, struct v4call *v)
 		out.status = NFS3_OK;	/* only the LOOKUPP of ".." failed */
 	if (out.status != NFS3_OK)
 		return v->take(&out, v->arg);
-	in = &res_op(r, (unsigned)v->i_main)->nfs_resop4_u.opreaddir
-		      .READDIR4res_u.resok4;
+	if (!res_op(r, (unsigned)v->i_main, &m))
+		return -EIO;
+	in = &m.nfs_resop4_u.opreaddir.READDIR4res_u.resok4;
 	post_attr(&ok->dir_attributes, r, (unsigned)v->i_dirattr);
 	memcpy(ok->cookieverf, in->cookieverf, sizeof(ok->cookieverf));
-	for (e = in->reply.entries; e; e = e->nextentry)
+	/* each entry copied out before it is read (see res_op) */
+	for (next = in->reply.entries; next; next = e.nextentry) {
+		memcpy(&e, next, sizeof(e));
 		n++;
+	}
 	ents = calloc(n, sizeof(*ents));
 	if (!ents)
 		return -ENOMEM;
@@ -831,20 +850,22 @@ static int take_readdir(COMPOUND4res *r, struct v4call *v)
 		tail = &(*tail)->nextentry;
 	}
 	synth = k;
-	for (e = in->reply.entries; e; e = e->nextentry) {
+	for (next = in->reply.entries; next; next = e.nextentry) {
 		struct attrs4 at;
-		char *name = malloc(e->name.utf8string_len + 1);
+		char *name;
 
-		if (!name || attrs_take(&e->attrs, &at)) {
+		memcpy(&e, next, sizeof(e));
+		name = malloc(e.name.utf8string_len + 1);
+		if (!name || attrs_take(&e.attrs, &at)) {
 			free(name);
 			err = name ? -EIO : -ENOMEM;
 			goto out;
 		}
-		memcpy(name, e->name.utf8string_val, e->name.utf8string_len);
-		name[e->name.utf8string_len] = '\0';
+		memcpy(name, e.name.utf8string_val, e.name.utf8string_len);
+		name[e.name.utf8string_len] = '\0';
 		ents[k].name = name;
 		ents[k].fileid = at.a.fileid;
-		ents[k].cookie = e->cookie;
+		ents[k].cookie = e.cookie;
 		*tail = &ents[k++];
 		tail = &(*tail)->nextentry;
 	}
@@ -862,9 +883,13 @@ static int take4(void *res, void *arg)
 {
 	COMPOUND4res *r = res;
 	struct v4call *v = arg;
-	nfs_resop4 *m = v->i_main >= 0 ? res_op(r, (unsigned)v->i_main) : NULL;
+	nfs_resop4 mres;
+	nfs_resop4 *m = v->i_main >= 0 && res_op(r, (unsigned)v->i_main, &mres) ?
+			&mres : NULL;
 	nfsstat3 st = status3(r);
 
+	if (st == NFS3_OK && v->i_main >= 0 && !m)
+		return -EIO;	/* every op done, and its result missing */
 	switch (v->proc) {
 	case NFS3_GETATTR: {
 		GETATTR3res out = { .status = st };
@@ -1060,14 +1085,14 @@ static int take_setclientid(void *res, void *arg)
 {
 	COMPOUND4res *r = res;
 	SETCLIENTID4resok *ok;
-	nfs_resop4 *o = res_op(r, 0);
+	nfs_resop4 o;
 	int err = nfs4_errno(r->status);
 
 	if (err)
 		return err;
-	if (!o || o->resop != OP_SETCLIENTID)
+	if (!res_op(r, 0, &o) || o.resop != OP_SETCLIENTID)
 		return -EIO;
-	ok = &o->nfs_resop4_u.opsetclientid.SETCLIENTID4res_u.resok4;
+	ok = &o.nfs_resop4_u.opsetclientid.SETCLIENTID4res_u.resok4;
 	memcpy(arg, ok, sizeof(*ok));
 	return 0;
 }
