@@ -12,7 +12,7 @@
 # (docs/dcbench.md, "fsmeta").
 #
 #   bench/fsmeta.sh [--tree subset|full|N] [--work DIR] [--json FILE]
-#                   [--nfs [--nfs-delay-us US]]
+#                   [--nfs [--nfs-delay-us US] [--nfs-version 3|4]]
 #                   [any other dcbench fsmeta option: --threads N,
 #                    --repeat R, --passes P, --mix K, --configs LIST,
 #                    --entry-timeout S, --attr-timeout S, --dcfs-opts "..."]
@@ -33,6 +33,7 @@
 #   which delays each direction by US microseconds (a LAN, where the
 #   kernel has no netem qdisc), connecting to its ports directly
 #   (nfsport=, mountport=: rpcbind would name the server's own).
+# --nfs-version 3|4: the protocol dcfs speaks to the server (default 3).
 # DCFS_OPTS, if set, is passed as --dcfs-opts.
 # A real tree works as well, without this script:
 #   build/dcbench fsmeta --dir /var/tmp/dcache-kernbench/linux-source-6.1
@@ -40,7 +41,7 @@
 # build/dcfs (make).
 set -u
 cd "$(dirname "$0")/.."
-tree=subset work= json= nfs=0 configs=0 delay=
+tree=subset work= json= nfs=0 configs=0 delay= version=3
 args=()
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -49,6 +50,7 @@ while [ $# -gt 0 ]; do
 	--json) json=$2; shift ;;
 	--nfs) nfs=1 ;;
 	--nfs-delay-us) delay=$2; shift ;;
+	--nfs-version) version=$2; shift ;;
 	--configs) configs=1; args+=("$1" "$2"); shift ;;
 	-h|--help) sed -n '3,/^set -u$/{/^set -u$/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
 	*) args+=("$1") ;;
@@ -56,6 +58,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 die() { echo "fsmeta.sh: $*" >&2; exit 1; }
+[[ $version =~ ^[34]$ ]] || die "--nfs-version: 3 or 4, not '$version'"
 [ "$(id -u)" = 0 ] || die "needs root (mounts, drop_caches)"
 [ -x build/dcbench ] && [ -x build/dcfs ] || die "build/dcbench and build/dcfs first (make)"
 LISTING=${FSMETA_LISTING:-$PWD/data/linux-6.1-tree.tsv.xz}
@@ -109,9 +112,10 @@ if [ $nfs = 1 ]; then
 		trap 'kill $RELAY_PID; scripts/nfs-server.sh stop "$state" >&2' EXIT
 		read -r -t 10 ready <&"${RELAY[0]}"
 		[ "${ready:-}" = "netdelay: ready" ] || die "netdelay did not start"
-		url="$url?nfsport=$p1&mountport=$p2"
+		url="$url?nfsport=$p1&mountport=$p2&version=$version"
 		echo "fsmeta.sh: the export through netdelay, $delay us each way: $url" >&2
 	fi
+	[ -n "$delay" ] || url="$url?version=$version"
 	args+=(--nfs "$url")
 	[ $configs = 1 ] || args+=(--configs native,nfs,nfs-nocache)
 fi
