@@ -89,7 +89,8 @@ int nfs4_errno(nfsstat4 st)
 	case NFS4ERR_ATTRNOTSUPP:	return -EOPNOTSUPP;
 	case NFS4ERR_DELAY:
 	case NFS4ERR_GRACE:		return -EAGAIN;
-	case NFS4ERR_SYMLINK:		return -ELOOP;
+	case NFS4ERR_SYMLINK:		/* a LOOKUP in a symlink: as NFSv3 */
+					return -ENOTDIR;
 	case NFS4ERR_BADNAME:
 	case NFS4ERR_BADCHAR:		return -EINVAL;
 	case NFS4ERR_BADOWNER:		return -EPERM;
@@ -336,6 +337,7 @@ struct compound {
 	unsigned char attrs[ATTR_BYTES];	/* their values */
 	uint32_t type_mask;			/* (N)VERIFY's attribute */
 	unsigned char type_val[4];
+	char path[1024];			/* the export's, taken apart */
 };
 
 static nfs_argop4 *op(struct compound *c, nfs_opnum4 num)
@@ -719,7 +721,9 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		o = &op(c, OP_READDIR)->nfs_argop4_u.opreaddir;
 		v->cookie = a->cookie;
 		o->cookie = a->cookie <= COOKIE_DOTDOT ? 0 : a->cookie;
-		memcpy(o->cookieverf, a->cookieverf, sizeof(o->cookieverf));
+		/* a listing from its start carries no verifier (RFC 7530) */
+		if (o->cookie)
+			memcpy(o->cookieverf, a->cookieverf, sizeof(o->cookieverf));
 		o->dircount = a->count;
 		o->maxcount = a->count;
 		o->attr_request.bitmap4_len = 1;
@@ -734,10 +738,15 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		return 0;
 	}
 	case NFSRPC_ROOT: {
-		char *path = args, *p;
+		char *p, *save = NULL;
 
+		/* split in a copy: args stays as it was for a resend */
+		if (strlen(args) >= sizeof(c->path))
+			return -ENAMETOOLONG;
+		strcpy(c->path, args);
 		op(c, OP_PUTROOTFH);
-		for (p = strtok(path, "/"); p; p = strtok(NULL, "/")) {
+		for (p = strtok_r(c->path, "/", &save); p;
+		     p = strtok_r(NULL, "/", &save)) {
 			if (AT() >= OPS_MAX - 1)
 				return -ENAMETOOLONG;
 			op_lookup(c, p);
@@ -918,7 +927,9 @@ static int take4(void *res, void *arg)
 		LOOKUP3resok *ok = &out.LOOKUP3res_u.resok;
 
 		memset(&out, 0, sizeof(out));
-		out.status = st;
+		/* found, even if only the GETATTR after failed */
+		out.status = op_status(r, v->i_fh) == NFS4_OK ? NFS3_OK : st;
+		st = out.status;
 		/* resok's and resfail's dir_attributes: the reader picks one */
 		post_attr(st == NFS3_OK ? &ok->dir_attributes :
 			  &out.LOOKUP3res_u.resfail.dir_attributes, r,
@@ -1000,10 +1011,12 @@ static int take4(void *res, void *arg)
 		CREATE3resok *ok = &out.CREATE3res_u.resok;
 
 		memset(&out, 0, sizeof(out));
-		if (v->proc == NFS3_CREATE && m)
-			v->stale_clientid =
-				op_status(r, v->i_main) == NFS4ERR_STALE_CLIENTID ||
-				op_status(r, v->i_main) == NFS4ERR_EXPIRED;
+		if (v->proc == NFS3_CREATE && m &&
+		    (op_status(r, v->i_main) == NFS4ERR_STALE_CLIENTID ||
+		     op_status(r, v->i_main) == NFS4ERR_EXPIRED)) {
+			v->stale_clientid = 1;	/* sent again: not the answer */
+			return -EIO;
+		}
 		/* made: the name exists even if GETFH or GETATTR failed */
 		out.status = m && op_status(r, v->i_main) == NFS4_OK ? NFS3_OK : st;
 		if (out.status == NFS3_OK) {
@@ -1143,7 +1156,7 @@ static int client_id(struct nfsrpc *r, struct rpc_context *rpc,
 	s->callback.cb_program = 0;	/* no callbacks: no delegations */
 	s->callback.cb_location.r_netid = "tcp";
 	s->callback.cb_location.r_addr = "0.0.0.0.0.0";
-	memset(out, 0, sizeof(*out));
+	out->done = out->answered = out->broken = 0;
 	err = send_compound(r, rpc, &c, take_setclientid, &ok, out);
 	if (err)
 		goto out;
@@ -1157,7 +1170,7 @@ static int client_id(struct nfsrpc *r, struct rpc_context *rpc,
 		memcpy(a->setclientid_confirm, ok.setclientid_confirm,
 		       sizeof(a->setclientid_confirm));
 	}
-	memset(out, 0, sizeof(*out));
+	out->done = out->answered = out->broken = 0;
 	err = send_compound(r, rpc, &c, take_status4, NULL, out);
 	if (!err)
 		r->v4clientid = ok.clientid;
@@ -1191,7 +1204,7 @@ static void close_open(struct nfsrpc *r, struct rpc_context *rpc,
 	cl = &op(&c, OP_CLOSE)->nfs_argop4_u.opclose;
 	cl->seqid = seqid;
 	cl->open_stateid = v->sid;
-	memset(out, 0, sizeof(*out));
+	out->done = out->answered = out->broken = 0;
 	(void)send_compound(r, rpc, &c, take_status4, NULL, out);
 }
 
@@ -1221,6 +1234,11 @@ static int take_create(void *res, void *arg)
 	return t->take(res, t->arg);
 }
 
+/*
+ * Every RPC of one exchange goes through c, the caller's: should one time
+ * out, nfsrpc_call destroys the connection, and libnfs then calls the
+ * callback of what is still queued, which must find live memory.
+ */
 int nfs4_exchange(struct nfsrpc *r, struct rpc_context *rpc, int proc,
 		  void *args, struct call *c)
 {
@@ -1229,41 +1247,41 @@ int nfs4_exchange(struct nfsrpc *r, struct rpc_context *rpc, int proc,
 	struct open_owner own;
 	struct compound cmp;
 	uint64_t stale = 0;
-	int err, tries;
+	int err, tries, opened;
 
 	for (tries = 0; tries < 2; tries++) {
 		if (proc == NFS3_CREATE) {
-			struct call setup = { .broken = 0 };
-
-			err = client_id(r, rpc, stale, &v.clientid, &setup);
+			err = client_id(r, rpc, stale, &v.clientid, c);
 			if (err) {
-				c->broken = setup.broken;
-				c->done = 1;
-				return c->err = err;
+				/* no OPEN sent: safe to send again */
+				c->answered = 0;
+				return err;
 			}
 			v.take = take_create;
 			v.arg = &ct;
 		}
 		memset(&cmp, 0, sizeof(cmp));
 		err = build(r, &cmp, &v, args, &own);
-		if (err)
+		if (err) {
+			c->done = 1;
+			c->broken = c->answered = 0;
 			return c->err = err;
-		/* CREATE's OPEN refused for a client ID the server forgot:
-		 * set up a new one and OPEN once more */
+		}
 		stale = v.clientid;
 		v.stale_clientid = v.confirm = 0;
 		c->done = c->answered = c->broken = 0;
 		err = send_compound(r, rpc, &cmp, take4, &v, c);
-		if (proc != NFS3_CREATE || !c->answered ||
-		    (err != -EIO || !v.stale_clientid))
+		/* CREATE's OPEN refused for a client ID the server forgot:
+		 * set up a new one and OPEN once more */
+		if (!c->answered || !v.stale_clientid)
 			break;
 	}
-	if (proc == NFS3_CREATE && !err && (v.confirm & 1) && ct.have_fh) {
-		struct call cl;
-
-		close_open(r, rpc, &v, &ct.fh, &cl);
-		if (cl.broken)
-			c->broken = 1;
+	/* what OPEN opened is closed even if the caller's take failed */
+	if (proc == NFS3_CREATE && c->answered && !c->broken &&
+	    (v.confirm & 1) && ct.have_fh) {
+		opened = c->answered;
+		close_open(r, rpc, &v, &ct.fh, c);
+		c->answered = opened;	/* OPEN's answer stands */
 	}
 	return err;
 }

@@ -392,16 +392,9 @@ int nfsrpc_mount(struct nfsrpc *r, struct dcnfs_fh *root)
 	struct rpc_context *rpc;
 	int err;
 
-	if (r->version == 4) {
-		char *path = strdup(r->export);	/* taken apart by the call */
-
-		if (!path)
-			return -ENOMEM;
-		err = nfsrpc_call(r, RK_OTHER, NULL, NFSRPC_ROOT, path,
-				  take_root4, root, 0);
-		free(path);
-		return err;
-	}
+	if (r->version == 4)
+		return nfsrpc_call(r, RK_OTHER, NULL, NFSRPC_ROOT, r->export,
+				   take_root4, root, 0);
 
 	err = connect_rpc(r, MOUNT_PROGRAM, MOUNT_V3, &rpc);
 	if (err)

@@ -46,7 +46,7 @@ struct nfsrpc {
 };
 
 /* A procedure nfsrpc_call sends that NFSv3 has not: the export's root
- * handle over NFSv4 (args: its path, changed; the reply: an nfs_fh3). */
+ * handle over NFSv4 (args: its path; the reply: an nfs_fh3). */
 #define NFSRPC_ROOT	1000
 
 /* nfsrpc_call's flags */
