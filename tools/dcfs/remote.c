@@ -88,11 +88,16 @@ static bool forgotten(struct dc_dentry *d)
 }
 
 /* An absent name, for the kernel to keep so for the negative timeout. */
-static void reply_absent(fuse_req_t req)
+/* A lookup that found nothing (err, an errno): ENOENT as a negative
+ * entry the kernel keeps for the negative timeout, when there is one. */
+static void reply_lookup_err(fuse_req_t req, int err)
 {
 	struct fuse_entry_param e = { .entry_timeout = rs.neg_timeout };
 
-	fuse_reply_entry(req, &e);
+	if (err == ENOENT && rs.neg_timeout > 0)
+		fuse_reply_entry(req, &e);
+	else
+		fuse_reply_err(req, err);
 }
 
 /* --name-cache off: the kernel's lookup is one LOOKUP RPC, as a client
@@ -107,12 +112,8 @@ static void lookup_uncached(fuse_req_t req, struct rnode *p, const char *name)
 	int err = S_ISDIR(p->type) ? -dcnfs_lookup(&rs.be, NULL, &p->fh, name,
 						   &fh, &st) : ENOTDIR;
 
-	if (err == ENOENT && rs.neg_timeout > 0) {
-		reply_absent(req);
-		return;
-	}
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_lookup_err(req, err);
 		return;
 	}
 	n = rnode_get_st(&st, &fh, NULL);
@@ -147,12 +148,8 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (err == ENOENT && forgotten(dir))
 		err = ESTALE;	/* the kernel looks its path up again */
 	dc_put(rs.cache, dir);
-	if (err == ENOENT && rs.neg_timeout > 0) {
-		reply_absent(req);
-		return;
-	}
 	if (err) {
-		fuse_reply_err(req, err);
+		reply_lookup_err(req, err);
 		return;
 	}
 	err = -dc_dentry_stat(d, &in);
