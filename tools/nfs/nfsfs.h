@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * nfsfs.h - a libdcache backend over an NFS export, on libnfs (NFSv3).
+ * nfsfs.h - a libdcache backend over an NFS export (NFSv3 or NFSv4.0),
+ * on libnfs's raw RPC calls.
  *
  * Built into libdcnfs.a, apart from libdcache (whose users need no
  * libnfs), when pkg-config finds libnfs.  Cookies are file handles: a
@@ -51,14 +52,17 @@ struct dcnfs_stats {
 
 /*
  * A backend for url, "nfs://HOST/EXPORT[?PARAM[&PARAM...]]", into *out
- * (PARAM: version=3, or nfsport=N and mountport=N to connect to those
- * ports without asking HOST's rpcbind): the export is mounted (one MNT)
- * and its root's handle kept.  The backend then connects to the NFS service once per
- * thread that uses it at once (a pool: libnfs contexts are one thread's
- * at a time).  0, or -EINVAL (NULL, a bad URL, non-zero reserved space),
- * -EPROTONOSUPPORT (version=4: not built yet), -ENOMEM, -ECONNREFUSED
- * (HOST's rpcbind, mountd or NFS service cannot be reached), -ETIMEDOUT,
- * or the MNT's error (-ENOENT, -EACCES, ...).
+ * (PARAM: version=3 or version=4 (NFSv4.0; 3 when not given), or
+ * nfsport=N and mountport=N to connect to those ports without asking
+ * HOST's rpcbind; over NFSv4 the NFS port is 2049 unless nfsport= says
+ * otherwise, and mountport= goes unused): the export's root is found
+ * (NFSv3: one MNT; NFSv4: PUTROOTFH and a LOOKUP per component of its
+ * pseudo path) and its handle kept.  The backend then connects to the
+ * NFS service once per thread that uses it at once (a pool: libnfs
+ * contexts are one thread's at a time).  0, or -EINVAL (NULL, a bad URL,
+ * non-zero reserved space), -ENOMEM, -ECONNREFUSED (HOST's rpcbind,
+ * mountd or NFS service cannot be reached), -ETIMEDOUT, or the server's
+ * answer for the export (-ENOENT, -EACCES, ...).
  */
 int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 	       struct dc_backend *out);
@@ -80,7 +84,7 @@ void dcnfs_stats(const struct dc_backend *be, struct dcnfs_stats *st);
  * carried, or those of a GETATTR after it (st_dev is the fsid's low bits).
  */
 
-/* An NFSv3 file handle. */
+/* An NFS file handle (a server's longer than 64 bytes: -EIO). */
 struct dcnfs_fh {
 	uint32_t len;
 	unsigned char data[64];
