@@ -340,6 +340,12 @@ struct compound {
 	char path[1024];			/* the export's, taken apart */
 };
 
+/* The index the next op will have. */
+static int at(const struct compound *c)
+{
+	return (int)c->args.argarray.argarray_len;
+}
+
 static nfs_argop4 *op(struct compound *c, nfs_opnum4 num)
 {
 	nfs_argop4 *o = &c->ops[c->args.argarray.argarray_len++];
@@ -474,18 +480,170 @@ struct open_owner {
 	char name[40];
 };
 
+/* CREATE of a regular file: OPEN with OPEN4_CREATE under v->clientid. */
+static int build_open(struct nfsrpc *r, struct compound *c,
+		      struct v4call *v, void *args, struct open_owner *own)
+{
+	CREATE3args *a = args;
+	OPEN4args *o;
+	createhow4 *how;
+
+	if (a->how.mode == EXCLUSIVE)
+		return -EINVAL;	/* never asked for here */
+	op_putfh(c, &a->where.dir);
+	v->i_main = at(c);
+	o = &op(c, OP_OPEN)->nfs_argop4_u.opopen;
+	o->seqid = 0;
+	/* access the creator may not have (mode 0): READ is what the
+	 * server lets the owner of a file it just made have */
+	o->share_access = OPEN4_SHARE_ACCESS_READ;
+	o->share_deny = OPEN4_SHARE_DENY_NONE;
+	o->owner.clientid = v->clientid;
+	snprintf(own->name, sizeof(own->name), "dcnfs.%d.%" PRIu64,
+		 (int)getpid(),
+		 /* relaxed: only distinct, orders nothing */
+		 __atomic_add_fetch(&r->v4owners, 1, __ATOMIC_RELAXED));
+	o->owner.owner.owner_len = (u_int)strlen(own->name);
+	o->owner.owner.owner_val = own->name;
+	o->openhow.opentype = OPEN4_CREATE;
+	how = &o->openhow.openflag4_u.how;
+	how->mode = a->how.mode == GUARDED ? GUARDED4 : UNCHECKED4;
+	if (attrs_put(&a->how.createhow3_u.obj_attributes,
+		      &how->createhow4_u.createattrs, c->mask, c->attrs))
+		return -EINVAL;
+	o->claim.claim = CLAIM_NULL;
+	name4(&o->claim.open_claim4_u.file, a->where.name);
+	v->i_fh = at(c);
+	op(c, OP_GETFH);
+	v->i_attr = at(c);
+	op_getattr(c, stat_mask, 2);
+	return 0;
+}
+
+/* MKDIR, SYMLINK and MKNOD: CREATE of that type. */
+static int build_make(struct compound *c, struct v4call *v, void *args)
+{
+	CREATE4args *o;
+	const sattr3 *s;
+	const diropargs3 *where;
+
+	if (v->proc == NFS3_MKDIR) {
+		MKDIR3args *a = args;
+
+		where = &a->where;
+		s = &a->attributes;
+	} else if (v->proc == NFS3_SYMLINK) {
+		SYMLINK3args *a = args;
+
+		where = &a->where;
+		s = &a->symlink.symlink_attributes;
+	} else {
+		MKNOD3args *a = args;
+
+		where = &a->where;
+		/* every kind's attributes begin the union */
+		s = a->what.type == NF3CHR || a->what.type == NF3BLK ?
+		    &a->what.mknoddata3_u.chr_device.dev_attributes :
+		    &a->what.mknoddata3_u.pipe_attributes;
+	}
+	op_putfh(c, &where->dir);
+	v->i_main = at(c);
+	o = &op(c, OP_CREATE)->nfs_argop4_u.opcreate;
+	name4(&o->objname, where->name);
+	if (v->proc == NFS3_MKDIR) {
+		o->objtype.type = NF4DIR;
+	} else if (v->proc == NFS3_SYMLINK) {
+		SYMLINK3args *a = args;
+
+		/* within the 4 KiB libnfs 4.0 encodes a call into */
+		if (strlen(a->symlink.symlink_data) > SYMLINK4_MAX)
+			return -ENAMETOOLONG;
+		o->objtype.type = NF4LNK;
+		name4(&o->objtype.createtype4_u.linkdata,
+		      a->symlink.symlink_data);
+	} else {
+		MKNOD3args *a = args;
+
+		o->objtype.type = (nfs_ftype4)a->what.type;
+		if (a->what.type == NF3CHR || a->what.type == NF3BLK) {
+			specdata3 *d = &a->what.mknoddata3_u.chr_device.spec;
+
+			o->objtype.createtype4_u.devdata.specdata1 = d->specdata1;
+			o->objtype.createtype4_u.devdata.specdata2 = d->specdata2;
+		}
+	}
+	if (attrs_put(s, &o->createattrs, c->mask, c->attrs))
+		return -EINVAL;
+	v->i_fh = at(c);
+	op(c, OP_GETFH);
+	v->i_attr = at(c);
+	op_getattr(c, stat_mask, 2);
+	return 0;
+}
+
+/* READDIR, and ".." after it for a listing's first page. */
+static int build_readdir(struct compound *c, struct v4call *v,
+			 const READDIR3args *a)
+{
+	READDIR4args *o;
+
+	op_putfh(c, &a->dir);
+	v->i_dirattr = at(c);
+	op_getattr(c, stat_mask, 2);
+	v->i_main = at(c);
+	o = &op(c, OP_READDIR)->nfs_argop4_u.opreaddir;
+	v->cookie = a->cookie;
+	o->cookie = a->cookie <= COOKIE_DOTDOT ? 0 : a->cookie;
+	/* a listing from its start carries no verifier (RFC 7530) */
+	if (o->cookie)
+		memcpy(o->cookieverf, a->cookieverf, sizeof(o->cookieverf));
+	o->dircount = a->count;
+	o->maxcount = a->count;
+	o->attr_request.bitmap4_len = 1;
+	o->attr_request.bitmap4_val = (uint32_t *)fileid_mask;
+	if (a->cookie < COOKIE_DOTDOT) {
+		/* ".." after the listing: at the root it fails, and
+		 * the listing stands */
+		op(c, OP_LOOKUPP);
+		v->i_attr = at(c);
+		op_getattr(c, fileid_mask, 1);
+	}
+	return 0;
+}
+
+/* The export's root: PUTROOTFH and a LOOKUP per component of path. */
+static int build_root(struct compound *c, struct v4call *v,
+		      const char *path)
+{
+	char *p, *save = NULL;
+
+	/* split in a copy: path stays as it was for a resend */
+	if (strlen(path) >= sizeof(c->path))
+		return -ENAMETOOLONG;
+	strcpy(c->path, path);
+	op(c, OP_PUTROOTFH);
+	for (p = strtok_r(c->path, "/", &save); p;
+	     p = strtok_r(NULL, "/", &save)) {
+		if (at(c) >= OPS_MAX - 1)
+			return -ENAMETOOLONG;
+		op_lookup(c, p);
+	}
+	v->i_fh = at(c);
+	op(c, OP_GETFH);
+	return 0;
+}
+
 /* The arguments of proc (an NFSv3 procedure's) as c. */
 static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		 void *args, struct open_owner *own)
 {
 	v->i_attr = v->i_fh = v->i_dirattr = v->i_main = -1;
-#define AT()	((int)c->args.argarray.argarray_len)
 	switch (v->proc) {
 	case NFS3_GETATTR: {
 		GETATTR3args *a = args;
 
 		op_putfh(c, &a->object);
-		v->i_attr = AT();
+		v->i_attr = at(c);
 		op_getattr(c, stat_mask, 2);
 		return 0;
 	}
@@ -494,13 +652,13 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		SETATTR4args *s;
 
 		op_putfh(c, &a->object);
-		v->i_main = AT();
+		v->i_main = at(c);
 		s = &op(c, OP_SETATTR)->nfs_argop4_u.opsetattr;
 		s->stateid = anonymous;
 		if (attrs_put(&a->new_attributes, &s->obj_attributes, c->mask,
 			      c->attrs))
 			return -EINVAL;
-		v->i_attr = AT();
+		v->i_attr = at(c);
 		op_getattr(c, stat_mask, 2);
 		return 0;
 	}
@@ -508,13 +666,13 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		LOOKUP3args *a = args;
 
 		op_putfh(c, &a->what.dir);
-		v->i_dirattr = AT();
+		v->i_dirattr = at(c);
 		op_getattr(c, stat_mask, 2);
-		v->i_main = AT();
+		v->i_main = at(c);
 		op_lookup(c, a->what.name);
-		v->i_fh = AT();
+		v->i_fh = at(c);
 		op(c, OP_GETFH);
-		v->i_attr = AT();
+		v->i_attr = at(c);
 		op_getattr(c, stat_mask, 2);
 		return 0;
 	}
@@ -522,7 +680,7 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		READLINK3args *a = args;
 
 		op_putfh(c, &a->symlink);
-		v->i_main = AT();
+		v->i_main = at(c);
 		op(c, OP_READLINK);
 		return 0;
 	}
@@ -531,7 +689,7 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		READ4args *o;
 
 		op_putfh(c, &a->file);
-		v->i_main = AT();
+		v->i_main = at(c);
 		o = &op(c, OP_READ)->nfs_argop4_u.opread;
 		o->stateid = anonymous;
 		o->offset = a->offset;
@@ -543,7 +701,7 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		WRITE4args *o;
 
 		op_putfh(c, &a->file);
-		v->i_main = AT();
+		v->i_main = at(c);
 		o = &op(c, OP_WRITE)->nfs_argop4_u.opwrite;
 		o->stateid = anonymous;
 		o->offset = a->offset;
@@ -558,108 +716,18 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		COMMIT4args *o;
 
 		op_putfh(c, &a->file);
-		v->i_main = AT();
+		v->i_main = at(c);
 		o = &op(c, OP_COMMIT)->nfs_argop4_u.opcommit;
 		o->offset = a->offset;
 		o->count = a->count;
 		return 0;
 	}
-	case NFS3_CREATE: {
-		CREATE3args *a = args;
-		OPEN4args *o;
-		createhow4 *how;
-
-		if (a->how.mode == EXCLUSIVE)
-			return -EINVAL;	/* never asked for here */
-		op_putfh(c, &a->where.dir);
-		v->i_main = AT();
-		o = &op(c, OP_OPEN)->nfs_argop4_u.opopen;
-		o->seqid = 0;
-		/* access the creator may not have (mode 0): READ is what the
-		 * server lets the owner of a file it just made have */
-		o->share_access = OPEN4_SHARE_ACCESS_READ;
-		o->share_deny = OPEN4_SHARE_DENY_NONE;
-		o->owner.clientid = v->clientid;
-		snprintf(own->name, sizeof(own->name), "dcnfs.%d.%" PRIu64,
-			 (int)getpid(),
-			 /* relaxed: only distinct, orders nothing */
-			 __atomic_add_fetch(&r->v4owners, 1, __ATOMIC_RELAXED));
-		o->owner.owner.owner_len = (u_int)strlen(own->name);
-		o->owner.owner.owner_val = own->name;
-		o->openhow.opentype = OPEN4_CREATE;
-		how = &o->openhow.openflag4_u.how;
-		how->mode = a->how.mode == GUARDED ? GUARDED4 : UNCHECKED4;
-		if (attrs_put(&a->how.createhow3_u.obj_attributes,
-			      &how->createhow4_u.createattrs, c->mask, c->attrs))
-			return -EINVAL;
-		o->claim.claim = CLAIM_NULL;
-		name4(&o->claim.open_claim4_u.file, a->where.name);
-		v->i_fh = AT();
-		op(c, OP_GETFH);
-		v->i_attr = AT();
-		op_getattr(c, stat_mask, 2);
-		return 0;
-	}
+	case NFS3_CREATE:
+		return build_open(r, c, v, args, own);
 	case NFS3_MKDIR:
 	case NFS3_SYMLINK:
-	case NFS3_MKNOD: {
-		CREATE4args *o;
-		const sattr3 *s;
-		const diropargs3 *where;
-
-		if (v->proc == NFS3_MKDIR) {
-			MKDIR3args *a = args;
-
-			where = &a->where;
-			s = &a->attributes;
-		} else if (v->proc == NFS3_SYMLINK) {
-			SYMLINK3args *a = args;
-
-			where = &a->where;
-			s = &a->symlink.symlink_attributes;
-		} else {
-			MKNOD3args *a = args;
-
-			where = &a->where;
-			/* every kind's attributes begin the union */
-			s = a->what.type == NF3CHR || a->what.type == NF3BLK ?
-			    &a->what.mknoddata3_u.chr_device.dev_attributes :
-			    &a->what.mknoddata3_u.pipe_attributes;
-		}
-		op_putfh(c, &where->dir);
-		v->i_main = AT();
-		o = &op(c, OP_CREATE)->nfs_argop4_u.opcreate;
-		name4(&o->objname, where->name);
-		if (v->proc == NFS3_MKDIR) {
-			o->objtype.type = NF4DIR;
-		} else if (v->proc == NFS3_SYMLINK) {
-			SYMLINK3args *a = args;
-
-			/* within the 4 KiB libnfs 4.0 encodes a call into */
-			if (strlen(a->symlink.symlink_data) > SYMLINK4_MAX)
-				return -ENAMETOOLONG;
-			o->objtype.type = NF4LNK;
-			name4(&o->objtype.createtype4_u.linkdata,
-			      a->symlink.symlink_data);
-		} else {
-			MKNOD3args *a = args;
-
-			o->objtype.type = (nfs_ftype4)a->what.type;
-			if (a->what.type == NF3CHR || a->what.type == NF3BLK) {
-				specdata3 *d = &a->what.mknoddata3_u.chr_device.spec;
-
-				o->objtype.createtype4_u.devdata.specdata1 = d->specdata1;
-				o->objtype.createtype4_u.devdata.specdata2 = d->specdata2;
-			}
-		}
-		if (attrs_put(s, &o->createattrs, c->mask, c->attrs))
-			return -EINVAL;
-		v->i_fh = AT();
-		op(c, OP_GETFH);
-		v->i_attr = AT();
-		op_getattr(c, stat_mask, 2);
-		return 0;
-	}
+	case NFS3_MKNOD:
+		return build_make(c, v, args);
 	case NFS3_REMOVE:
 	case NFS3_RMDIR: {
 		diropargs3 *d = v->proc == NFS3_REMOVE ?
@@ -669,10 +737,10 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		op_putfh(c, &d->dir);
 		op_lookup(c, d->name);
 		/* the type REMOVE does not check: as NFSv3's REMOVE and RMDIR */
-		v->i_attr = AT();
+		v->i_attr = at(c);
 		op_verify_dir(c, v->proc == NFS3_RMDIR ? OP_VERIFY : OP_NVERIFY);
 		op_putfh(c, &d->dir);
-		v->i_main = AT();
+		v->i_main = at(c);
 		name4(&op(c, OP_REMOVE)->nfs_argop4_u.opremove.target, d->name);
 		return 0;
 	}
@@ -683,7 +751,7 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		op_putfh(c, &a->from.dir);
 		op(c, OP_SAVEFH);
 		op_putfh(c, &a->to.dir);
-		v->i_main = AT();
+		v->i_main = at(c);
 		o = &op(c, OP_RENAME)->nfs_argop4_u.oprename;
 		name4(&o->oldname, a->from.name);
 		name4(&o->newname, a->to.name);
@@ -695,10 +763,10 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		op_putfh(c, &a->file);
 		op(c, OP_SAVEFH);
 		op_putfh(c, &a->link.dir);
-		v->i_main = AT();
+		v->i_main = at(c);
 		name4(&op(c, OP_LINK)->nfs_argop4_u.oplink.newname, a->link.name);
 		op(c, OP_RESTOREFH);
-		v->i_attr = AT();
+		v->i_attr = at(c);
 		op_getattr(c, stat_mask, 2);
 		return 0;
 	}
@@ -706,59 +774,17 @@ static int build(struct nfsrpc *r, struct compound *c, struct v4call *v,
 		FSSTAT3args *a = args;
 
 		op_putfh(c, &a->fsroot);
-		v->i_attr = AT();
+		v->i_attr = at(c);
 		op_getattr(c, fsstat_mask, 2);
 		return 0;
 	}
-	case NFS3_READDIR: {
-		READDIR3args *a = args;
-		READDIR4args *o;
-
-		op_putfh(c, &a->dir);
-		v->i_dirattr = AT();
-		op_getattr(c, stat_mask, 2);
-		v->i_main = AT();
-		o = &op(c, OP_READDIR)->nfs_argop4_u.opreaddir;
-		v->cookie = a->cookie;
-		o->cookie = a->cookie <= COOKIE_DOTDOT ? 0 : a->cookie;
-		/* a listing from its start carries no verifier (RFC 7530) */
-		if (o->cookie)
-			memcpy(o->cookieverf, a->cookieverf, sizeof(o->cookieverf));
-		o->dircount = a->count;
-		o->maxcount = a->count;
-		o->attr_request.bitmap4_len = 1;
-		o->attr_request.bitmap4_val = (uint32_t *)fileid_mask;
-		if (a->cookie < COOKIE_DOTDOT) {
-			/* ".." after the listing: at the root it fails, and
-			 * the listing stands */
-			op(c, OP_LOOKUPP);
-			v->i_attr = AT();
-			op_getattr(c, fileid_mask, 1);
-		}
-		return 0;
-	}
-	case NFSRPC_ROOT: {
-		char *p, *save = NULL;
-
-		/* split in a copy: args stays as it was for a resend */
-		if (strlen(args) >= sizeof(c->path))
-			return -ENAMETOOLONG;
-		strcpy(c->path, args);
-		op(c, OP_PUTROOTFH);
-		for (p = strtok_r(c->path, "/", &save); p;
-		     p = strtok_r(NULL, "/", &save)) {
-			if (AT() >= OPS_MAX - 1)
-				return -ENAMETOOLONG;
-			op_lookup(c, p);
-		}
-		v->i_fh = AT();
-		op(c, OP_GETFH);
-		return 0;
-	}
+	case NFS3_READDIR:
+		return build_readdir(c, v, args);
+	case NFSRPC_ROOT:
+		return build_root(c, v, args);
 	default:
 		return -EOPNOTSUPP;
 	}
-#undef AT
 }
 
 /* The status of op i: its own, or the COMPOUND's if the server stopped
@@ -887,6 +913,38 @@ out:
 	return err;
 }
 
+/* What CREATE (OPEN), MKDIR, SYMLINK and MKNOD answered (m: the main
+ * op's result, st: the COMPOUND's status), as CREATE3res. */
+static int take_made4(COMPOUND4res *r, struct v4call *v, nfs_resop4 *m,
+		      nfsstat3 st)
+{
+	CREATE3res out;
+	CREATE3resok *ok = &out.CREATE3res_u.resok;
+
+	memset(&out, 0, sizeof(out));
+	if (v->proc == NFS3_CREATE && m &&
+	    (op_status(r, v->i_main) == NFS4ERR_STALE_CLIENTID ||
+	     op_status(r, v->i_main) == NFS4ERR_EXPIRED)) {
+		v->stale_clientid = 1;	/* sent again: not the answer */
+		return -EIO;
+	}
+	/* made: the name exists even if GETFH or GETATTR failed */
+	out.status = m && op_status(r, v->i_main) == NFS4_OK ? NFS3_OK : st;
+	if (out.status == NFS3_OK) {
+		if (v->proc == NFS3_CREATE) {
+			OPEN4resok *o = &m->nfs_resop4_u.opopen
+					 .OPEN4res_u.resok4;
+
+			v->sid = o->stateid;
+			v->confirm = 1 | (o->rflags & OPEN4_RESULT_CONFIRM);
+		}
+		ok->obj.handle_follows = res_fh(r, (unsigned)v->i_fh,
+						&ok->obj.post_op_fh3_u.handle);
+		post_attr(&ok->obj_attributes, r, (unsigned)v->i_attr);
+	}
+	return v->take(&out, v->arg);
+}
+
 /* The COMPOUND's reply as proc's NFSv3 result, for the caller's take(). */
 static int take4(void *res, void *arg)
 {
@@ -1006,33 +1064,8 @@ static int take4(void *res, void *arg)
 	case NFS3_CREATE:
 	case NFS3_MKDIR:
 	case NFS3_SYMLINK:
-	case NFS3_MKNOD: {
-		CREATE3res out;
-		CREATE3resok *ok = &out.CREATE3res_u.resok;
-
-		memset(&out, 0, sizeof(out));
-		if (v->proc == NFS3_CREATE && m &&
-		    (op_status(r, v->i_main) == NFS4ERR_STALE_CLIENTID ||
-		     op_status(r, v->i_main) == NFS4ERR_EXPIRED)) {
-			v->stale_clientid = 1;	/* sent again: not the answer */
-			return -EIO;
-		}
-		/* made: the name exists even if GETFH or GETATTR failed */
-		out.status = m && op_status(r, v->i_main) == NFS4_OK ? NFS3_OK : st;
-		if (out.status == NFS3_OK) {
-			if (v->proc == NFS3_CREATE) {
-				OPEN4resok *o = &m->nfs_resop4_u.opopen
-						 .OPEN4res_u.resok4;
-
-				v->sid = o->stateid;
-				v->confirm = 1 | (o->rflags & OPEN4_RESULT_CONFIRM);
-			}
-			ok->obj.handle_follows = res_fh(r, (unsigned)v->i_fh,
-							&ok->obj.post_op_fh3_u.handle);
-			post_attr(&ok->obj_attributes, r, (unsigned)v->i_attr);
-		}
-		return v->take(&out, v->arg);
-	}
+	case NFS3_MKNOD:
+		return take_made4(r, v, m, st);
 	case NFS3_REMOVE:
 	case NFS3_RMDIR: {
 		nfsstat4 vs = op_status(r, v->i_attr);
