@@ -61,6 +61,8 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a bad URL parameter: exit 1, EINVAL said"
 	"through build/netdelay (nfsport=, mountport=): a file made reads back"
 	"a cached stat of an unchanged path: 0 LOOKUP and 0 GETATTR RPCs"
+	"files unchanged for long: their attributes trusted longer (--acregmax)"
+	"a file changed just after it was made: the change shows within --ac"
 	"two clients: changes through one show in the other within the bound"
 	"two clients: changes in the exported directory show in both within the bound"
 	"two clients: concurrent creates, renames, unlinks leave the expected tree"
@@ -123,6 +125,9 @@ ms_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%d", (b - a) *
 t0=$EPOCHREALTIME
 if "$SERVER" start "$ROOT" "$STATE" >"$TMP/start.out" 2>&1; then
 	started=1
+	# files to be old by the time the age rule is checked
+	mkdir -p "$ROOT/aged" && for i in $(seq 1 20); do echo "$i" >"$ROOT/aged/f$i"; done
+	aged_t0=$EPOCHREALTIME
 	ok "${CHECKS[next]} ($(ms_since "$t0") ms)"
 	done_check
 else
@@ -266,7 +271,7 @@ stat_passes() {
 	local p
 
 	mount_dcfs "$1" --entry-timeout 0.1 --attr-timeout 0.1 --ttl 600000 --neg-ttl 600000 \
-		--ac 600000 || return 1
+		--ac 600000 --acdir 600000 || return 1
 	for ((p = 0; p < $2; p++)); do
 		(cd "$TMP/$1" && stat -c %i "${SPATHS[@]}" >/dev/null 2>&1)
 		sleep 0.3
@@ -280,6 +285,58 @@ if stat_passes S1 1 && stat_passes S4 4; then
 else
 	notok "${CHECKS[next]}: a mount failed"
 	cat "$TMP"/S*.log | diag
+fi
+done_check
+
+# --- trust that grows with age ----------------------------------------------------
+# Attributes are trusted for a tenth of how long the inode had been
+# unchanged, within [--ac, --acregmax].  Files 10 s old: 1 s; eight stats
+# of them 150 ms apart each, GETATTR about twice, against each time with
+# --ac 100 alone (a fixed 100 ms).
+AGED=()
+for i in $(seq 1 20); do AGED+=("f$i"); done
+aged_passes() {
+	local name=$1 p
+	shift
+	mount_dcfs "$name" --entry-timeout 0 --attr-timeout 0 --ttl 600000 --neg-ttl 600000 \
+		--acdir 100 --ac 100 "$@" || return 1
+	for ((p = 0; p < 8; p++)); do
+		(cd "$TMP/$name/aged" && stat -c %i "${AGED[@]}" >/dev/null 2>&1)
+		sleep 0.15
+	done
+	unmount_dcfs "$name"
+}
+wait_s=$(awk -v a="$aged_t0" -v b="$EPOCHREALTIME" 'BEGIN { w = 10.5 - (b - a); print (w > 0 ? w : 0) }')
+sleep "$wait_s"
+if aged_passes G1 --acregmax 60000 && aged_passes G2; then
+	g1=$(stat_of G1 GETATTR) g2=$(stat_of G2 GETATTR)
+	check_all "${CHECKS[next]}: GETATTR $g1 with --acregmax 60000, $g2 with --ac 100 alone" \
+		'[ -n "$g1" ] && [ -n "$g2" ] && [ $((g1 * 2)) -lt "$g2" ]'
+else
+	notok "${CHECKS[next]}: a mount failed"
+	cat "$TMP"/G*.log | diag
+fi
+done_check
+# ... but what changed lately is trusted for --ac only: a file made, seen,
+# then changed on the server shows within 100 ms + the poll
+if mount_dcfs G3 --entry-timeout 0 --attr-timeout 0 --ac 100 --acregmax 60000 \
+	--acdir 100 --acdirmax 60000; then
+	echo y >"$ROOT/aged/young" && chmod 644 "$ROOT/aged/young"
+	m0=$(stat -c %a "$TMP/G3/aged/young" 2>&1)
+	chmod 600 "$ROOT/aged/young"
+	t0=$EPOCHREALTIME m1=
+	while [ "$(ms_since "$t0")" -lt 3000 ]; do
+		m1=$(stat -c %a "$TMP/G3/aged/young" 2>&1)
+		[ "$m1" = 600 ] && break
+		sleep 0.02
+	done
+	lag=$(ms_since "$t0")
+	check_all "${CHECKS[next]}: mode $m0, then $m1 after $lag ms (bound 500)" \
+		'[ "$m0" = 644 ] && [ "$m1" = 600 ] && [ "$lag" -le 500 ]'
+	unmount_dcfs G3
+else
+	notok "${CHECKS[next]}: the mount failed"
+	diag <"$TMP/G3.log"
 fi
 done_check
 

@@ -15,9 +15,10 @@
  * Coherence, as Linux's NFS client (docs/dcfs.md, "Over NFS"): the kernel
  * keeps names for --entry-timeout and attributes for --attr-timeout; the
  * cache keeps answers for --ttl (negative ones for --neg-ttl), then asks
- * the server whether the directory changed (one GETATTR, none if its
- * attributes were seen within --acdir) and looks the name up again only
- * if it did.  Close-to-open: open asks for the file's attributes, and the
+ * the server whether the directory changed (one GETATTR, none while its
+ * attributes are trusted: --acdir after they were seen, up to --acdirmax
+ * for a directory long unchanged) and looks the name up again only if
+ * it did; attributes answer for --ac, up to --acregmax likewise.  Close-to-open: open asks for the file's attributes, and the
  * kernel's pages of it are kept only if the file did not change since;
  * data written is committed on close (flush) and fsync, and a server that
  * restarted in between (another write verifier) makes them fail with EIO.
@@ -168,7 +169,7 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	/* a hit costs no RPC while its attributes are fresh (--ac), nor a
+	/* a hit costs no RPC while its attributes are trusted, nor a
 	 * miss: its LOOKUP's reply carried them */
 	err = -rattr_of_entry(n, &seed, seen, &st);
 	if (err) {

@@ -34,9 +34,11 @@ struct rnode {
 	struct timespec mtime, ctime;	/* nodes_lock */
 	off_t size;
 	/* the attributes last seen, from an RPC sent at st_ms (0: none)
-	 * while rs.attr_gen was st_gen: answers for --ac ms */
+	 * while rs.attr_gen was st_gen: answers while trusted
+	 * (remote_node.c, trust_ms) */
 	struct stat st;			/* nodes_lock */
 	int64_t st_ms;
+	int64_t st_age_ms;		/* how long it had then been unchanged */
 	uint64_t st_gen;
 	int64_t changed_ms;		/* when a write here last changed it */
 	/* open files of it, and the name an unlink gave it while open
@@ -70,7 +72,10 @@ struct remote_state {
 	pthread_mutex_t nodes_lock;
 	double entry_timeout, attr_timeout, neg_timeout;
 	bool no_names;		/* --name-cache off: every lookup a LOOKUP */
-	int64_t ac_ms;		/* --ac: attributes seen this recently serve */
+	/* attributes seen serve for a tenth of how long their inode had
+	 * been unchanged, within [min, max] (dcnfs_trust_ms): a file's by
+	 * --ac and --acregmax, a directory's by --acdir and --acdirmax */
+	int64_t acreg_min_ms, acreg_max_ms, acdir_min_ms, acdir_max_ms;
 	/* bumped by each change made through the mount that may change
 	 * attributes of inodes other than the one it names (nlink, a
 	 * directory's times): attributes seen before it serve no more */
@@ -124,7 +129,7 @@ void rattr_store(struct rnode *n, const struct stat *st, int64_t ms,
 		 uint64_t gen);
 /* n's own data or attributes changed through it: ask the server next. */
 void rattr_stale(struct rnode *n);
-/* n's attributes: fresh ones (--ac), else a GETATTR's.  0 or -errno. */
+/* n's attributes: trusted ones, else a GETATTR's.  0 or -errno. */
 int rattr_get(struct rnode *n, struct stat *st);
 /* The same for a node just looked up through the cache, the backend's
  * attributes of its entry (seed, seen at seen; 0: none) serving too. */

@@ -22,14 +22,18 @@ struct ropts {
 	const char *url, *mountpoint, *stats, *fuse_opts;
 	bool foreground, debug;
 	unsigned threads;
-	uint32_t ttl_ms, neg_ttl_ms, acdir_ms;
+	uint32_t ttl_ms, neg_ttl_ms;
+	/* trust in attributes seen (ms): files (--ac, --acregmax) and
+	 * directories (--acdir, --acdirmax); a max of -1: not given */
+	int64_t acreg_min, acreg_max, acdir_min, acdir_max;
 	enum { LC_ALL, LC_POSITIVE, LC_NONE } lookupcache;
 };
 
 static const char remote_usage[] =
 "usage: dcfs nfs://HOST/EXPORT MOUNTPOINT [-f] [-d] [-o OPT[,OPT...]]\n"
 "            [--threads N] [--entry-timeout S] [--attr-timeout S]\n"
-"            [--ttl MS] [--neg-ttl MS] [--acdir MS] [--ac MS]\n"
+"            [--ttl MS] [--neg-ttl MS] [--ac MS] [--acregmax MS]\n"
+"            [--acdir MS] [--acdirmax MS]\n"
 "            [--lookupcache all|positive|none] [--name-cache on|off]\n"
 "            [--stats FILE]\n"
 "\n"
@@ -47,11 +51,16 @@ static const char remote_usage[] =
 "  --ttl MS            how long the cache trusts a name before it asks\n"
 "                      whether its directory changed (default 1000)\n"
 "  --neg-ttl MS        the same for an absent name (default 1000)\n"
-"  --acdir MS          directory attributes seen this recently count as\n"
-"                      checked (default 100; 0: always ask)\n"
-"  --ac MS             attributes seen this recently answer the kernel's\n"
-"                      lookups and getattrs without a GETATTR (default\n"
-"                      1000; 0: always ask; open always asks)\n"
+"  --ac MS             a file's attributes seen this recently answer the\n"
+"                      kernel's lookups and getattrs without a GETATTR\n"
+"                      (default 1000; 0: always ask; open always asks)\n"
+"  --acregmax MS       ... and for longer, a tenth of how long the file\n"
+"                      had been unchanged when seen, up to MS (default\n"
+"                      60000; --ac alone: --ac's, a fixed time)\n"
+"  --acdir MS          the same for a directory's attributes, which also\n"
+"                      say whether its names changed (default 100)\n"
+"  --acdirmax MS       the same as --acregmax for directories (default\n"
+"                      60000; --acdir alone: --acdir's)\n"
 "  --lookupcache all|positive|none\n"
 "                      which answers are kept, as NFS's option (default all)\n"
 "  --name-cache off    no name cache: each name the kernel asks for is a\n"
@@ -108,6 +117,8 @@ static void parse(int argc, char **argv, struct ropts *o)
 		{ "neg-ttl", required_argument, NULL, 'n' },
 		{ "acdir", required_argument, NULL, 'a' },
 		{ "ac", required_argument, NULL, 'c' },
+		{ "acregmax", required_argument, NULL, 'C' },
+		{ "acdirmax", required_argument, NULL, 'D' },
 		{ "lookupcache", required_argument, NULL, 'l' },
 		{ "stats", required_argument, NULL, 's' },
 		{ "name-cache", required_argument, NULL, 'N' },
@@ -115,6 +126,7 @@ static void parse(int argc, char **argv, struct ropts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	bool acreg_given = false, acdir_given = false;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "fdo:h", longs, NULL)) != -1) {
@@ -130,8 +142,14 @@ static void parse(int argc, char **argv, struct ropts *o)
 		case 'A': rs.attr_timeout = seconds("--attr-timeout", optarg); break;
 		case 't': o->ttl_ms = (uint32_t)number("--ttl", optarg, UINT32_MAX - 1); break;
 		case 'n': o->neg_ttl_ms = (uint32_t)number("--neg-ttl", optarg, UINT32_MAX - 1); break;
-		case 'a': o->acdir_ms = (uint32_t)number("--acdir", optarg, UINT32_MAX - 1); break;
-		case 'c': rs.ac_ms = (int64_t)number("--ac", optarg, UINT32_MAX - 1); break;
+		case 'a': o->acdir_min = (int64_t)number("--acdir", optarg, UINT32_MAX - 1);
+			  acdir_given = true;
+			  break;
+		case 'c': o->acreg_min = (int64_t)number("--ac", optarg, UINT32_MAX - 1);
+			  acreg_given = true;
+			  break;
+		case 'C': o->acreg_max = (int64_t)number("--acregmax", optarg, UINT32_MAX - 1); break;
+		case 'D': o->acdir_max = (int64_t)number("--acdirmax", optarg, UINT32_MAX - 1); break;
 		case 'l':
 			if (!strcmp(optarg, "all"))
 				o->lookupcache = LC_ALL;
@@ -157,12 +175,27 @@ static void parse(int argc, char **argv, struct ropts *o)
 		remote_usage_error("give nfs://HOST/EXPORT and MOUNTPOINT");
 	o->url = argv[optind];
 	o->mountpoint = argv[optind + 1];
+	/* --ac or --acdir alone: a fixed trust, as NFS's actimeo; 0: none */
+	if (o->acreg_max < 0)
+		o->acreg_max = acreg_given ? o->acreg_min : 60000;
+	if (o->acdir_max < 0)
+		o->acdir_max = acdir_given ? o->acdir_min : 60000;
+	if (!o->acreg_min)
+		o->acreg_max = 0;
+	if (!o->acdir_min)
+		o->acdir_max = 0;
+	rs.acreg_min_ms = o->acreg_min;
+	rs.acreg_max_ms = o->acreg_max;
+	rs.acdir_min_ms = o->acdir_min;
+	rs.acdir_max_ms = o->acdir_max;
 }
 
 static struct dcnfs_options backend_options(const struct ropts *o)
 {
-	struct dcnfs_options no = { .acdir_ms = o->acdir_ms ? o->acdir_ms :
-						   DCNFS_ACDIR_OFF };
+	struct dcnfs_options no = {
+		.acdir_ms = o->acdir_min ? (uint32_t)o->acdir_min : DCNFS_ACDIR_OFF,
+		.acdir_max_ms = (uint32_t)o->acdir_max,
+	};
 
 	return no;
 }
@@ -266,13 +299,13 @@ static int fuse_args_of(const struct ropts *o, char *argv0, struct fuse_args *a)
 int remote_main(int argc, char **argv)
 {
 	struct ropts o = { .threads = 8, .ttl_ms = 1000, .neg_ttl_ms = 1000,
-			   .acdir_ms = 100 };
+			   .acreg_min = 1000, .acreg_max = -1,
+			   .acdir_min = 100, .acdir_max = -1 };
 	struct fuse_args fa = FUSE_ARGS_INIT(0, NULL);
 	struct fuse_loop_config *cfg;
 	int ret = 1;
 
 	rs.entry_timeout = rs.attr_timeout = 1.0;
-	rs.ac_ms = 1000;
 	parse(argc, argv, &o);
 	if (o.lookupcache == LC_NONE)
 		rs.entry_timeout = 0;

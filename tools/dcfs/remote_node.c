@@ -155,16 +155,44 @@ void rattr_changed(void)
 	__atomic_add_fetch(&rs.attr_gen, 1, __ATOMIC_RELEASE);
 }
 
+static int64_t ts_ms(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000 + t->tv_nsec / 1000000;
+}
+
+/* How long st's inode had been unchanged (its mtime or ctime, by the
+ * server's clock) when an RPC sent at ms (rs_now_ms's clock) saw it. */
+static int64_t unchanged_ms(const struct stat *st, int64_t ms)
+{
+	struct timespec wall;
+	int64_t m = ts_ms(&st->st_mtim), c = ts_ms(&st->st_ctim);
+
+	clock_gettime(CLOCK_REALTIME, &wall);
+	return ts_ms(&wall) - (rs_now_ms() - ms) - (m > c ? m : c);
+}
+
+/* How long after it was seen st serves, given it had been unchanged for
+ * age ms: a file's by --ac/--acregmax, a directory's --acdir/--acdirmax. */
+static int64_t trust_ms(const struct stat *st, int64_t age)
+{
+	if (S_ISDIR(st->st_mode))
+		return dcnfs_trust_ms(age, rs.acdir_min_ms, rs.acdir_max_ms);
+	return dcnfs_trust_ms(age, rs.acreg_min_ms, rs.acreg_max_ms);
+}
+
 /* st, from an RPC sent at ms while the generation was gen, as n's. */
 void rattr_store(struct rnode *n, const struct stat *st, int64_t ms,
 		       uint64_t gen)
 {
+	int64_t age = unchanged_ms(st, ms);
+
 	pthread_mutex_lock(&rs.nodes_lock);
 	/* an answer to an RPC sent before this mount's last write to the
 	 * file may show it before the write */
 	if (ms >= n->st_ms && ms > n->changed_ms) {
 		n->st = *st;
 		n->st_ms = ms;
+		n->st_age_ms = age;
 		n->st_gen = gen;
 	}
 	pthread_mutex_unlock(&rs.nodes_lock);
@@ -179,15 +207,16 @@ void rattr_stale(struct rnode *n)
 	pthread_mutex_unlock(&rs.nodes_lock);
 }
 
-/* n's attributes into *st if seen within --ac ms and since the last
- * change through the mount. */
+/* n's attributes into *st if seen recently enough (trust_ms) and since
+ * the last change through the mount. */
 static bool attr_fresh(struct rnode *n, struct stat *st, int64_t now,
 		       uint64_t gen)
 {
 	bool fresh;
 
 	pthread_mutex_lock(&rs.nodes_lock);
-	fresh = n->st_ms && n->st_gen == gen && now - n->st_ms <= rs.ac_ms;
+	fresh = n->st_ms && n->st_gen == gen &&
+		now - n->st_ms <= trust_ms(&n->st, n->st_age_ms);
 	if (fresh)
 		*st = n->st;
 	pthread_mutex_unlock(&rs.nodes_lock);
@@ -213,8 +242,8 @@ int rattr_get(struct rnode *n, struct stat *st)
 /*
  * The same for a node just looked up through the cache: the attributes
  * the backend saw of its entry's inode (seen: when; 0: none), from its
- * LOOKUP's reply or a revalidation, serve too if as fresh: seen within
- * --ac ms, by an RPC sent after the last change through the mount
+ * LOOKUP's reply or a revalidation, serve too if as fresh: seen recently
+ * enough (trust_ms), by an RPC sent after the last change through the mount
  * (strictly: one sent in the same ms might have been before it) and
  * after this mount's last write to the file.
  */
@@ -227,7 +256,7 @@ int rattr_of_entry(struct rnode *n, const struct stat *seed, int64_t seen,
 
 	if (attr_fresh(n, st, ms, gen))
 		return 0;
-	if (seen && ms - seen <= rs.ac_ms &&
+	if (seen && ms - seen <= trust_ms(seed, unchanged_ms(seed, seen)) &&
 	    seen > __atomic_load_n(&rs.changed_ms, __ATOMIC_RELAXED)) {
 		pthread_mutex_lock(&rs.nodes_lock);
 		ok = seen > n->changed_ms;

@@ -35,10 +35,12 @@
  * nothing.  (It assumes the server's clock runs no more than a second,
  * less its timestamp granularity, behind the client's.)  An expired entry
  * then costs one GETATTR of its directory (none if the directory's
- * attributes were seen within acdir_ms) and, when positive, the
- * attributes of its inode (one GETATTR, or those seen within acdir_ms),
- * and a LOOKUP only when the directory changed or the answer vouched
- * for nothing.  Negative answers are remembered by (epoch, name) in a
+ * attributes are still trusted) and, when positive, the attributes of
+ * its inode (one GETATTR, or those still trusted), and a LOOKUP only
+ * when the directory changed or the answer vouched for nothing.
+ * Attributes are trusted for acdir_ms after the RPC that showed them,
+ * or longer, up to acdir_max_ms, when they showed an inode unchanged
+ * for long (dcnfs_trust_ms: a tenth of its age).  Negative answers are remembered by (epoch, name) in a
  * small table, listings as the sorted hashes of their names (a name
  * whose hash is listed is checked with a LOOKUP).  All of this is under
  * fs->alock.
@@ -82,6 +84,7 @@ struct fh {
 	struct dc_inode in;	/* its attributes (cookie unused) */
 	fattr3 fa;		/* all of them, when seen_ms */
 	int64_t seen_ms;	/* when the RPC that showed them was sent; 0: none */
+	int64_t age_ms;		/* how long the inode had then been unchanged */
 	uint64_t epoch;		/* a directory: its attributes' epoch; 0: none */
 	struct dattr dir;	/* the attributes of that epoch */
 	struct listing *list;	/* its names, listed under an epoch; or NULL */
@@ -99,6 +102,7 @@ struct neg {
 struct nfsfs {
 	struct nfsrpc rpc;	/* the server, its connections, RPC counts */
 	int64_t acdir_ms;	/* -1: attributes seen before are never reused */
+	int64_t acdir_max_ms;	/* for inodes long unchanged (dcnfs_trust_ms) */
 	struct fh root;		/* the export's root, from MNT */
 	pthread_mutex_t alock;	/* what handles remember, epochs, negs */
 	uint64_t epochs;	/* the last epoch given */
@@ -194,6 +198,7 @@ static uint64_t observe_locked(struct nfsfs *fs, struct fh *h, const fattr3 *a,
 		attr_fill(a, &h->in);
 		h->fa = *a;
 		h->seen_ms = s->mono_ms;
+		h->age_ms = (s->wall_ns - (int64_t)newest) / 1000000;
 		if (a->type == NF3DIR &&
 		    (!h->epoch || memcmp(&d, &h->dir, sizeof(d)))) {
 			h->epoch = ++fs->epochs;
@@ -220,11 +225,14 @@ static uint64_t observe(struct nfsfs *fs, struct fh *h, const fattr3 *a,
 	return epoch;
 }
 
-/* Were h's attributes seen recently enough to stand for a GETATTR?
- * alock held. */
+/* Were h's attributes seen recently enough to stand for a GETATTR:
+ * within acdir_ms, or longer the longer its inode had been unchanged
+ * (dcnfs_trust_ms)?  alock held. */
 static int fresh_locked(const struct nfsfs *fs, const struct fh *h)
 {
-	return h->seen_ms && fs->acdir_ms >= 0 && nfsrpc_now_ms() - h->seen_ms <= fs->acdir_ms;
+	return h->seen_ms && fs->acdir_ms >= 0 &&
+	       nfsrpc_now_ms() - h->seen_ms <=
+	       dcnfs_trust_ms(h->age_ms, fs->acdir_ms, fs->acdir_max_ms);
 }
 
 /* FNV-1a: names to listing keys and table slots.  A collision only
@@ -564,6 +572,7 @@ static void absorb_locked(struct nfsfs *fs, struct fh *c, const struct fh *f)
 	c->in = f->in;
 	c->fa = f->fa;
 	c->seen_ms = f->seen_ms;
+	c->age_ms = f->age_ms;
 	if (f->epoch && (!c->epoch || memcmp(&c->dir, &f->dir, sizeof(c->dir)))) {
 		c->epoch = ++fs->epochs;
 		c->dir = f->dir;
@@ -832,7 +841,9 @@ int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 
 	if (!url || !out)
 		return -EINVAL;
-	for (i = 0; opt && i < 3; i++)
+	if (opt && opt->reserved32)
+		return -EINVAL;
+	for (i = 0; opt && i < 2; i++)
 		if (opt->reserved[i])
 			return -EINVAL;
 	fs = calloc(1, sizeof(*fs));
@@ -842,6 +853,8 @@ int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 		  INT_MAX : opt->timeout_ms) : NFSFS_TIMEOUT_MS;
 	fs->acdir_ms = !opt || !opt->acdir_ms ? NFSFS_ACDIR_MS :
 		       opt->acdir_ms == DCNFS_ACDIR_OFF ? -1 : (int64_t)opt->acdir_ms;
+	fs->acdir_max_ms = opt && opt->acdir_max_ms != DCNFS_ACDIR_OFF ?
+			   (int64_t)opt->acdir_max_ms : 0;
 	fs->negs = calloc(NFSFS_NEG_SLOTS, sizeof(*fs->negs));
 	err = fs->negs ? pthread_mutex_init(&fs->alock, NULL) : ENOMEM;
 	if (err) {

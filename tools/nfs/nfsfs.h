@@ -27,10 +27,35 @@ struct dcnfs_options {
 	 * so an answer may be this much older than its TTL; 0: 100;
 	 * DCNFS_ACDIR_OFF: never. */
 	uint32_t acdir_ms;
-	uint64_t reserved[3];	/* zero */
+	/* NFS's acdirmax: attributes are trusted for a tenth of how long
+	 * the inode had been unchanged (its mtime or ctime, by the server's
+	 * clock) when they were seen, within [acdir_ms, acdir_max_ms], as
+	 * BSD's NFS clients do (dcnfs_trust_ms); 0, or below acdir_ms:
+	 * acdir_ms alone. */
+	uint32_t acdir_max_ms;
+	uint32_t reserved32;	/* zero */
+	uint64_t reserved[2];	/* zero */
 };
 
 #define DCNFS_ACDIR_OFF	UINT32_MAX
+
+/*
+ * How long attributes seen of an inode that had then been unchanged for
+ * unchanged_ms stand in for a GETATTR: a tenth of that, within [min_ms,
+ * max_ms] (max_ms below min_ms: min_ms).  A file left alone for ten
+ * minutes is trusted for a minute, one changed a second ago for min_ms:
+ * what changed lately is likely to change again.  A server clock ahead
+ * of the client's gives a negative age, so min_ms.
+ */
+static inline int64_t dcnfs_trust_ms(int64_t unchanged_ms, int64_t min_ms,
+				     int64_t max_ms)
+{
+	int64_t t = unchanged_ms / 10;
+
+	if (max_ms < min_ms)
+		max_ms = min_ms;
+	return t < min_ms ? min_ms : t > max_ms ? max_ms : t;
+}
 
 /* RPCs sent, by kind, since dcnfs_open (a moment's view, not a snapshot). */
 struct dcnfs_stats {
