@@ -63,6 +63,8 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a cached stat of an unchanged path: 0 LOOKUP and 0 GETATTR RPCs"
 	"files unchanged for long: their attributes trusted longer (--acregmax)"
 	"a file changed just after it was made: the change shows within --ac"
+	"--lookupcache positive: a name made in a directory long unchanged shows at once"
+	"a name made through the mount: another client's next change there shows within --acdir"
 	"two clients: changes through one show in the other within the bound"
 	"two clients: changes in the exported directory show in both within the bound"
 	"two clients: concurrent creates, renames, unlinks leave the expected tree"
@@ -126,7 +128,8 @@ t0=$EPOCHREALTIME
 if "$SERVER" start "$ROOT" "$STATE" >"$TMP/start.out" 2>&1; then
 	started=1
 	# files to be old by the time the age rule is checked
-	mkdir -p "$ROOT/aged" && for i in $(seq 1 20); do echo "$i" >"$ROOT/aged/f$i"; done
+	mkdir -p "$ROOT/aged" "$ROOT/aged2" "$ROOT/aged3" &&
+		for i in $(seq 1 20); do echo "$i" >"$ROOT/aged/f$i"; done
 	aged_t0=$EPOCHREALTIME
 	ok "${CHECKS[next]} ($(ms_since "$t0") ms)"
 	done_check
@@ -290,8 +293,8 @@ done_check
 
 # --- trust that grows with age ----------------------------------------------------
 # Attributes are trusted for a tenth of how long the inode had been
-# unchanged, within [--ac, --acregmax].  Files 10 s old: 1 s; eight stats
-# of them 150 ms apart each, GETATTR about twice, against each time with
+# unchanged, within [--ac, --acregmax].  Files 20 s old: 2 s; eight stats
+# of them 150 ms apart each, GETATTR about once, against each time with
 # --ac 100 alone (a fixed 100 ms).
 AGED=()
 for i in $(seq 1 20); do AGED+=("f$i"); done
@@ -306,7 +309,7 @@ aged_passes() {
 	done
 	unmount_dcfs "$name"
 }
-wait_s=$(awk -v a="$aged_t0" -v b="$EPOCHREALTIME" 'BEGIN { w = 10.5 - (b - a); print (w > 0 ? w : 0) }')
+wait_s=$(awk -v a="$aged_t0" -v b="$EPOCHREALTIME" 'BEGIN { w = 20.5 - (b - a); print (w > 0 ? w : 0) }')
 sleep "$wait_s"
 if aged_passes G1 --acregmax 60000 && aged_passes G2; then
 	g1=$(stat_of G1 GETATTR) g2=$(stat_of G2 GETATTR)
@@ -337,6 +340,47 @@ if mount_dcfs G3 --entry-timeout 0 --attr-timeout 0 --ac 100 --acregmax 60000 \
 else
 	notok "${CHECKS[next]}: the mount failed"
 	diag <"$TMP/G3.log"
+fi
+done_check
+# seen_after NAME PATH: poll stat of PATH through mount NAME for 3 s;
+# the ms until it answered into $lag
+seen_after() {
+	local t0=$EPOCHREALTIME
+	lag=
+	while [ "$(ms_since "$t0")" -lt 3000 ]; do
+		stat "$TMP/$1/$2" >/dev/null 2>&1 && break
+		sleep 0.02
+	done
+	lag=$(ms_since "$t0")
+}
+# a directory 20 s old, trusted 2 s by age, but not where no absent name
+# is kept: each lookup of one checks it against attributes --acdir old
+if mount_dcfs G4 --entry-timeout 0 --attr-timeout 0 --lookupcache positive; then
+	stat "$TMP/G4/aged2/theirs" >/dev/null 2>&1; before=$?
+	echo t >"$ROOT/aged2/theirs"
+	seen_after G4 aged2/theirs
+	check_all "${CHECKS[next]}: absent (stat exit $before), then there after $lag ms (bound 500)" \
+		'[ "$before" != 0 ] && [ "$lag" -le 500 ]'
+	unmount_dcfs G4
+else
+	notok "${CHECKS[next]}: the mount failed"
+	diag <"$TMP/G4.log"
+fi
+done_check
+# a directory 20 s old, its absent name cached; a name made in it through
+# the mount makes it changed lately: another client's name there shows
+# within --neg-ttl + --acdir, not the 2 s its age would give
+if mount_dcfs G5 --entry-timeout 0 --attr-timeout 0 --neg-ttl 100; then
+	stat "$TMP/G5/aged3/theirs" >/dev/null 2>&1; before=$?
+	echo m >"$TMP/G5/aged3/mine"
+	echo t >"$ROOT/aged3/theirs"
+	seen_after G5 aged3/theirs
+	check_all "${CHECKS[next]}: absent (stat exit $before), then there after $lag ms (bound 500)" \
+		'[ "$before" != 0 ] && [ "$lag" -le 500 ]'
+	unmount_dcfs G5
+else
+	notok "${CHECKS[next]}: the mount failed"
+	diag <"$TMP/G5.log"
 fi
 done_check
 

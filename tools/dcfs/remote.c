@@ -369,6 +369,7 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 			break;	/* ENOENT: removed between: create it again */
 	}
 	rattr_changed();		/* the parent's times and link count */
+	rdir_changed(p);
 	if (err) {
 		rfile_free(f);
 		fuse_reply_err(req, err);
@@ -517,6 +518,7 @@ static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = -dcnfs_remove(&rs.be, cr, &p->fh, name, is_dir);
 	}
 	rattr_changed();		/* the inode's link count, the parent's times */
+	rdir_changed(p);
 
 	/* the cache hears of it whatever the answer: -EIO may hide a done
 	 * REMOVE, and forgetting the name is never wrong */
@@ -591,6 +593,8 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	err = -dcnfs_rename(&rs.be, cr, &op->fh, name, &np->fh, newname);
 	rattr_changed();		/* a replaced inode's link count, the parents' */
+	rdir_changed(op);
+	rdir_changed(np);
 	if (rnode_dentry(op, &od))
 		od = NULL;
 	if (rnode_dentry(np, &nd))
@@ -622,6 +626,7 @@ static void r_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 			      &st);
 
 	rattr_changed();		/* the parent's times */
+	rdir_changed(p);
 
 	if (!rnode_dentry(p, &dir)) {
 		dc_invalidate_name(rs.cache, dir, newname);

@@ -129,6 +129,8 @@ void rattr_store(struct rnode *n, const struct stat *st, int64_t ms,
 		 uint64_t gen);
 /* n's own data or attributes changed through it: ask the server next. */
 void rattr_stale(struct rnode *n);
+/* Names in directory p changed through this mount (remote_node.c). */
+void rdir_changed(struct rnode *p);
 /* n's attributes: trusted ones, else a GETATTR's.  0 or -errno. */
 int rattr_get(struct rnode *n, struct stat *st);
 /* The same for a node just looked up through the cache, the backend's

@@ -33,7 +33,7 @@ static const char remote_usage[] =
 "usage: dcfs nfs://HOST/EXPORT MOUNTPOINT [-f] [-d] [-o OPT[,OPT...]]\n"
 "            [--threads N] [--entry-timeout S] [--attr-timeout S]\n"
 "            [--ttl MS] [--neg-ttl MS] [--ac MS] [--acregmax MS]\n"
-"            [--acdir MS] [--acdirmax MS]\n"
+"            [--acdir MS] [--acdirmax MS] [--actimeo MS]\n"
 "            [--lookupcache all|positive|none] [--name-cache on|off]\n"
 "            [--stats FILE]\n"
 "\n"
@@ -51,9 +51,10 @@ static const char remote_usage[] =
 "  --ttl MS            how long the cache trusts a name before it asks\n"
 "                      whether its directory changed (default 1000)\n"
 "  --neg-ttl MS        the same for an absent name (default 1000)\n"
-"  --ac MS             a file's attributes seen this recently answer the\n"
-"                      kernel's lookups and getattrs without a GETATTR\n"
-"                      (default 1000; 0: always ask; open always asks)\n"
+"  --ac MS             a file's (not a directory's) attributes seen this\n"
+"                      recently answer the kernel's lookups and getattrs\n"
+"                      without a GETATTR (default 1000; 0: always ask;\n"
+"                      open always asks)\n"
 "  --acregmax MS       ... and for longer, a tenth of how long the file\n"
 "                      had been unchanged when seen, up to MS (default\n"
 "                      60000; --ac alone: --ac's, a fixed time)\n"
@@ -61,6 +62,8 @@ static const char remote_usage[] =
 "                      say whether its names changed (default 100)\n"
 "  --acdirmax MS       the same as --acregmax for directories (default\n"
 "                      60000; --acdir alone: --acdir's)\n"
+"  --actimeo MS        --ac and --acdir both MS, a fixed time (NFS's\n"
+"                      actimeo; 0: always ask)\n"
 "  --lookupcache all|positive|none\n"
 "                      which answers are kept, as NFS's option (default all)\n"
 "  --name-cache off    no name cache: each name the kernel asks for is a\n"
@@ -107,6 +110,26 @@ static double seconds(const char *opt, const char *s)
 	return v;
 }
 
+/*
+ * One pair of trust bounds (ms; a max of -1: not given): a min given
+ * alone fixes the trust, as NFS's actimeo; a max given alone below the
+ * default min lowers the min to it; both given, the max may not be below
+ * the min.  A min of 0 always asks, whatever the max.
+ */
+static void trust_bounds(const char *min_opt, int64_t *min, bool min_given,
+			 const char *max_opt, int64_t *max)
+{
+	if (*max < 0)
+		*max = min_given ? *min : 60000;
+	else if (*max < *min && min_given)
+		remote_usage_error("%s %lld is below %s %lld", max_opt,
+				   (long long)*max, min_opt, (long long)*min);
+	else if (*max < *min)
+		*min = *max;
+	if (!*min)
+		*max = 0;
+}
+
 static void parse(int argc, char **argv, struct ropts *o)
 {
 	static const struct option longs[] = {
@@ -119,6 +142,7 @@ static void parse(int argc, char **argv, struct ropts *o)
 		{ "ac", required_argument, NULL, 'c' },
 		{ "acregmax", required_argument, NULL, 'C' },
 		{ "acdirmax", required_argument, NULL, 'D' },
+		{ "actimeo", required_argument, NULL, 'O' },
 		{ "lookupcache", required_argument, NULL, 'l' },
 		{ "stats", required_argument, NULL, 's' },
 		{ "name-cache", required_argument, NULL, 'N' },
@@ -150,6 +174,10 @@ static void parse(int argc, char **argv, struct ropts *o)
 			  break;
 		case 'C': o->acreg_max = (int64_t)number("--acregmax", optarg, UINT32_MAX - 1); break;
 		case 'D': o->acdir_max = (int64_t)number("--acdirmax", optarg, UINT32_MAX - 1); break;
+		case 'O': o->acreg_min = o->acdir_min =
+				(int64_t)number("--actimeo", optarg, UINT32_MAX - 1);
+			  acreg_given = acdir_given = true;
+			  break;
 		case 'l':
 			if (!strcmp(optarg, "all"))
 				o->lookupcache = LC_ALL;
@@ -175,15 +203,8 @@ static void parse(int argc, char **argv, struct ropts *o)
 		remote_usage_error("give nfs://HOST/EXPORT and MOUNTPOINT");
 	o->url = argv[optind];
 	o->mountpoint = argv[optind + 1];
-	/* --ac or --acdir alone: a fixed trust, as NFS's actimeo; 0: none */
-	if (o->acreg_max < 0)
-		o->acreg_max = acreg_given ? o->acreg_min : 60000;
-	if (o->acdir_max < 0)
-		o->acdir_max = acdir_given ? o->acdir_min : 60000;
-	if (!o->acreg_min)
-		o->acreg_max = 0;
-	if (!o->acdir_min)
-		o->acdir_max = 0;
+	trust_bounds("--ac", &o->acreg_min, acreg_given, "--acregmax", &o->acreg_max);
+	trust_bounds("--acdir", &o->acdir_min, acdir_given, "--acdirmax", &o->acdir_max);
 	rs.acreg_min_ms = o->acreg_min;
 	rs.acreg_max_ms = o->acreg_max;
 	rs.acdir_min_ms = o->acdir_min;
@@ -192,9 +213,13 @@ static void parse(int argc, char **argv, struct ropts *o)
 
 static struct dcnfs_options backend_options(const struct ropts *o)
 {
+	/* lookupcache none: no attributes reused to check an answer;
+	 * positive: an absent name is checked before each use, against
+	 * directory attributes at most --acdir old, not by their age */
 	struct dcnfs_options no = {
-		.acdir_ms = o->acdir_min ? (uint32_t)o->acdir_min : DCNFS_ACDIR_OFF,
-		.acdir_max_ms = (uint32_t)o->acdir_max,
+		.acdir_ms = o->acdir_min && o->lookupcache != LC_NONE ?
+			    (uint32_t)o->acdir_min : DCNFS_ACDIR_OFF,
+		.acdir_max_ms = o->lookupcache == LC_ALL ? (uint32_t)o->acdir_max : 0,
 	};
 
 	return no;

@@ -167,6 +167,8 @@ static int64_t unchanged_ms(const struct stat *st, int64_t ms)
 	struct timespec wall;
 	int64_t m = ts_ms(&st->st_mtim), c = ts_ms(&st->st_ctim);
 
+	if (!m && !c)	/* no times (NFSv4 may leave them out): no age */
+		return 0;
 	clock_gettime(CLOCK_REALTIME, &wall);
 	return ts_ms(&wall) - (rs_now_ms() - ms) - (m > c ? m : c);
 }
@@ -320,6 +322,22 @@ void rnodes_free_all(void)
 
 /* A reference to directory node n's entry: 0, ENOTDIR, or ESTALE (a
  * directory made here whose entry was never found). */
+/* Names in directory p were made or removed through this mount: the
+ * backend trusts what it saw of p as of a directory changed lately
+ * (--acdir), so another client's change there after this one shows as
+ * soon as one made in any directory changed lately would. */
+void rdir_changed(struct rnode *p)
+{
+	struct dc_dentry *d;
+	struct dc_inode in;
+
+	if (rnode_dentry(p, &d))
+		return;
+	if (!dc_dentry_stat(d, &in))
+		dcnfs_inode_changed(&rs.be, &in);
+	dc_put(rs.cache, d);
+}
+
 int rnode_dentry(struct rnode *n, struct dc_dentry **out)
 {
 	if (!S_ISDIR(n->type))

@@ -198,7 +198,8 @@ static uint64_t observe_locked(struct nfsfs *fs, struct fh *h, const fattr3 *a,
 		attr_fill(a, &h->in);
 		h->fa = *a;
 		h->seen_ms = s->mono_ms;
-		h->age_ms = (s->wall_ns - (int64_t)newest) / 1000000;
+		/* no times (NFSv4 may leave them out): no age to trust */
+		h->age_ms = newest ? (s->wall_ns - (int64_t)newest) / 1000000 : 0;
 		if (a->type == NF3DIR &&
 		    (!h->epoch || memcmp(&d, &h->dir, sizeof(d)))) {
 			h->epoch = ++fs->epochs;
@@ -921,6 +922,20 @@ int dcnfs_inode_fh(const struct dc_inode *inode, struct dcnfs_fh *out)
 	out->len = h->len;
 	memcpy(out->data, h->data, h->len);
 	return 0;
+}
+
+void dcnfs_inode_changed(const struct dc_backend *be,
+			 const struct dc_inode *inode)
+{
+	struct fh *h;
+	struct nfsfs *fs;
+
+	if (!dcnfs__rpc(be) || !inode || !(h = cookie_fh(inode->cookie)))
+		return;
+	fs = be->ctx;
+	pthread_mutex_lock(&fs->alock);
+	h->age_ms = 0;
+	pthread_mutex_unlock(&fs->alock);
 }
 
 int dcnfs_inode_stat(const struct dc_backend *be, const struct dc_inode *inode,

@@ -45,7 +45,9 @@ struct dcnfs_options {
  * max_ms] (max_ms below min_ms: min_ms).  A file left alone for ten
  * minutes is trusted for a minute, one changed a second ago for min_ms:
  * what changed lately is likely to change again.  A server clock ahead
- * of the client's gives a negative age, so min_ms.
+ * of the client's gives a negative age, so min_ms; one behind it by D
+ * adds D to every age (trust up to D/10 longer): the clocks are assumed
+ * to agree, as NFS clients assume.
  */
 static inline int64_t dcnfs_trust_ms(int64_t unchanged_ms, int64_t min_ms,
 				     int64_t max_ms)
@@ -133,6 +135,11 @@ int dcnfs_getattr(const struct dc_backend *be, const struct dcnfs_cred *cr,
  * -ENODATA (none seen). */
 int dcnfs_inode_stat(const struct dc_backend *be, const struct dc_inode *inode,
 		     struct stat *st, int64_t *seen_ms);
+/* A cache entry's inode was changed through this client (a name made or
+ * removed in it): what was seen of it before counts as seen of an inode
+ * changed lately, trusted for acdir_ms only (dcnfs_trust_ms). */
+void dcnfs_inode_changed(const struct dc_backend *be,
+			 const struct dc_inode *inode);
 
 /* LOOKUP name in dir, without the cache: its handle into *fh. */
 int dcnfs_lookup(const struct dc_backend *be, const struct dcnfs_cred *cr,
