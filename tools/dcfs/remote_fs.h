@@ -38,7 +38,7 @@ struct rnode {
 	 * (remote_node.c, trust_ms) */
 	struct stat st;			/* nodes_lock */
 	int64_t st_ms;
-	int64_t st_age_ms;		/* how long it had then been unchanged */
+	int64_t st_trust_ms;		/* how long after st_ms they serve */
 	uint64_t st_gen;
 	int64_t changed_ms;		/* when a write here last changed it */
 	/* open files of it, and the name an unlink gave it while open

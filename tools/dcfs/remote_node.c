@@ -120,12 +120,17 @@ struct rnode *rnode_get_st(const struct stat *st, const struct dcnfs_fh *fh,
 
 /* ---- attributes seen ------------------------------------------------------- */
 
+static int64_t ts_ms(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000 + t->tv_nsec / 1000000;
+}
+
 int64_t rs_now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return ts_ms(&ts);
 }
 
 uint64_t rattr_gen(void)
@@ -155,11 +160,6 @@ void rattr_changed(void)
 	__atomic_add_fetch(&rs.attr_gen, 1, __ATOMIC_RELEASE);
 }
 
-static int64_t ts_ms(const struct timespec *t)
-{
-	return (int64_t)t->tv_sec * 1000 + t->tv_nsec / 1000000;
-}
-
 /* How long st's inode had been unchanged (its mtime or ctime, by the
  * server's clock) when an RPC sent at ms (rs_now_ms's clock) saw it. */
 static int64_t unchanged_ms(const struct stat *st, int64_t ms)
@@ -173,31 +173,39 @@ static int64_t unchanged_ms(const struct stat *st, int64_t ms)
 	return ts_ms(&wall) - (rs_now_ms() - ms) - (m > c ? m : c);
 }
 
-/* How long after it was seen st serves, given it had been unchanged for
- * age ms: a file's by --ac/--acregmax, a directory's --acdir/--acdirmax. */
-static int64_t trust_ms(const struct stat *st, int64_t age)
+/* How long after an RPC sent at ms saw st it serves: by how long the
+ * inode had been unchanged then, a file's within --ac/--acregmax, a
+ * directory's within --acdir/--acdirmax. */
+static int64_t trust_ms(const struct stat *st, int64_t ms)
 {
+	int64_t age = unchanged_ms(st, ms);
+
 	if (S_ISDIR(st->st_mode))
 		return dcnfs_trust_ms(age, rs.acdir_min_ms, rs.acdir_max_ms);
 	return dcnfs_trust_ms(age, rs.acreg_min_ms, rs.acreg_max_ms);
 }
 
-/* st, from an RPC sent at ms while the generation was gen, as n's. */
-void rattr_store(struct rnode *n, const struct stat *st, int64_t ms,
-		       uint64_t gen)
+/* st, from an RPC sent at ms while the generation was gen, as n's, to
+ * serve for trust ms. */
+static void store_trusted(struct rnode *n, const struct stat *st, int64_t ms,
+			  uint64_t gen, int64_t trust)
 {
-	int64_t age = unchanged_ms(st, ms);
-
 	pthread_mutex_lock(&rs.nodes_lock);
 	/* an answer to an RPC sent before this mount's last write to the
 	 * file may show it before the write */
 	if (ms >= n->st_ms && ms > n->changed_ms) {
 		n->st = *st;
 		n->st_ms = ms;
-		n->st_age_ms = age;
+		n->st_trust_ms = trust;
 		n->st_gen = gen;
 	}
 	pthread_mutex_unlock(&rs.nodes_lock);
+}
+
+void rattr_store(struct rnode *n, const struct stat *st, int64_t ms,
+		       uint64_t gen)
+{
+	store_trusted(n, st, ms, gen, trust_ms(st, ms));
 }
 
 /* n's own data changed (a write): its attributes are to be asked for. */
@@ -217,8 +225,7 @@ static bool attr_fresh(struct rnode *n, struct stat *st, int64_t now,
 	bool fresh;
 
 	pthread_mutex_lock(&rs.nodes_lock);
-	fresh = n->st_ms && n->st_gen == gen &&
-		now - n->st_ms <= trust_ms(&n->st, n->st_age_ms);
+	fresh = n->st_ms && n->st_gen == gen && now - n->st_ms <= n->st_trust_ms;
 	if (fresh)
 		*st = n->st;
 	pthread_mutex_unlock(&rs.nodes_lock);
@@ -254,18 +261,20 @@ int rattr_of_entry(struct rnode *n, const struct stat *seed, int64_t seen,
 {
 	int64_t ms = rs_now_ms();
 	uint64_t gen = rattr_gen();	/* before changed_ms: rattr_changed */
+	int64_t trust;
 	bool ok;
 
 	if (attr_fresh(n, st, ms, gen))
 		return 0;
-	if (seen && ms - seen <= trust_ms(seed, unchanged_ms(seed, seen)) &&
+	trust = seen ? trust_ms(seed, seen) : 0;
+	if (seen && ms - seen <= trust &&
 	    seen > __atomic_load_n(&rs.changed_ms, __ATOMIC_RELAXED)) {
 		pthread_mutex_lock(&rs.nodes_lock);
 		ok = seen > n->changed_ms;
 		pthread_mutex_unlock(&rs.nodes_lock);
 		if (ok) {
 			*st = *seed;
-			rattr_store(n, st, seen, gen);
+			store_trusted(n, st, seen, gen, trust);
 			return 0;
 		}
 	}
