@@ -45,8 +45,8 @@
  *
  * Locking: ptab_lock (mutex) serialises every change of the table and
  * the leaf index; it nests inside the write lock (unhash, bumps need no
- * lock: atomics) and is taken alone by readers adding a node.  Readers
- * of the table take nothing.
+ * lock: atomics) and is only tried by readers adding a node, who give up
+ * the node rather than wait.  Readers of the table take nothing.
  */
 #include <stdlib.h>
 
@@ -340,7 +340,13 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	n->c = c;
 	memcpy(n->path, path, len);
 	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
-	pthread_mutex_lock(&c->ptab_lock);
+	/* best effort, so never wait: a holder preempted on a busy machine
+	 * would put every walk that ends here to sleep behind it, and the
+	 * next walk of the path tries again */
+	if (pthread_mutex_trylock(&c->ptab_lock) != 0) {
+		dc__free(c, n, node_size(len));
+		return;
+	}
 	/* d still what the walk saw (an unhash marks it DEAD first, and
 	 * takes this lock before it looks for nodes), and no node for the
 	 * string yet (two walks of one path may race here) */
