@@ -199,6 +199,8 @@ check "report: storm's ideal, 4 threads / 100 us" \
 	grep -q '^  ideal 40000 lookups/s (threads / delay)' "$T/storm.txt"
 check "report: a storm row per mode, none failed" \
 	[ "$(grep -cE '^  (rcu|rwlock|global) +[0-9]+ +[0-9.]+ .* 0$' "$T/storm.txt")" = 3 ]
+check "report: the backend alone's storm row, none failed, no ratio to itself" \
+	[ "$(grep -cE '^  alone +[0-9]+ +[0-9.]+ +- +[0-9.]+ .* 0$' "$T/storm.txt")" = 1 ]
 if command -v python3 >/dev/null; then
 	check "JSON: storm, every mode: lookups, none failed, one backend call each, ratios" python3 -c '
 import json, sys
@@ -215,8 +217,20 @@ sys.exit(not (s["threads"] == 4 and s["backend_delay_us"] == 100 and
               s["ideal_lookups_per_s"] == 40000 and
               [x["impl"] for x in s["results"]] == ["rcu", "rwlock", "global"] and
               all(good(x) for x in s["results"])))' "$T/storm.json"
+	check "JSON: storm, the backend alone: its lookups, none failed; each mode's ratio to it" python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["storm"]
+a = s["alone"]
+ok = (a["runs"] == 2 and a["lookups"] > 0 and a["failed_lookups"] == 0 and
+      0 < a["ratio_to_ideal"] <= 1.0001 and a["backend_call_us"] >= 100 and
+      a["cpu_us_per_lookup"] > 0 and
+      abs(a["ratio_to_ideal"] - a["lookups_per_s"] / s["ideal_lookups_per_s"]) < 1e-6 and
+      all(abs(x["ratio_to_alone"] - x["lookups_per_s"] / a["lookups_per_s"]) < 1e-6
+          for x in s["results"]))
+sys.exit(not ok)' "$T/storm.json"
 else
 	skip "JSON: the storm (no python3)"
+	skip "JSON: storm, the backend alone (no python3)"
 fi
 "$DCBENCH" micro --tree "$TREE" --scenarios storm --impls lfht --runs 1 --ms 20 \
 	--no-bytes --no-updates > /dev/null 2> "$T/storm-none.txt"

@@ -423,6 +423,7 @@ struct bench {
 	unsigned unmeasured;	/* asked for, not (fully) measured */
 	char scen_note[SC_NR][200];
 	struct storm_res storm[IM_NR];	/* the dc modes' */
+	struct storm_res storm_alone;	/* the backend's calls, no cache */
 	bool storm_ran;
 	/* bytes per entry */
 	struct bytes_res {

@@ -155,7 +155,45 @@ static void print_depth(struct bench *b, FILE *f)
 	fprintf(f, "  (-: not measured, or a lookup failed in it)\n");
 }
 
-/* The storm: each mode's throughput against the ideal, and its waits. */
+/* The storm: each mode's throughput against the ideal and against the
+ * backend alone, and its waits. */
+static void print_storm_row(struct bench *b, FILE *f, const char *name,
+			    const struct storm_res *r, bool dc)
+{
+	double ideal = (double)b->storm_threads * 1e6 / b->storm_delay_us;
+	const struct storm_res *a = &b->storm_alone;
+	double n = (double)r->lookups, call, cpu;
+	char v[10][24];
+
+	if (!r->nr) {
+		fprintf(f, "  %-7s not measured: %s\n", name, r->why[0] ? r->why : "?");
+		return;
+	}
+	call = r->calls ? (double)r->call_ns / (double)r->calls / 1e3 : NAN;
+	cpu = (double)r->cpu_ns / n / 1e3;
+	fmt(v[0], 24, "%.0f", r->rate_med);
+	/* fewer lookups done right than made: no ratio to stand on */
+	fmt(v[1], 24, "%.3f", r->failed ? NAN : r->rate_med / ideal);
+	fmt(v[2], 24, "%.3f", r->failed || a->failed || !a->nr || !dc ? NAN :
+	    r->rate_med / a->rate_med);
+	fmt(v[3], 24, "%.1f", call);
+	fmt(v[4], 24, "%.3f", r->failed ? NAN :
+	    r->rate_med * call / 1e6 / b->storm_threads);
+	fmt(v[5], 24, "%.2f", cpu);
+	fmt(v[6], 24, "%.0f", b->cores * 1e6 / cpu);
+	fmt(v[7], 24, "%.3f", dc ? (double)r->dc_misses / n : NAN);
+	fmt(v[8], 24, "%.3f", dc ? (double)r->miss_waits / n : NAN);
+	fmt(v[9], 24, "%.3f", dc ? (double)r->lock_waits / n : NAN);
+	fprintf(f, "  %-7s %10s %7s %7s %7s %7s %7s %10s %8s %10s %10s %8" PRIu64 "\n",
+		name, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
+		r->failed);
+	if (dc && (r->evictions || r->dc_misses != r->calls))
+		fprintf(f, "  note: %s: %" PRIu64 " evictions, %" PRIu64
+			" backend lookups counted by the cache, %" PRIu64
+			" by the backend\n", name, r->evictions, r->dc_misses,
+			r->calls);
+}
+
 static void print_storm(struct bench *b, FILE *f)
 {
 	double ideal = (double)b->storm_threads * 1e6 / b->storm_delay_us;
@@ -165,49 +203,20 @@ static void print_storm(struct bench *b, FILE *f)
 	fprintf(f, "\nstorm: %u threads, each looking up fresh names in a "
 		"directory of its own (every lookup a miss) on a backend that "
 		"sleeps %u us a lookup;\n  ideal %.0f lookups/s (threads / delay); "
-		"x ideal: lookups/s over it; call us: a backend lookup's measured "
-		"time, x call: lookups/s over threads / call us;\n  CPU us: "
-		"the process's CPU time per lookup, cpu limit: the lookups/s %u "
-		"cores allow at that cost;\n  then per lookup, from dc_get_stats: backend "
-		"lookups made (misses), miss_waits, lock_waits\n",
+		"x ideal: lookups/s over it; alone: the same threads calling the "
+		"backend with no cache, x alone: lookups/s over alone's;\n  call us: "
+		"a backend lookup's measured time, x call: lookups/s over threads / "
+		"call us;\n  CPU us: the process's CPU time per lookup, cpu limit: "
+		"the lookups/s %u cores allow at that cost;\n  then per lookup, from "
+		"dc_get_stats: backend lookups made (misses), miss_waits, lock_waits\n",
 		b->storm_threads, b->storm_delay_us, ideal, b->cores);
-	fprintf(f, "  impl     %10s %7s %7s %7s %7s %10s %8s %10s %10s %8s\n",
-		"lookups/s", "x ideal", "call us", "x call", "CPU us", "cpu limit",
-		"backend", "miss_waits", "lock_waits", "failed");
-	for (int k = 0; k <= IM_GLOBAL; k++) {
-		const struct storm_res *r = &b->storm[k];
-		double n = (double)r->lookups, call, cpu;
-		char v[9][24];
-
-		if (!b->impl[k])
-			continue;
-		if (!r->nr) {
-			fprintf(f, "  %-7s not measured: %s\n", im_names[k],
-				r->why[0] ? r->why : "?");
-			continue;
-		}
-		call = r->calls ? (double)r->call_ns / (double)r->calls / 1e3 : NAN;
-		cpu = (double)r->cpu_ns / n / 1e3;
-		fmt(v[0], 24, "%.0f", r->rate_med);
-		/* fewer lookups done right than made: no ratio to stand on */
-		fmt(v[1], 24, "%.3f", r->failed ? NAN : r->rate_med / ideal);
-		fmt(v[2], 24, "%.1f", call);
-		fmt(v[3], 24, "%.3f", r->failed ? NAN :
-		    r->rate_med * call / 1e6 / b->storm_threads);
-		fmt(v[4], 24, "%.2f", cpu);
-		fmt(v[5], 24, "%.0f", b->cores * 1e6 / cpu);
-		fmt(v[6], 24, "%.3f", (double)r->dc_misses / n);
-		fmt(v[7], 24, "%.3f", (double)r->miss_waits / n);
-		fmt(v[8], 24, "%.3f", (double)r->lock_waits / n);
-		fprintf(f, "  %-7s %10s %7s %7s %7s %7s %10s %8s %10s %10s %8" PRIu64 "\n",
-			im_names[k], v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7],
-			v[8], r->failed);
-		if (r->evictions || r->dc_misses != r->calls)
-			fprintf(f, "  note: %s: %" PRIu64 " evictions, %" PRIu64
-				" backend lookups counted by the cache, %" PRIu64
-				" by the backend\n", im_names[k], r->evictions,
-				r->dc_misses, r->calls);
-	}
+	fprintf(f, "  impl     %10s %7s %7s %7s %7s %7s %10s %8s %10s %10s %8s\n",
+		"lookups/s", "x ideal", "x alone", "call us", "x call", "CPU us",
+		"cpu limit", "backend", "miss_waits", "lock_waits", "failed");
+	print_storm_row(b, f, "alone", &b->storm_alone, false);
+	for (int k = 0; k <= IM_GLOBAL; k++)
+		if (b->impl[k])
+			print_storm_row(b, f, im_names[k], &b->storm[k], true);
 }
 
 static void print_header(struct bench *b, const char *date, const char *host,

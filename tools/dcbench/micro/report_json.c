@@ -166,7 +166,27 @@ static void json_depth(struct json *j, struct bench *b)
 	json_arr_end(j);
 }
 
-/* The storm's settings and a row per libdcache mode asked for. */
+/* The backend alone: the same threads' calls with no cache between. */
+static void json_storm_alone(struct json *j, struct bench *b, double ideal)
+{
+	const struct storm_res *a = &b->storm_alone;
+	double call = a->calls ? (double)a->call_ns / (double)a->calls / 1e3 : NAN;
+
+	json_key(j, "alone");
+	json_obj_begin(j);
+	json_kuint(j, "runs", a->nr);
+	json_knum(j, "lookups_per_s", a->nr ? a->rate_med : NAN);
+	json_knum(j, "ratio_to_ideal", a->nr && !a->failed ? a->rate_med / ideal : NAN);
+	json_knum(j, "backend_call_us", call);
+	json_knum(j, "cpu_us_per_lookup", a->lookups ?
+		  (double)a->cpu_ns / (double)a->lookups / 1e3 : NAN);
+	json_kuint(j, "lookups", a->lookups);
+	json_kuint(j, "failed_lookups", a->failed);
+	json_obj_end(j);
+}
+
+/* The storm's settings, the backend alone, and a row per libdcache mode
+ * asked for. */
 static void json_storm(struct json *j, struct bench *b)
 {
 	double ideal = (double)b->storm_threads * 1e6 / b->storm_delay_us;
@@ -180,6 +200,7 @@ static void json_storm(struct json *j, struct bench *b)
 	json_kuint(j, "threads", b->storm_threads);
 	json_kuint(j, "backend_delay_us", b->storm_delay_us);
 	json_knum(j, "ideal_lookups_per_s", ideal);
+	json_storm_alone(j, b, ideal);
 	json_key(j, "results");
 	json_arr_begin(j);
 	for (int k = 0; k <= IM_GLOBAL; k++) {
@@ -199,6 +220,8 @@ static void json_storm(struct json *j, struct bench *b)
 		}
 		json_knum(j, "lookups_per_s", r->rate_med);
 		json_knum(j, "ratio_to_ideal", r->failed ? NAN : r->rate_med / ideal);
+		json_knum(j, "ratio_to_alone", r->failed || b->storm_alone.failed ||
+			  !b->storm_alone.nr ? NAN : r->rate_med / b->storm_alone.rate_med);
 		json_knum(j, "backend_call_us", call);
 		json_knum(j, "ratio_to_measured_ideal", r->failed ? NAN :
 			  r->rate_med * call / 1e6 / b->storm_threads);

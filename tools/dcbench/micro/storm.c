@@ -8,6 +8,11 @@
  * miss, say), the throughput stays far below the ideal of threads / delay.
  * libdcache's modes only: the references have no backend.
  *
+ * Beside them runs the backend alone: the same threads make the same
+ * backend calls with no cache in between.  On a machine whose cores
+ * cannot wake that many sleepers on time, it falls short of the ideal
+ * too; what a mode gets of it is what the cache itself costs.
+ *
  * Each mode has its cache over the slow backend; in each of --runs rounds
  * every mode runs once for --ms milliseconds, in turn.  Between runs the
  * cache is emptied (dc_invalidate_all) and the threads' directories
@@ -121,7 +126,8 @@ struct sworker {
 	_Alignas(64) struct storm *st;
 	pthread_t th;
 	unsigned idx;
-	uint64_t next[IM_NR];	/* each mode's next file number: never reused */
+	uint64_t next[IM_NR + 1];	/* each mode's next file number (the
+					 * backend alone's last): never reused */
 	/* the last run */
 	uint64_t t0, t1, lookups, failed;
 };
@@ -131,9 +137,20 @@ struct storm {
 	struct sworker *w;
 	pthread_barrier_t go, done;
 	int stop, quit;
-	int kind;		/* this run's mode */
-	struct dc_cache *c;
+	int kind;		/* this run's mode; IM_NR: the backend alone */
+	struct dc_cache *c;	/* NULL: the backend alone */
+	struct sback *sb;
 };
+
+/* The backend alone: the name a lookup of path's last component would
+ * ask, asked directly.  0 with *in filled, or -ENOENT. */
+static int alone_lookup(struct storm *st, uint64_t dir, const char *name,
+			struct dc_inode *in)
+{
+	struct dc_inode din = { .ino = dir, .mode = S_IFDIR | 0755 };
+
+	return sb_lookup(st->sb, &din, name, strlen(name), in);
+}
 
 /* Fresh names in this thread's directory until the main thread says stop;
  * a lookup failed unless it answered the backend's file. */
@@ -150,7 +167,8 @@ static void storm_job(struct sworker *w)
 		int err;
 
 		snprintf(path, sizeof(path), "s%03u/f%" PRIx64, w->idx, k);
-		err = dc_resolve(st->c, NULL, path, 0, &in);
+		err = st->c ? dc_resolve(st->c, NULL, path, 0, &in) :
+			      alone_lookup(st, dir, strchr(path, '/') + 1, &in);
 		lookups++;
 		failed += err || in.ino != (dir << SB_FILE_SHIFT | k) ||
 			  !S_ISREG(in.mode);
@@ -239,7 +257,8 @@ static int smode_build(struct bench *b, struct smode *m, int kind,
 	return 0;
 }
 
-/* One timed run of mode kind, then the cache emptied for the next. */
+/* One timed run of mode kind (IM_NR: the backend alone, m's cache NULL),
+ * then the cache emptied for the next. */
 static void storm_run(struct bench *b, struct storm *st, struct smode *m, int kind,
 		      struct storm_res *r)
 {
@@ -250,7 +269,11 @@ static void storm_run(struct bench *b, struct storm *st, struct smode *m, int ki
 
 	st->kind = kind;
 	st->c = m->c;
-	dc_get_stats(m->c, &s0);
+	st->sb = &m->sb;
+	memset(&s0, 0, sizeof(s0));
+	s1 = s0;
+	if (m->c)
+		dc_get_stats(m->c, &s0);
 	calls0 = __atomic_load_n(&m->sb.calls, __ATOMIC_RELAXED);
 	ns0 = __atomic_load_n(&m->sb.ns, __ATOMIC_RELAXED);
 	cpu0 = cpu_ns();
@@ -265,7 +288,8 @@ static void storm_run(struct bench *b, struct storm *st, struct smode *m, int ki
 	/* the barrier ordered every backend call of the run before these */
 	r->calls += __atomic_load_n(&m->sb.calls, __ATOMIC_RELAXED) - calls0;
 	r->call_ns += __atomic_load_n(&m->sb.ns, __ATOMIC_RELAXED) - ns0;
-	dc_get_stats(m->c, &s1);
+	if (m->c)
+		dc_get_stats(m->c, &s1);
 	r->dc_misses += s1.misses - s0.misses;
 	r->miss_waits += s1.miss_waits - s0.miss_waits;
 	r->lock_waits += s1.lock_waits - s0.lock_waits;
@@ -284,6 +308,8 @@ static void storm_run(struct bench *b, struct storm *st, struct smode *m, int ki
 	r->failed += failed;
 	if (r->nr < MAX_RUNS && lookups && t1 > t0)
 		r->rate[r->nr++] = (double)lookups * 1e9 / (double)(t1 - t0);
+	if (!m->c)
+		return;
 	/* untimed: back to a cache holding the directories alone */
 	err = dc_invalidate_all(m->c);
 	if (!err)
@@ -330,12 +356,15 @@ static void storm_stop(struct storm *st)
 
 int run_storm(struct bench *b)
 {
-	struct smode m[IM_NR];
+	struct smode m[IM_NR], alone = { .ok = true };
 	struct storm st;
 	int nok = 0;
 
 	memset(m, 0, sizeof(m));
 	memset(b->storm, 0, sizeof(b->storm));
+	memset(&b->storm_alone, 0, sizeof(b->storm_alone));
+	alone.sb.delay_ns = (long)b->storm_delay_us * 1000;
+	alone.sb.ndirs = b->storm_threads;
 	if (!b->impl[IM_RCU] && !b->impl[IM_RWLOCK] && !b->impl[IM_GLOBAL]) {
 		fprintf(stderr, "dcbench micro: storm: no libdcache mode asked for "
 			"(--impls): the references have no backend to wait for\n");
@@ -353,11 +382,20 @@ int run_storm(struct bench *b)
 	progress("scenario storm: %u threads, %u us a backend lookup",
 		 b->storm_threads, b->storm_delay_us);
 	storm_start(&st, b->storm_threads);
-	for (unsigned r = 0; r < b->runs; r++)
+	for (unsigned r = 0; r < b->runs; r++) {
+		storm_run(b, &st, &alone, IM_NR, &b->storm_alone);
 		for (int k = 0; k <= IM_GLOBAL; k++)
 			if (m[k].ok)
 				storm_run(b, &st, &m[k], k, &b->storm[k]);
+	}
 	storm_stop(&st);
+	b->storm_alone.rate_med = stats_median(b->storm_alone.rate, b->storm_alone.nr);
+	if (b->storm_alone.failed) {
+		fprintf(stderr, "dcbench micro: storm: %" PRIu64 " of the backend's "
+			"own answers were not the file asked for\n",
+			b->storm_alone.failed);
+		b->wrong_lookups += b->storm_alone.failed;
+	}
 	for (int k = 0; k <= IM_GLOBAL; k++) {
 		struct storm_res *r = &b->storm[k];
 
