@@ -17,12 +17,16 @@
  *    Each entry there is one directory entry (a name); hard links are
  *    several entries with the same ino.
  *
- * Locking: one reader-writer lock, fs->lock, guards both tables and every
- * field below them.  Readers (the lookup, getattr and readlink ops and
- * dc_memfs_lookup) take it shared; everything that changes the namespace
- * takes it exclusive.  Nothing here nests or calls out with the lock held.
- * The lock prefers writers where glibc lets us say so, so that a benchmark
- * hammering lookups cannot starve a rename forever.
+ * Locking: one mutex, fs->lock, guards both tables and every field below
+ * them; readers (the lookup, getattr and readlink ops, dc_memfs_lookup)
+ * and writers alone take it.  Nothing here nests or calls out with it
+ * held.  It is not a reader-writer lock: what it guards is a hash probe
+ * or a few stores, and the two kinds of those fail under load.  One that
+ * prefers readers lets a benchmark hammering lookups starve a rename for
+ * good; one that prefers writers makes every new reader wait while a
+ * writer does, so that with more threads than cores all of them queue up
+ * behind a writer that was preempted, and sleep.  A mutex gives no kind
+ * of caller precedence and queues no one behind a waiter.
  *
  * Invariants, true whenever fs->lock is free:
  *  - every name entry's dir is a live directory and its ino a live node;
@@ -41,9 +45,6 @@
  * This is a test backend, not the cache: it allocates with plain malloc so
  * that the cache's allocation-failure injection never reaches it.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE	/* pthread_rwlockattr_setkind_np */
-#endif
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -81,7 +82,7 @@ struct mdent {
 };
 
 struct dc_memfs {
-	pthread_rwlock_t lock;
+	pthread_mutex_t lock;
 	struct mnode *nodes;	/* indexed by ino; nodes[0] unused */
 	uint64_t nr_nodes;	/* allocated slots */
 	uint64_t next_ino;	/* the next inode number to hand out */
@@ -322,21 +323,9 @@ static void dent_remove(struct dc_memfs *fs, struct mdent **pp)
 
 /* ---- Creation and teardown ------------------------------------------- */
 
-static int lock_init(pthread_rwlock_t *lock)
+static int lock_init(pthread_mutex_t *lock)
 {
-	pthread_rwlockattr_t attr;
-	int err;
-
-	err = pthread_rwlockattr_init(&attr);
-	if (err)
-		return -err;
-#ifdef __GLIBC__
-	pthread_rwlockattr_setkind_np(&attr,
-			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-#endif
-	err = pthread_rwlock_init(lock, &attr);
-	pthread_rwlockattr_destroy(&attr);
-	return -err;
+	return -pthread_mutex_init(lock, NULL);
 }
 
 DC_API int dc_memfs_new(struct dc_memfs **out)
@@ -391,11 +380,11 @@ DC_API void dc_memfs_free(struct dc_memfs *fs)
 			free(fs->nodes[i].u.target);
 	free(fs->buckets);
 	free(fs->nodes);
-	pthread_rwlock_destroy(&fs->lock);
+	pthread_mutex_destroy(&fs->lock);
 	free(fs);
 }
 
-/* ---- Namespace changes (write-locked) -------------------------------- */
+/* ---- Namespace changes (locked) -------------------------------------- */
 
 /* The type bits of a new node's mode: one of the seven, none means file. */
 static int mode_check(uint32_t mode, uint32_t *out)
@@ -491,9 +480,9 @@ DC_API int dc_memfs_add(struct dc_memfs *fs, uint64_t dir_ino, const char *name,
 	if (S_ISLNK(mode) && (!target || !*target))
 		return target ? -ENOENT : -EINVAL;
 
-	pthread_rwlock_wrlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	err = add_locked(fs, dir_ino, name, len, mode, target, out);
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
@@ -504,13 +493,13 @@ DC_API int dc_memfs_chmod(struct dc_memfs *fs, uint64_t ino, uint32_t mode)
 
 	if (!fs || (mode & ~07777u))
 		return -EINVAL;
-	pthread_rwlock_wrlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	n = node_get(fs, ino);
 	if (n) {
 		n->mode = (n->mode & S_IFMT) | mode;
 		err = 0;
 	}
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
@@ -522,14 +511,14 @@ DC_API int dc_memfs_chown(struct dc_memfs *fs, uint64_t ino, uint32_t uid,
 
 	if (!fs)
 		return -EINVAL;
-	pthread_rwlock_wrlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	n = node_get(fs, ino);
 	if (n) {
 		n->uid = uid;
 		n->gid = gid;
 		err = 0;
 	}
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
@@ -572,9 +561,9 @@ DC_API int dc_memfs_link(struct dc_memfs *fs, uint64_t ino, uint64_t dir_ino,
 	if (err)
 		return err;
 
-	pthread_rwlock_wrlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	err = link_locked(fs, ino, dir_ino, name, len, out);
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
@@ -614,9 +603,9 @@ DC_API int dc_memfs_remove(struct dc_memfs *fs, uint64_t dir_ino, const char *na
 	if (err)
 		return err;
 
-	pthread_rwlock_wrlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	err = remove_locked(fs, dir_ino, name, len, is_dir);
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
@@ -762,13 +751,13 @@ DC_API int dc_memfs_rename(struct dc_memfs *fs, uint64_t odir, const char *oname
 	if (err)
 		return err;
 
-	pthread_rwlock_wrlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	err = rename_locked(fs, &r);
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
-/* ---- Queries (read-locked) ------------------------------------------- */
+/* ---- Queries (locked) ------------------------------------------------ */
 
 static int lookup_locked(struct dc_memfs *fs, uint64_t dir_ino,
 			 const char *name, size_t len, struct dc_inode *out)
@@ -796,9 +785,9 @@ static int memfs_lookup_len(struct dc_memfs *fs, uint64_t dir_ino,
 
 	if (err)
 		return err;
-	pthread_rwlock_rdlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	err = lookup_locked(fs, dir_ino, name, len, out);
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
@@ -820,9 +809,9 @@ DC_API uint64_t dc_memfs_count(struct dc_memfs *fs)
 
 	if (!fs)
 		return 0;
-	pthread_rwlock_rdlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	n = fs->count;
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return n;
 }
 
@@ -834,9 +823,9 @@ static int memfs_root(void *ctx, struct dc_inode *out)
 
 	if (!out)
 		return -EINVAL;
-	pthread_rwlock_rdlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	node_fill(fs, DC_MEMFS_ROOT, out);
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return 0;
 }
 
@@ -860,12 +849,12 @@ static int memfs_getattr(void *ctx, struct dc_inode *inode)
 
 	if (!inode)
 		return -EINVAL;
-	pthread_rwlock_rdlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	if (node_get(fs, inode->cookie))
 		node_fill(fs, inode->cookie, inode);
 	else
 		err = -ESTALE;
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
@@ -882,7 +871,7 @@ static int memfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
 
 	if (!link || !buf || !size)
 		return -EINVAL;
-	pthread_rwlock_rdlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	n = node_get(fs, link->cookie);
 	if (!n) {
 		err = -ESTALE;
@@ -898,7 +887,7 @@ static int memfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
 			err = (int)len;
 		}
 	}
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 
@@ -921,7 +910,7 @@ static int memfs_adopt(void *ctx, const struct dc_inode *dir, const char *name,
 	return 0;
 }
 
-/* The names in dir, under the read lock (emit only collects). */
+/* The names in dir, under the lock (emit only collects). */
 static int memfs_readdir(void *ctx, const struct dc_inode *dir,
 			 int (*emit)(void *arg, const char *name, size_t len),
 			 void *arg)
@@ -933,11 +922,11 @@ static int memfs_readdir(void *ctx, const struct dc_inode *dir,
 
 	if (!dir || !emit)
 		return -EINVAL;
-	pthread_rwlock_rdlock(&fs->lock);
+	pthread_mutex_lock(&fs->lock);
 	err = dir_get(fs, dir->cookie, &n);
 	for (d = err ? NULL : n->children; d && !err; d = d->sib_next)
 		err = emit(arg, d->name, d->len);
-	pthread_rwlock_unlock(&fs->lock);
+	pthread_mutex_unlock(&fs->lock);
 	return err;
 }
 

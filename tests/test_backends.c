@@ -534,7 +534,7 @@ static void test_memfs_fill(void)
 	dc_memfs_free(fs);
 }
 
-/* Readers and a renamer at once: the rwlock keeps answers whole. */
+/* Readers and a renamer at once: the lock keeps answers whole. */
 struct race {
 	struct dc_memfs *fs;
 	uint64_t dir;
@@ -593,6 +593,65 @@ static void test_memfs_threads(void)
 	dc_memfs_free(r.fs);
 }
 
+/*
+ * A writer is not starved by readers: eight threads look a name up
+ * without pause while another renames it to and fro.  Under a lock that
+ * lets readers in past a waiting writer, the renames wait for as long as
+ * the lookups go on; the readers give up after 10 s, and say so.
+ */
+struct hammer {
+	struct dc_memfs *fs;
+	uint64_t dir;
+	int stop, timed_out;
+};
+
+static void *hammer_reader(void *arg)
+{
+	struct hammer *h = arg;
+	struct timespec t0, t;
+	unsigned long i;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* relaxed: stop only asks for an end; the join orders the rest */
+	for (i = 0; !__atomic_load_n(&h->stop, __ATOMIC_RELAXED); i++) {
+		dc_memfs_lookup(h->fs, h->dir, "a", NULL);
+		if (i % 1024)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec > 10) {
+			__atomic_store_n(&h->timed_out, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	return NULL;
+}
+
+static void test_memfs_writer_progress(void)
+{
+	struct hammer h = { 0 };
+	pthread_t t[8];
+	unsigned long bad = 0;
+	int i, n = 0;
+
+	CHECK_RC(dc_memfs_new(&h.fs), 0);
+	if (!h.fs)
+		return;
+	h.dir = mf_add(h.fs, ROOT, "d", S_IFDIR, NULL);
+	mf_add(h.fs, h.dir, "a", S_IFREG, NULL);
+	for (i = 0; i < 8; i++)
+		n += pthread_create(&t[i], NULL, hammer_reader, &h) == 0;
+	CHECK_RC(n, 8);
+	for (i = 0; i < 2000; i++)
+		bad += dc_memfs_rename(h.fs, h.dir, (i & 1) ? "b" : "a",
+				       h.dir, (i & 1) ? "a" : "b", 0) != 0;
+	__atomic_store_n(&h.stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	CHECK_RC(bad, 0);
+	CHECK_RC(h.timed_out, 0);	/* the renames ended before the readers */
+	dc_memfs_free(h.fs);
+}
+
 static void test_memfs(void)
 {
 	struct dc_memfs *fs = NULL;
@@ -619,6 +678,7 @@ static void test_memfs(void)
 
 	test_memfs_fill();
 	test_memfs_threads();
+	test_memfs_writer_progress();
 }
 
 /* ---- hostfs ---------------------------------------------------------- */
