@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * floodnames.c - names made to share one hash chain (flood.h), for
- * `dcbench flood` and tests/test_writers.c.  Each set inverts or cancels
+ * `dcbench flood` and tests/test_bounds.c.  Each set inverts or cancels
  * a weak construction of a name hash (unkeyed; a mixing some difference
  * survives), so that a cache whose hash is keyed and whose mixing no
  * difference survives spreads them like any names.
