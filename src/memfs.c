@@ -25,8 +25,10 @@
  * prefers readers lets a benchmark hammering lookups starve a rename for
  * good; one that prefers writers makes every new reader wait while a
  * writer does, so that with more threads than cores all of them queue up
- * behind a writer that was preempted, and sleep.  A mutex gives no kind
- * of caller precedence and queues no one behind a waiter.
+ * behind a writer that was preempted, and sleep.  A mutex favours
+ * neither kind and makes no one wait for a waiter, only for the holder.
+ * glibc's is not fair, so a writer may lose the lock to readers a few
+ * times over, but it never waits for a stream of readers to end.
  *
  * Invariants, true whenever fs->lock is free:
  *  - every name entry's dir is a live directory and its ino a live node;

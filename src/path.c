@@ -314,7 +314,8 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
  * Remember path's answer d (its seq seq, read by the rcu-walk that just
  * answered, which met no ".", ".." or symlink and started at the root),
  * with gen the shard's generation read before that walk.  Best effort:
- * nothing on no memory, or past the cap.  No lock held.
+ * nothing on no memory, past the cap, or with ptab_lock busy.  No lock
+ * held.
  */
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		  struct dc_dentry *d, uint32_t seq, uint64_t gen, bool allx)
