@@ -538,9 +538,26 @@ static void test_memfs_fill(void)
 struct race {
 	struct dc_memfs *fs;
 	uint64_t dir;
-	int stop;
+	int stop, timed_out;
 	unsigned long bad;
 };
+
+/* A memfs holding d/a, and nt threads running fn on r: how many started
+ * (0 without the memfs). */
+static int race_start(struct race *r, void *(*fn)(void *), pthread_t *t, int nt)
+{
+	int n = 0;
+
+	CHECK_RC(dc_memfs_new(&r->fs), 0);
+	if (!r->fs)
+		return 0;
+	r->dir = mf_add(r->fs, ROOT, "d", S_IFDIR, NULL);
+	mf_add(r->fs, r->dir, "a", S_IFREG, NULL);
+	while (n < nt && pthread_create(&t[n], NULL, fn, r) == 0)
+		n++;
+	CHECK_RC(n, nt);
+	return n;
+}
 
 static void *race_reader(void *arg)
 {
@@ -568,15 +585,10 @@ static void test_memfs_threads(void)
 	struct race r = { 0 };
 	pthread_t t[2];
 	unsigned long bad = 0;
-	int i;
+	int i, n = race_start(&r, race_reader, t, 2);
 
-	CHECK_RC(dc_memfs_new(&r.fs), 0);
 	if (!r.fs)
 		return;
-	r.dir = mf_add(r.fs, ROOT, "d", S_IFDIR, NULL);
-	mf_add(r.fs, r.dir, "a", S_IFREG, NULL);
-	for (i = 0; i < 2; i++)
-		CHECK_RC(pthread_create(&t[i], NULL, race_reader, &r), 0);
 	for (i = 0; i < 5000; i++) {
 		if (dc_memfs_rename(r.fs, r.dir, (i & 1) ? "b" : "a",
 				    r.dir, (i & 1) ? "a" : "b", 0))
@@ -585,7 +597,7 @@ static void test_memfs_threads(void)
 		    dc_memfs_remove(r.fs, r.dir, "tmp", 0))
 			bad++;
 	}
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
 	CHECK_RC(bad, 0);
 	CHECK_RC(r.bad, 0);
@@ -600,15 +612,9 @@ static void test_memfs_threads(void)
  * the lookups go on; the readers give up after 60 s (2,000 renames take
  * milliseconds, seconds under TSan on a busy machine), and say so.
  */
-struct hammer {
-	struct dc_memfs *fs;
-	uint64_t dir;
-	int stop, timed_out;
-};
-
 static void *hammer_reader(void *arg)
 {
-	struct hammer *h = arg;
+	struct race *h = arg;
 	struct timespec t0, t;
 	unsigned long i;
 
@@ -629,20 +635,13 @@ static void *hammer_reader(void *arg)
 
 static void test_memfs_writer_progress(void)
 {
-	struct hammer h = { 0 };
+	struct race h = { 0 };
 	pthread_t t[8];
 	unsigned long bad = 0;
-	int i, n = 0;
+	int i, n = race_start(&h, hammer_reader, t, 8);
 
-	CHECK_RC(dc_memfs_new(&h.fs), 0);
 	if (!h.fs)
 		return;
-	h.dir = mf_add(h.fs, ROOT, "d", S_IFDIR, NULL);
-	mf_add(h.fs, h.dir, "a", S_IFREG, NULL);
-	for (i = 0; i < 8; i++)
-		if (pthread_create(&t[n], NULL, hammer_reader, &h) == 0)
-			n++;
-	CHECK_RC(n, 8);
 	for (i = 0; i < 2000; i++)
 		bad += dc_memfs_rename(h.fs, h.dir, (i & 1) ? "b" : "a",
 				       h.dir, (i & 1) ? "a" : "b", 0) != 0;
