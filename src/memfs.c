@@ -325,11 +325,6 @@ static void dent_remove(struct dc_memfs *fs, struct mdent **pp)
 
 /* ---- Creation and teardown ------------------------------------------- */
 
-static int lock_init(pthread_mutex_t *lock)
-{
-	return -pthread_mutex_init(lock, NULL);
-}
-
 DC_API int dc_memfs_new(struct dc_memfs **out)
 {
 	struct dc_memfs *fs;
@@ -345,7 +340,7 @@ DC_API int dc_memfs_new(struct dc_memfs **out)
 	err = -ENOMEM;
 	if (!fs->nodes || !fs->buckets)
 		goto fail;
-	err = lock_init(&fs->lock);
+	err = -pthread_mutex_init(&fs->lock, NULL);
 	if (err)
 		goto fail;
 	fs->nr_nodes = MEMFS_MIN_NODES;
