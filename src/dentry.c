@@ -4,8 +4,9 @@
  * changes, and freeing after an RCU grace period.
  *
  * Locking rules:
- *  - dc__alloc, dc__unhash, dc__set_inode, dc__replace_inode and
- *    dc__bump_dirgen are called with the write lock held.
+ *  - dc__alloc, dc__alloc_prepared, dc__unhash, dc__set_inode,
+ *    dc__replace_inode and dc__bump_dirgen are called with the write lock
+ *    held; dc__prepare and dc__unprepare with no cache lock.
  *  - d->count is changed with atomics anywhere.  A count of 0 means
  *    "unused", not "free": the entry stays cached until the LRU evicts it.
  *    The shrinker claims an entry by moving its count from 0 to
@@ -96,15 +97,14 @@ static bool name_is_inline(const struct dc_dentry *d, const struct dc_name *n)
 /* ---- allocation ---------------------------------------------------------- */
 
 /*
- * A new entry for name in parent, not yet hashed nor on the LRU; it holds
- * a count on parent.  With in it is positive (and owns target), without it
- * negative (or PENDING, if flags say so).  NULL when memory is short; then
- * target is still the caller's.
+ * The memory of an entry and its name, got with no cache lock held, so
+ * that a writer does not hold the write lock across the slab's lock, the
+ * page faults of a new chunk, or a long name's allocation.  Nothing else
+ * is set and nothing counts it yet: dc__alloc_prepared makes it an entry
+ * under the write lock, or dc__unprepare gives it back.  NULL when memory
+ * is short.
  */
-struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
-			    const char *name, size_t len, uint32_t hash,
-			    uint32_t flags, const struct dc_inode *in,
-			    struct dc_xname *target)
+struct dc_dentry *dc__prepare(struct dc_cache *c, const char *name, size_t len)
 {
 	struct dc_dentry *d = dc__slab_alloc(c);
 	struct dc_name *n;
@@ -125,6 +125,30 @@ struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 		n = &x->n;
 	}
 	d->name = n;
+	return d;
+}
+
+/* Give back a prepared entry that was not used (no reader ever saw it). */
+void dc__unprepare(struct dc_cache *c, struct dc_dentry *d)
+{
+	if (!name_is_inline(d, d->name)) {
+		struct dc_xname *x = dc__xname_of(d->name);
+
+		dc__free(c, x, dc__xname_size(x->n.len));
+	}
+	dc__slab_free(c, d);
+}
+
+/*
+ * Prepared entry d as a new entry in parent, not yet hashed nor on the
+ * LRU; it holds a count on parent.  With in it is positive (and owns
+ * target), without it negative (or PENDING, if flags say so).
+ */
+struct dc_dentry *dc__alloc_prepared(struct dc_cache *c, struct dc_dentry *d,
+				     struct dc_dentry *parent, uint32_t hash,
+				     uint32_t flags, const struct dc_inode *in,
+				     struct dc_xname *target)
+{
 	d->hash = hash;
 	d->flags = flags;
 	d->parent = parent;
@@ -151,6 +175,21 @@ struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 		__atomic_add_fetch(&parent->count, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&c->nr_entries, 1, __ATOMIC_RELAXED);
 	return d;
+}
+
+/*
+ * dc__prepare and dc__alloc_prepared in one, for callers that hold the
+ * write lock already.  NULL when memory is short; then target is still
+ * the caller's.
+ */
+struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
+			    const char *name, size_t len, uint32_t hash,
+			    uint32_t flags, const struct dc_inode *in,
+			    struct dc_xname *target)
+{
+	struct dc_dentry *d = dc__prepare(c, name, len);
+
+	return d ? dc__alloc_prepared(c, d, parent, hash, flags, in, target) : NULL;
 }
 
 /* Free an entry no reader can reach any more. */

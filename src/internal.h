@@ -712,6 +712,12 @@ static inline struct dc_dentry *dc__find_rcu(struct dc_cache *c,
 }
 
 /* ---- dentry.c --------------------------------------------------------- */
+struct dc_dentry *dc__prepare(struct dc_cache *c, const char *name, size_t len);
+void dc__unprepare(struct dc_cache *c, struct dc_dentry *d);
+struct dc_dentry *dc__alloc_prepared(struct dc_cache *c, struct dc_dentry *d,
+				     struct dc_dentry *parent, uint32_t hash,
+				     uint32_t flags, const struct dc_inode *in,
+				     struct dc_xname *target);
 struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 			    const char *name, size_t len, uint32_t hash,
 			    uint32_t flags, const struct dc_inode *in,

@@ -350,15 +350,33 @@ int dc__revalidate(struct dc_cache *c, struct dc_dentry *dir, struct dc_dentry *
 /* ---- the slow path ------------------------------------------------------ */
 
 /*
+ * A new entry for a miss, under the write lock: the one prepared before
+ * the lock (*spare, then used up) if there is one, else one made here.
+ * NULL when memory is short.
+ */
+static struct dc_dentry *new_entry(struct dc_cache *c, struct dc_dentry **spare,
+				   struct dc_dentry *dir, const char *name,
+				   size_t len, uint32_t hash, uint32_t flags)
+{
+	struct dc_dentry *d = *spare;
+
+	if (!d)
+		return dc__alloc(c, dir, name, len, hash, flags, NULL, NULL);
+	*spare = NULL;
+	return dc__alloc_prepared(c, d, dir, hash, flags, NULL, NULL);
+}
+
+/*
  * name is not in dir's complete listing: cache it as negative, as if the
  * backend had said so when the listing was asked.  Called with the write
  * lock, which it drops.
  */
 static int add_listed_negative(struct dc_cache *c, struct dc_dentry *dir,
 			       const char *name, size_t len, uint32_t hash,
-			       uint64_t asked, struct dc_dentry **out)
+			       uint64_t asked, struct dc_dentry **spare,
+			       struct dc_dentry **out)
 {
-	struct dc_dentry *d = dc__alloc(c, dir, name, len, hash, 0, NULL, NULL);
+	struct dc_dentry *d = new_entry(c, spare, dir, name, len, hash, 0);
 
 	if (!d) {
 		dc__write_unlock(c);
@@ -386,9 +404,9 @@ static int add_listed_negative(struct dc_cache *c, struct dc_dentry *dir,
  * directory's slot, dc__bump_dirgen): then the answer is returned to this caller,
  * which asked before the update, but is not cached.
  */
-int dc__lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
-		    const char *name, size_t len, uint32_t hash, bool orphan,
-		    struct dc_dentry **out)
+static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
+		       const char *name, size_t len, uint32_t hash, bool orphan,
+		       struct dc_dentry **spare, struct dc_dentry **out)
 {
 	struct dc_xname *target;
 	struct dc_dentry *d;
@@ -448,8 +466,8 @@ again:
 		return 0;
 	}
 	if (dc__listed_absent(c, dir, name, len, &asked))
-		return add_listed_negative(c, dir, name, len, hash, asked, out);
-	d = dc__alloc(c, dir, name, len, hash, DC_F_PENDING, NULL, NULL);
+		return add_listed_negative(c, dir, name, len, hash, asked, spare, out);
+	d = new_entry(c, spare, dir, name, len, hash, DC_F_PENDING);
 	if (!d) {
 		dc__write_unlock(c);
 		return -ENOMEM;
@@ -485,4 +503,21 @@ again:
 	dc__maybe_shrink(c);
 	*out = d;
 	return 0;
+}
+
+/*
+ * The entry a miss may hash is prepared before the write lock is taken
+ * (dc__prepare says why), and given back if the miss found the name
+ * cached after all.
+ */
+int dc__lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
+		    const char *name, size_t len, uint32_t hash, bool orphan,
+		    struct dc_dentry **out)
+{
+	struct dc_dentry *spare = dc__prepare(c, name, len);
+	int err = lookup_slow(c, dir, name, len, hash, orphan, &spare, out);
+
+	if (spare)
+		dc__unprepare(c, spare);
+	return err;
 }
