@@ -308,9 +308,10 @@ DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 		return;
 	dc__stat_sum(c, v);
 	memset(st, 0, sizeof(*st));
-	st->lookups = v[DC_ST_LOOKUPS];
-	st->hits = v[DC_ST_HITS];
-	st->negative_hits = v[DC_ST_NEG_HITS];
+	/* a one-probe answer is counted once, as a path hit of its sign */
+	st->lookups = v[DC_ST_LOOKUPS] + v[DC_ST_PATH_HITS] + v[DC_ST_PATH_NEG_HITS];
+	st->hits = v[DC_ST_HITS] + v[DC_ST_PATH_HITS];
+	st->negative_hits = v[DC_ST_NEG_HITS] + v[DC_ST_PATH_NEG_HITS];
 	st->misses = v[DC_ST_MISSES];
 	st->restarts = v[DC_ST_RESTARTS];
 	st->evictions = v[DC_ST_EVICTIONS];
@@ -319,7 +320,7 @@ DC_API void dc_get_stats(struct dc_cache *c, struct dc_stats *st)
 	st->negative_misses = v[DC_ST_NEG_MISSES];
 	st->complete_answers = v[DC_ST_COMPLETE];
 	st->readdirs = v[DC_ST_READDIRS];
-	st->path_hits = v[DC_ST_PATH_HITS];
+	st->path_hits = v[DC_ST_PATH_HITS] + v[DC_ST_PATH_NEG_HITS];
 	st->entries = dc__load(c->nr_entries);
 	st->negative = dc__load(c->nr_negative);
 	st->bytes = dc__load(c->bytes);

@@ -272,15 +272,13 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 		    bool checked, struct dc_inode *st)
 {
 	uint64_t key = path_key(c, path, len);
-	const char *first;
-	size_t flen = first_component(path, len, &first);
 	struct dc_pnode *n;
 	struct dc_dentry *d;
 	uint32_t shard, seq;
 	uint64_t gen;
 
-	if (!flen)
-		return -ECHILD;
+	/* a path with no first component ("/", "//") finds no node, since
+	 * dc__path_add makes none for it: no need to look for one here */
 	/* acquire: pairs with the adder's release of the chain head */
 	for (n = dc__load_acq(c->ptab[key & ((1ull << c->pbits) - 1)]); n;
 	     n = dc__load_acq(n->next))
@@ -306,8 +304,14 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	    __atomic_load_n(&c->pgen[shard], __ATOMIC_SEQ_CST) != gen)
 		return -ECHILD;
 	dc__lru_touch(d);
+	/* one counter per answer; dc_get_stats adds it to lookups and to
+	 * the hits of its sign */
+	if (!st->mode) {
+		dc__stat_inc(c, DC_ST_PATH_NEG_HITS);
+		return -ENOENT;
+	}
 	dc__stat_inc(c, DC_ST_PATH_HITS);
-	return st->mode ? 0 : -ENOENT;
+	return 0;
 }
 
 /*

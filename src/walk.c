@@ -775,20 +775,20 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 	bool pc;
 	int err;
 
-	dc__stat_inc(c, DC_ST_LOOKUPS);
 	if (c->mode == DC_MODE_RCU) {
 		pc = path_cacheable(c, base, path, st);
 		dc__rcu_lock();
 		if (pc) {
+			/* an answer here is counted there, as a lookup too */
 			err = dc__path_lookup(c, path, len, cred != NULL, st);
 			if (err != -ECHILD) {
 				dc__rcu_unlock();
-				dc__stat_inc(c, err ? DC_ST_NEG_HITS : DC_ST_HITS);
 				return err;
 			}
 			/* before the walk: a directory changed since fails the add */
 			pgen = dc__path_gen(c, path, len);
 		}
+		dc__stat_inc(c, DC_ST_LOOKUPS);
 		nd_init(&nd, c, path, len, flags, cred);
 		err = walk_rcu(&nd, base, &d, &seq);
 		if (err == 0) {
@@ -819,6 +819,8 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 			return err;
 		}
 		dc__stat_inc(c, DC_ST_RESTARTS);
+	} else {
+		dc__stat_inc(c, DC_ST_LOOKUPS);
 	}
 	nd_init(&nd, c, path, len, flags, cred);
 	err = walk_ref(&nd, base, &d);

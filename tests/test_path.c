@@ -80,6 +80,24 @@ static void twice(struct dc_cache *c, const char *p, int64_t want, bool hit)
 		fprintf(stderr, "  (path %s)\n", p);
 }
 
+/* A path answered by one probe counts as one lookup, one path hit, and
+ * one hit of its sign, as a walk's answer does. */
+static void counted_once(struct dc_cache *c, const char *p, int64_t want)
+{
+	struct dc_stats a, b;
+
+	CHECK_EQ(res(c, NULL, p), want);
+	CHECK_EQ(res(c, NULL, p), want);
+	dc_get_stats(c, &a);
+	CHECK_EQ(res(c, NULL, p), want);
+	dc_get_stats(c, &b);
+	CHECK_EQ(b.path_hits - a.path_hits, 1);
+	CHECK_EQ(b.lookups - a.lookups, 1);
+	CHECK_EQ(b.hits - a.hits, want < 0 ? 0 : 1);
+	CHECK_EQ(b.negative_hits - a.negative_hits, want < 0 ? 1 : 0);
+	CHECK_EQ(b.misses - a.misses, 0);
+}
+
 /* /a/b/c/d/e/f (a file), /a/b/l -> c (a symlink), /top (a file) */
 static uint64_t ia, ib, ic, id, ie, iff, itop;
 
@@ -117,6 +135,10 @@ static void test_hits(enum dc_mode m)
 	twice(c, "/a/b/nope/x", -ENOENT, false);	/* not the last component */
 	twice(c, "/top/", -ENOTDIR, false);
 	twice(c, "/", DC_MEMFS_ROOT, false);
+	if (rcu) {
+		counted_once(c, "/a/b/c/d/e/f", (int64_t)iff);
+		counted_once(c, "/a/b/c/d/e/nope", -ENOENT);
+	}
 	CHECK_EQ(dc_walk(c, NULL, "/a/b", 0, &b), 0);
 	CHECK_EQ(res(c, b, "c/d"), (int64_t)id);
 	{
