@@ -40,12 +40,32 @@ uint64_t dc__hash_key(const struct dc_cache *c, const char *s, size_t len)
 	return key;
 }
 
+/*
+ * Inputs of 32 bytes or more (deep paths) are taken 32 bytes a step, as
+ * two lanes of one product per 16 bytes, each word pair folded together
+ * before its product (as wyhash does): the products of a step do not
+ * wait for each other, and a lane's chain has one product per step, so
+ * a 150-byte path waits for 7 products in a row instead of 20.
+ */
 uint64_t dc__hash_bytes(const struct dc_hkey *k, const void *p, size_t len)
 {
 	const char *s = p;
 	uint64_t h = k->k1, w;
 	size_t left = len;
 
+	if (left >= 32) {
+		uint64_t a = k->k1, b = k->k0, w0, w1, w2, w3;
+
+		for (; left >= 32; s += 32, left -= 32) {
+			memcpy(&w0, s, 8);
+			memcpy(&w1, s + 8, 8);
+			memcpy(&w2, s + 16, 8);
+			memcpy(&w3, s + 24, 8);
+			a = dc__mum(w0 ^ k->k1, w1 ^ a);
+			b = dc__mum(w2 ^ k->k0, w3 ^ b);
+		}
+		h = dc__mix(k, a, b);
+	}
 	for (; left >= 8; s += 8, left -= 8) {
 		memcpy(&w, s, 8);
 		h = dc__mix(k, h, w);

@@ -626,8 +626,9 @@ static inline size_t dc__hash_component(const char *s, const char *end,
 }
 
 /* The keyed hash of len bytes that may hold anything ('/' included): the
- * same mixer, for the library's other tables (memfs's names, a watcher's
- * file handles).  For a name without '/', dc__hash_component's key. */
+ * same mixer, for the library's other tables (whole paths, memfs's names,
+ * a watcher's file handles).  For a name of under 32 bytes without '/',
+ * dc__hash_component's key; longer inputs are taken 32 bytes a step. */
 uint64_t dc__hash_bytes(const struct dc_hkey *k, const void *p, size_t len);
 
 /*
