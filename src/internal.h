@@ -857,7 +857,8 @@ void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d);
 int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 		    bool checked, struct dc_inode *st);
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,
-		  struct dc_dentry *d, uint32_t seq, uint64_t gen, bool allx);
+		  struct dc_dentry *d, uint32_t seq, const struct dc_inode *in,
+		  uint64_t gen, bool allx);
 uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len);
 
 /* ---- complete.c ------------------------------------------------------- */

@@ -54,24 +54,48 @@
 
 #define DC_PATH_SHARDS	64
 
+/*
+ * A node: what a hit reads first, then its string; what only writers use
+ * (the leaf chain, the RCU head) comes after the string (tail_of), so a
+ * hit touches no line for it.  A hit returns the node's copy of d's
+ * inode data, taken by the walk that made the node: d's seq, unchanged
+ * since then, says the copy still holds, so a hit reads one line of d
+ * (its seq and flags) rather than the two its inode data spans.
+ */
 struct dc_pnode {
 	struct dc_pnode *next;		/* chain in c->ptab; RCU-read */
-	struct dc_pnode *lnext;		/* chain in c->pleaf (by d); ptab_lock */
 	uint64_t key;
 	struct dc_dentry *d;
 	uint64_t gen;			/* its shard's generation when made */
 	uint32_t dseq;			/* d's seq (even) when made */
-	uint32_t shard;
 	uint32_t len;
+	uint8_t shard;
 	bool allx;			/* every directory on the way: 0111 set */
-	struct rcu_head rcu;
-	struct dc_cache *c;
-	char path[];			/* len bytes */
+	struct dc_inode in;		/* d's inode data at dseq (mode 0: -ENOENT) */
+	char path[];			/* len bytes, then the tail */
 };
+_Static_assert(DC_PATH_SHARDS <= 256, "dc_pnode.shard is 8 bits");
+
+struct dc_pnode_tail {
+	struct dc_pnode *lnext;		/* chain in c->pleaf (by d); ptab_lock */
+	struct dc_cache *c;
+	struct dc_pnode *node;		/* for node_free_cb */
+	struct rcu_head rcu;
+};
+
+static size_t tail_offset(size_t len)
+{
+	return (sizeof(struct dc_pnode) + len + 7) & ~(size_t)7;
+}
 
 static size_t node_size(size_t len)
 {
-	return sizeof(struct dc_pnode) + len;
+	return tail_offset(len) + sizeof(struct dc_pnode_tail);
+}
+
+static struct dc_pnode_tail *tail_of(const struct dc_pnode *n)
+{
+	return (struct dc_pnode_tail *)((char *)n + tail_offset(n->len));
 }
 
 int dc__paths_init(struct dc_cache *c)
@@ -92,11 +116,13 @@ int dc__paths_init(struct dc_cache *c)
 
 static void node_free_cb(struct rcu_head *head)
 {
-	struct dc_pnode *n = caa_container_of(head, struct dc_pnode, rcu);
+	struct dc_pnode_tail *t = caa_container_of(head, struct dc_pnode_tail, rcu);
+	struct dc_pnode *n;
 	struct dc_cache *c;
 
 	dc__rcu_after_grace(head);	/* before the node is read (TSan) */
-	c = n->c;
+	n = t->node;
+	c = t->c;
 	dc__free(c, n, node_size(n->len));
 	dc__tsan_release(c);	/* dc_cache_destroy's rcu_barrier acquires */
 }
@@ -205,7 +231,7 @@ static void unpublish(struct dc_cache *c, struct dc_pnode *n)
 	/* a reader on n still finds the rest of the chain through n->next */
 	dc__store(*tp, n->next);
 	__atomic_sub_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
-	dc__call_rcu(&n->rcu, node_free_cb);
+	dc__call_rcu(&tail_of(n)->rcu, node_free_cb);
 }
 
 /* Take n off its leaf's chain.  ptab_lock held. */
@@ -214,8 +240,8 @@ static void leaf_unlink(struct dc_cache *c, struct dc_pnode *n)
 	struct dc_pnode **pp = leaf_chain(c, n->d);
 
 	while (*pp != n)
-		pp = &(*pp)->lnext;
-	*pp = n->lnext;
+		pp = &tail_of(*pp)->lnext;
+	*pp = tail_of(n)->lnext;
 }
 
 /* d is being unhashed: its nodes go before its memory can (see the
@@ -233,10 +259,10 @@ void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
 	}
 	for (pp = leaf_chain(c, d); (n = *pp);) {
 		if (n->d != d) {
-			pp = &n->lnext;
+			pp = &tail_of(n)->lnext;
 			continue;
 		}
-		*pp = n->lnext;
+		*pp = tail_of(n)->lnext;
 		unpublish(c, n);
 	}
 	dc__flags_clear(d, DC_F_HASPATH);
@@ -294,15 +320,16 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	if (gen != n->gen)	/* nodes are made at even generations only */
 		return -ECHILD;
 	d = n->d;	/* allocated while we hold the read lock: see above */
+	/* d unchanged since the node was made, so the node's copy of its
+	 * inode data is d's now (every change of it is a seq write on d) */
 	seq = dc__seq_begin(&d->seq);
 	if (seq != n->dseq || (dc__flags(d) & DC_F_DEAD))
 		return -ECHILD;
-	*st = dc__inode_of(d);
-	/* the copy is of d as the node saw it, and no directory above moved
-	 * while we read (the bump comes before any such change) */
-	if (dc__seq_retry(&d->seq, seq) ||
-	    __atomic_load_n(&c->pgen[shard], __ATOMIC_SEQ_CST) != gen)
+	/* and no directory above moved meanwhile (the bump comes before
+	 * any such change) */
+	if (__atomic_load_n(&c->pgen[shard], __ATOMIC_SEQ_CST) != gen)
 		return -ECHILD;
+	*st = n->in;
 	dc__lru_touch(d);
 	/* one counter per answer; dc_get_stats adds it to lookups and to
 	 * the hits of its sign */
@@ -316,13 +343,15 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 
 /*
  * Remember path's answer d (its seq seq, read by the rcu-walk that just
- * answered, which met no ".", ".." or symlink and started at the root),
- * with gen the shard's generation read before that walk.  Best effort:
+ * answered, which met no ".", ".." or symlink and started at the root;
+ * in, d's inode data as that walk copied it at seq), with gen the
+ * shard's generation read before that walk.  Best effort:
  * nothing on no memory, past the cap, or with ptab_lock busy.  No lock
  * held.
  */
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,
-		  struct dc_dentry *d, uint32_t seq, uint64_t gen, bool allx)
+		  struct dc_dentry *d, uint32_t seq, const struct dc_inode *in,
+		  uint64_t gen, bool allx)
 {
 	const char *first;
 	size_t flen = first_component(path, len, &first);
@@ -338,12 +367,14 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	n->key = key;
 	n->d = d;
 	n->dseq = seq;
-	n->shard = shard_of_name(c, first, flen);
+	n->shard = (uint8_t)shard_of_name(c, first, flen);
 	n->gen = gen;
 	n->len = (uint32_t)len;
 	n->allx = allx;
-	n->c = c;
+	n->in = *in;
 	memcpy(n->path, path, len);
+	tail_of(n)->c = c;
+	tail_of(n)->node = n;
 	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
 	/* best effort, so never wait: a holder preempted on a busy machine
 	 * would put every walk that ends here to sleep behind it, and the
@@ -377,7 +408,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		goto drop;
 insert:
 	dc__flags_set(d, DC_F_HASPATH);
-	n->lnext = *leaf_chain(c, d);
+	tail_of(n)->lnext = *leaf_chain(c, d);
 	*leaf_chain(c, d) = n;
 	n->next = *head;
 	/* release: the node's fields before the pointer to it */

@@ -749,18 +749,23 @@ static bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *bas
 	       !dc__load(c->ttl_on);
 }
 
-/* rcu-walk's answer d (seq seq), or -ENOENT from the negative last
- * component nd->neg, into the table, when the walk met no ".", ".." or
- * symlink and d is not a symlink.  Inside the read section. */
+/* rcu-walk's answer d (seq seq, its inode data copied into st at seq),
+ * or -ENOENT from the negative last component nd->neg, into the table,
+ * when the walk met no ".", ".." or symlink and d is not a symlink.
+ * Inside the read section. */
 static void keep_path(struct nameidata *nd, const char *path, size_t len, int err,
-		      struct dc_dentry *d, uint32_t seq, uint64_t gen)
+		      struct dc_dentry *d, uint32_t seq, const struct dc_inode *st,
+		      uint64_t gen)
 {
+	static const struct dc_inode none;
+
 	if (!nd->plain || nd->nlinks)
 		return;
 	if (err == -ENOENT && nd->neg)
-		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, gen, nd->allx);
-	else if (err == 0 && !dc__is_lnk(dc__load(d->mode)))
-		dc__path_add(nd->c, path, len, d, seq, gen, nd->allx);
+		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, &none, gen,
+			     nd->allx);
+	else if (err == 0 && !dc__is_lnk(st->mode))
+		dc__path_add(nd->c, path, len, d, seq, st, gen, nd->allx);
 }
 
 /* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced. */
@@ -810,7 +815,7 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 			}
 		}
 		if (pc && (err == 0 || err == -ENOENT))
-			keep_path(&nd, path, len, err, d, seq, pgen);
+			keep_path(&nd, path, len, err, d, seq, st, pgen);
 		dc__rcu_unlock();
 		if (err != -ECHILD) {
 			count_answer(c, &nd, err);

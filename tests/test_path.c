@@ -268,6 +268,26 @@ static void test_changes(void)
 	CHECK_EQ(dc_invalidate_inode(c, ic, 0), 0);
 	twice(c, deep, (int64_t)iff, true);
 
+	/* ... and its own path answers its new mode and owner, stored in
+	 * place, by the walk and then by one probe */
+	twice(c, "/a/b/c", (int64_t)ic, true);
+	CHECK_EQ(dc_memfs_chmod(fs, ic, 0750), 0);
+	CHECK_EQ(dc_memfs_chown(fs, ic, 7, 8), 0);
+	CHECK_EQ(dc_invalidate_inode(c, ic, 0), 0);
+	for (int i = 0; i < 3; i++) {
+		struct dc_inode st;
+
+		CHECK_EQ(dc_resolve(c, NULL, "/a/b/c", 0, &st), 0);
+		CHECK_EQ(st.ino, ic);
+		CHECK_EQ(st.mode, S_IFDIR | 0750);
+		CHECK_EQ(st.uid, 7);
+		CHECK_EQ(st.gid, 8);
+	}
+	twice(c, "/a/b/c", (int64_t)ic, true);
+	CHECK_EQ(dc_memfs_chmod(fs, ic, 0755), 0);
+	CHECK_EQ(dc_memfs_chown(fs, ic, 0, 0), 0);
+	CHECK_EQ(dc_invalidate_inode(c, ic, 0), 0);
+
 	/* an empty directory removed, and a file made in its place */
 	x = add(ie, "sub", DIR_M, NULL);
 	CHECK_EQ(dc_invalidate_child(c, ie, 0, "sub", 3), 0);
