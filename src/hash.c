@@ -45,7 +45,10 @@ uint64_t dc__hash_key(const struct dc_cache *c, const char *s, size_t len)
  * two lanes of one product per 16 bytes, each word pair folded together
  * before its product (as wyhash does): the products of a step do not
  * wait for each other, and a lane's chain has one product per step, so
- * a 150-byte path waits for 7 products in a row instead of 20.
+ * a 150-byte path waits for 7 products in a row instead of 20.  The two
+ * words of a pair are masked by different values (a key half, and the
+ * lane's state, which starts from the other half), or the product,
+ * which commutes, would not tell them apart when swapped.
  */
 uint64_t dc__hash_bytes(const struct dc_hkey *k, const void *p, size_t len)
 {
@@ -54,7 +57,7 @@ uint64_t dc__hash_bytes(const struct dc_hkey *k, const void *p, size_t len)
 	size_t left = len;
 
 	if (left >= 32) {
-		uint64_t a = k->k1, b = k->k0, w0, w1, w2, w3;
+		uint64_t a = k->k0, b = k->k1 ^ 0x9e3779b97f4a7c15ull, w0, w1, w2, w3;
 
 		for (; left >= 32; s += 32, left -= 32) {
 			memcpy(&w0, s, 8);
