@@ -140,6 +140,23 @@ unsigned dc__inval_slot(uint64_t ino, uint32_t gen)
  * inode's slot has names left out.  Directories (no hard links) always go
  * in: updates find them here.
  */
+/*
+ * Bring the lines a locked find (or an index insert) of hash's chain (or
+ * of inode (ino, gen)'s) will read into the cache before the write lock
+ * is taken, so that the holder does not wait on memory.  No lock held:
+ * the head is read as a walk reads it, and a prefetch of an entry being
+ * freed is harmless (it is only a hint; nothing is dereferenced).
+ */
+void dc__prefetch_chain(struct dc_cache *c, uint32_t hash)
+{
+	__builtin_prefetch(dc__load(*dc__bucket(c, hash)));
+}
+
+void dc__prefetch_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
+{
+	__builtin_prefetch(dc__load(*inodes_head(c, ino, gen)));
+}
+
 void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **h = inodes_head(c, d->ino, d->gen), *e;
@@ -156,7 +173,7 @@ void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d)
 	/* relaxed atomic: a reader that saw this entry as a symlink may load
 	 * aux meanwhile (its seq check then fails before it uses it) */
 	dc__store(d->aux, (uintptr_t)*h);
-	*h = d;
+	dc__store(*h, d);	/* atomic: dc__prefetch_inode reads heads unlocked */
 }
 
 void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d)
@@ -173,7 +190,7 @@ void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d)
 	if (e && prev)
 		dc__store(prev->aux, d->aux);
 	else if (e)
-		*h = (struct dc_dentry *)d->aux;
+		dc__store(*h, (struct dc_dentry *)d->aux);
 	dc__store(d->aux, 0);
 }
 

@@ -508,6 +508,8 @@ static inline bool dc__indexed(uint32_t mode)
 {
 	return mode && !S_ISLNK(mode);
 }
+void dc__prefetch_chain(struct dc_cache *c, uint32_t hash);
+void dc__prefetch_inode(struct dc_cache *c, uint64_t ino, uint32_t gen);
 void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d);
 void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d);
 struct dc_dentry *dc__inodes_first(struct dc_cache *c, uint64_t ino, uint32_t gen);

@@ -417,6 +417,7 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 	int err;
 
 again:
+	dc__prefetch_chain(c, hash);
 	dc__write_lock(c);
 	if (orphan || dc__orphaned(dir)) {
 		dc__write_unlock(c);
@@ -481,6 +482,8 @@ again:
 	asked = dc__walk_clock(c);
 	err = backend_lookup(c, dir, name, len, &in, &target);
 
+	if (!err)
+		dc__prefetch_inode(c, in.ino, in.gen);
 	dc__write_lock(c);
 	/* the directory changed under us, or was forgotten with what was
 	 * above it: the answer is this caller's, not the cache's */
