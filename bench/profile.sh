@@ -4,9 +4,10 @@
 # The VMs we measure on expose no hardware performance counters (`perf
 # stat -e cycles,cache-misses` says "not supported"), so this counts with
 # valgrind instead: `dcbench micro` runs under callgrind, which collects
-# only inside the benchmark's worker threads (the timed lookup loops), and
-# every count is divided by the lookups and components those threads did
-# (the JSON's "lookups" and "components").  Two simulated machines, one
+# only inside the benchmark's worker threads (the timed lookup loops;
+# --no-warm leaves out the untimed run that would come first), and every
+# count is divided by the lookups and components those threads did (the
+# JSON's "lookups" and "components").  Two simulated machines, one
 # run each per implementation:
 #
 #   caches  D1 32 KiB 8-way, and the 1 MiB 8-way second-level cache as
@@ -90,7 +91,7 @@ run() {
 		--toggle-collect=worker_main \
 		--callgrind-out-file="$tmp/$im.$model.cg" \
 		"$dcbench" micro --scenarios "$scenario" --threads 1 --impls "$im" \
-		--runs 1 --ms "$ms" --ttl "$ttl" ${as:+--as "$as"} --no-bytes --no-updates --json \
+		--runs 1 --ms "$ms" --ttl "$ttl" ${as:+--as "$as"} --no-bytes --no-updates --no-warm --json \
 		>"$tmp/$im.$model.json" 2>"$tmp/$im.$model.err"
 	local rc=$? totals lookups comps
 	totals=$(sed -n 's/^totals: //p' "$tmp/$im.$model.cg" 2>/dev/null)

@@ -68,6 +68,13 @@ check "--ref-node-bytes: still no wrong answer" grep -q '"wrong_answers": 0' "$T
 
 check "JSON: components counted" grep -Eq '"components": [1-9]' "$T/out.json"
 
+# --no-warm (bench/profile.sh's): the timed runs alone, still checked
+"$DCBENCH" micro "${brief[@]}" --threads 1 --scenarios small --impls rcu --no-bytes \
+	--no-updates --no-warm --json > "$T/nowarm.json" 2> "$T/nowarm.err"
+check "--no-warm: exit 0" [ $? = 0 ]
+check "--no-warm: lookups made and counted" grep -Eq '"lookups": [1-9]' "$T/nowarm.json"
+check "--no-warm: no wrong answer" grep -q '"wrong_answers": 0' "$T/nowarm.json"
+
 # bench/profile.sh, briefly, where valgrind can run the binary (not under
 # a sanitizer): it must print a row of counts for the implementation
 if command -v valgrind >/dev/null && ! ldd "$DCBENCH" 2>/dev/null | grep -q 'lib[at]san'; then

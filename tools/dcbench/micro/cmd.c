@@ -47,7 +47,8 @@ const char dcb_micro_help[] =
 "usage: dcbench micro [--json] [--plot FILE.svg|.png] [--scenarios LIST]\n"
 "                     [--threads LIST] [--runs N] [--ms N] [--tree FILE]\n"
 "                     [--impls LIST] [--cold-entries N] [--pin] [--seed N]\n"
-"                     [--no-bytes] [--no-updates] [--ref-node-bytes N]\n"
+"                     [--no-bytes] [--no-updates] [--no-warm]\n"
+"                     [--ref-node-bytes N]\n"
 "                     [--ttl MS] [--storm-threads N] [--backend-delay-us N]\n"
 "                     [--as UID:GID[:G1,...]]\n"
 "\n"
@@ -76,6 +77,9 @@ const char dcb_micro_help[] =
 "  --cold-entries  entries of the cold tree (default 5000000)\n"
 "  --pin        pin thread i to CPU i when threads <= cores\n"
 "  --no-bytes, --no-updates  skip the bytes-per-entry and update-cost parts\n"
+"  --no-warm    no untimed run before each implementation's timed ones, so\n"
+"               the worker threads make only the lookups the report counts\n"
+"               (bench/profile.sh, which divides what they did by them)\n"
 "  --ref-node-bytes N  pad the nodes of cds_lfht and the mutex table to N\n"
 "               bytes (default: as small as their names allow): what a\n"
 "               lookup costs when the table's footprint grows\n"
@@ -205,6 +209,8 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			b->no_bytes = true;
 		} else if (cli_opt(CMD, argc, argv, &i, "no-updates", false, &v, &bad)) {
 			b->no_updates = true;
+		} else if (cli_opt(CMD, argc, argv, &i, "no-warm", false, &v, &bad)) {
+			b->no_warm = true;
 		} else if (cli_opt(CMD, argc, argv, &i, "ref-node-bytes", true, &v, &bad)) {
 			if (!bad)
 				bad = cli_uint(CMD, "--ref-node-bytes", v, 0, 4096,

@@ -401,7 +401,7 @@ struct storm_res {		/* the storm, one libdcache mode */
 
 struct bench {
 	/* options */
-	bool json, pin, no_bytes, no_updates;
+	bool json, pin, no_bytes, no_updates, no_warm;
 	unsigned storm_threads, storm_delay_us;
 	unsigned ref_node_bytes;
 	uint32_t ttl_ms;

@@ -182,6 +182,8 @@ static void warm_run(struct bench *b, int id, struct pool *pools, struct impl *i
 {
 	static struct cell scratch;	/* its timings are dropped */
 
+	if (b->no_warm)
+		return;
 	for (unsigned ti = 0; ti < b->ntl; ti++)
 		if (live[ti][k]) {
 			struct cell *cl = cell_at(b, id, ti, k);
