@@ -110,7 +110,8 @@ int dc__hash_init(struct dc_cache *c, uint64_t max_entries)
  * the same directory here, when the name no longer leads to it (after an
  * exchange or an invalidation); and a watcher that knows only an inode
  * (dc_invalidate_child, dc_invalidate_inode) finds every cached name of
- * it.  Write lock only.
+ * it.  Written and walked under the write lock; the heads are stored as
+ * relaxed atomics because dc__prefetch_inode reads one without it.
  */
 
 /* Bytes of the index: a head per two hash buckets (at most 4 bytes per
@@ -134,18 +135,12 @@ unsigned dc__inval_slot(uint64_t ino, uint32_t gen)
 }
 
 /*
- * Link d in.  A file with more than DC_INDEX_MAX cached names (a farm of
- * hard links) has the rest left out, so a chain (walked to unlink an
- * entry) stays short; dc_invalidate_inode forgets everything when its
- * inode's slot has names left out.  Directories (no hard links) always go
- * in: updates find them here.
- */
-/*
  * Bring the lines a locked find (or an index insert) of hash's chain (or
  * of inode (ino, gen)'s) will read into the cache before the write lock
  * is taken, so that the holder does not wait on memory.  No lock held:
- * the head is read as a walk reads it, and a prefetch of an entry being
- * freed is harmless (it is only a hint; nothing is dereferenced).
+ * the head is read as a relaxed atomic (writers store heads so), and a
+ * prefetch of an entry being freed is harmless (it is only a hint;
+ * nothing is dereferenced).
  */
 void dc__prefetch_chain(struct dc_cache *c, uint32_t hash)
 {
@@ -157,6 +152,13 @@ void dc__prefetch_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
 	__builtin_prefetch(dc__load(*inodes_head(c, ino, gen)));
 }
 
+/*
+ * Link d in.  A file with more than DC_INDEX_MAX cached names (a farm of
+ * hard links) has the rest left out, so a chain (walked to unlink an
+ * entry) stays short; dc_invalidate_inode forgets everything when its
+ * inode's slot has names left out.  Directories (no hard links) always go
+ * in: updates find them here.
+ */
 void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **h = inodes_head(c, d->ino, d->gen), *e;

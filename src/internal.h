@@ -282,7 +282,8 @@ struct dc_cache {
 
 	_Alignas(64) pthread_mutex_t wlock;
 	struct dc_dentry **inodes;	/* hashed positives but symlinks, by
-					 * (ino, gen); wlock */
+					 * (ino, gen); wlock (heads atomic:
+					 * read unlocked to prefetch) */
 	unsigned inodes_shift;
 	/* inode invalidations (wlock): a count, and per slot of (ino, gen)
 	 * the count when one last hit it, so that a miss in flight across

@@ -482,7 +482,7 @@ again:
 	asked = dc__walk_clock(c);
 	err = backend_lookup(c, dir, name, len, &in, &target);
 
-	if (!err)
+	if (!err && dc__indexed(in.mode))
 		dc__prefetch_inode(c, in.ino, in.gen);
 	dc__write_lock(c);
 	/* the directory changed under us, or was forgotten with what was
