@@ -538,8 +538,10 @@ done_check
 # data written UNSTABLE, then the server restarts (a new write verifier):
 # the server may have lost it, and fsync and close must say so
 coproc HOLD { "$CONFORM" holdwrite "$X/verf.bin"; }
-# kept: bash unsets HOLD and HOLD_PID once the program has exited
-hold_pid=$HOLD_PID hold_r=${HOLD[0]} hold_w=${HOLD[1]}
+# copies: bash closes HOLD's descriptors (and unsets HOLD_PID) as soon as it
+# reaps the program, which can fall between reading its two last lines
+hold_pid=$HOLD_PID
+exec {hold_r}<&"${HOLD[0]}" {hold_w}>&"${HOLD[1]}"
 read -r -t 10 line <&"$hold_r"
 "$SERVER" stop "$STATE" >"$TMP/restart2.out" 2>&1 &&
 	"$SERVER" start "$ROOT" "$STATE" >>"$TMP/restart2.out" 2>&1
@@ -548,6 +550,7 @@ echo go >&"$hold_w"
 read -r -t 30 r_fsync <&"$hold_r"
 read -r -t 30 r_close <&"$hold_r"
 wait "$hold_pid" 2>/dev/null
+exec {hold_r}<&- {hold_w}>&-
 check_all "${CHECKS[next]}: '${line:-}', then '${r_fsync:-}', '${r_close:-}' (server back: exit $restarted)" \
 	'[ "${line:-}" = written ] && [ "${r_fsync:-}" = "fsync: EIO" ] && [ "${r_close:-}" = "close: EIO" ] && [ $restarted = 0 ]'
 done_check
