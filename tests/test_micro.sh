@@ -53,8 +53,19 @@ check "report: the goals, with hot's marked not measured" \
 check "report: one run is flagged as indicative" grep -q 'indicative only' "$T/out.txt"
 if command -v python3 >/dev/null; then
 	check "the JSON parses" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/out.json"
+	# names <= 32 bytes and no symlinks: every path but the root's gets a
+	# node, and the goal's figure counts them
+	check "JSON: bytes with a path node for each entry but the root, over the entries alone" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+b = d["bytes"]["short_names"]
+assert b["one_probe_paths"] == b["entries"] - 1, (b["one_probe_paths"], b["entries"])
+assert b["bytes_with_paths"] > b["bytes"], b
+assert abs(b["bytes_per_entry_with_paths"] - b["bytes_with_paths"] / b["entries"]) < 0.01, b
+assert d["bytes_per_entry_short_names_with_paths"] == b["bytes_per_entry_with_paths"]' "$T/out.json"
 else
 	skip "the JSON parses (no python3: scripts/deps.sh installs it)"
+	skip "JSON: bytes with a path node for each entry (no python3)"
 fi
 
 "$DCBENCH" micro "${brief[@]}" --scenarios negative --impls rcu,lfht,mutex \

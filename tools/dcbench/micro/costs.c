@@ -2,7 +2,8 @@
 /*
  * costs.c - the suite's single-threaded measurements beside the
  * scenarios: bytes per cached entry (dc_get_stats after warming a cache
- * of exactly the tree, and the references' tables of the same tree), and
+ * of exactly the tree, then again once every path has its one-probe
+ * node, and the references' tables of the same tree), and
  * the cost of a rename and of a create+unlink pair in each implementation
  * (memfs + cache, and the cache alone).
  */
@@ -22,6 +23,17 @@
 
 /* ---- bytes per cached entry ---------------------------------------------------- */
 
+/* Resolve every path of t once, from the root. */
+static void resolve_all(struct dc_cache *c, const struct tree *t)
+{
+	struct dc_inode ds;
+	char path[PBUF];
+
+	for (uint32_t i = 1; i < t->nn; i++)
+		if (tree_path(t, i, path, sizeof(path)) > 0)
+			dc_resolve(c, NULL, path, DC_NOFOLLOW, &ds);
+}
+
 static void measure_bytes(const struct tree *t, uint64_t max_entries,
 			  struct bytes_res *r)
 {
@@ -29,20 +41,18 @@ static void measure_bytes(const struct tree *t, uint64_t max_entries,
 	struct dc_cache *c;
 	struct dc_options o = { .mode = DC_MODE_RCU, .max_entries = max_entries };
 	struct dc_stats st;
-	struct dc_inode ds;
-	char path[PBUF];
 
 	memset(r, 0, sizeof(*r));
 	if (fs_build(t, &fs))
 		return;
 	o.backend = dc_memfs_backend(fs.fs);
 	if (dc_cache_create(&o, &c) == 0) {
+		uint64_t hits0;
+
 		/* the fixed part: buckets, the cache, its root */
 		dc_get_stats(c, &st);
 		r->empty_bytes = st.bytes;
-		for (uint32_t i = 1; i < t->nn; i++)
-			if (tree_path(t, i, path, sizeof(path)) > 0)
-				dc_resolve(c, NULL, path, DC_NOFOLLOW, &ds);
+		resolve_all(c, t);	/* misses: the entries */
 		dc_get_stats(c, &st);
 		r->ok = st.entries > 1;
 		r->entries = st.entries;
@@ -51,6 +61,14 @@ static void measure_bytes(const struct tree *t, uint64_t max_entries,
 		r->bpe = (double)st.bytes / (double)st.entries;
 		r->marginal = r->ok ? (double)(st.bytes - r->empty_bytes) /
 				      (double)(st.entries - 1) : NAN;
+		resolve_all(c, t);	/* walks that hit: their nodes */
+		dc_get_stats(c, &st);
+		r->bytes_paths = st.bytes;
+		r->bpe_paths = (double)st.bytes / (double)st.entries;
+		hits0 = st.path_hits;
+		resolve_all(c, t);	/* one probe each where a node is */
+		dc_get_stats(c, &st);
+		r->paths = st.path_hits - hits0;
 		dc_cache_destroy(c);
 	}
 	dc_memfs_free(fs.fs);

@@ -432,6 +432,11 @@ struct bench {
 		uint64_t empty_bytes;	/* the same cache holding its root only */
 		double bpe;		/* bytes / entries */
 		double marginal;	/* (bytes - empty_bytes) / (entries - 1) */
+		/* after every path was resolved again (a walk from the root
+		 * that hits makes its one-probe node): the nodes, counted by
+		 * a third pass's one-probe answers, and the bytes then */
+		uint64_t paths, bytes_paths;
+		double bpe_paths;	/* bytes_paths / entries */
 	} by_hot, by_short, by_full;
 	double ref_bpe[IM_NR];
 	/* update costs */

@@ -257,7 +257,8 @@ static void print_bytes(struct bench *b, FILE *f)
 	};
 
 	fprintf(f, "\nbytes per cached entry (dc_get_stats bytes / entries, rcu mode, "
-		"cache warmed with every entry of the tree):\n");
+		"cache warmed with every entry of the tree;\n  then every path "
+		"resolved again, which gives each its one-probe node):\n");
 	for (int i = 0; i < 3; i++) {
 		if (!br[i]->ok) {
 			fprintf(f, "  %-60s not measured\n", what[i]);
@@ -267,6 +268,10 @@ static void print_bytes(struct bench *b, FILE *f)
 			" bytes; empty cache %" PRIu64 " B, then %.1f B per entry)\n",
 			what[i], br[i]->bpe, br[i]->entries, br[i]->bytes,
 			br[i]->empty_bytes, br[i]->marginal);
+		fprintf(f, "  %-60s %7.1f B (%" PRIu64 " bytes, %" PRIu64
+			" paths answered in one probe)\n",
+			"  and once every path was resolved again", br[i]->bpe_paths,
+			br[i]->bytes_paths, br[i]->paths);
 	}
 	if (b->ref_bpe[IM_LFHT] > 0 || b->ref_bpe[IM_MUTEX] > 0)
 		fprintf(f, "  references (hot tree, buckets = entries rounded up "

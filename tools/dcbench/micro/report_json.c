@@ -39,6 +39,9 @@ static void json_bytes(struct json *j, struct bench *b)
 		json_knum(j, "bytes_per_entry", br[i]->bpe);
 		json_kuint(j, "empty_cache_bytes", br[i]->empty_bytes);
 		json_knum(j, "bytes_per_added_entry", br[i]->marginal);
+		json_kuint(j, "bytes_with_paths", br[i]->bytes_paths);
+		json_knum(j, "bytes_per_entry_with_paths", br[i]->bpe_paths);
+		json_kuint(j, "one_probe_paths", br[i]->paths);
 		json_obj_end(j);
 	}
 	json_knum(j, "lfht_bytes_per_entry",
@@ -320,6 +323,8 @@ void write_json(struct bench *b, const char *date, const char *host)
 	json_obj_end(&j);
 	json_knum(&j, "bytes_per_entry", b->by_hot.ok ? b->by_hot.bpe : NAN);
 	json_knum(&j, "bytes_per_entry_short_names", b->by_short.ok ? b->by_short.bpe : NAN);
+	json_knum(&j, "bytes_per_entry_short_names_with_paths",
+		  b->by_short.ok ? b->by_short.bpe_paths : NAN);
 	json_bytes(&j, b);
 	json_results(&j, b);
 	json_not_measured(&j, b);
