@@ -17,7 +17,9 @@
  *    fails meanwhile and falls back to the locked path, which waits for the
  *    write lock (Linux's lockref_get_not_dead against d_lock).
  *  - Every field a lock-free reader may look at is changed inside
- *    dc__seq_write_begin/dc__seq_write_end on the entry's seq.
+ *    dc__entry_write_begin/dc__entry_write_end: a seq write on the
+ *    entry's seq that first takes the entry's one-probe path nodes out
+ *    (path.c), since a hit on a node reads nothing of the entry.
  *  - What an in-place change replaces (the backend's inode, a symlink's
  *    text) is given up only after the seq write that unpublishes it: from
  *    then on no reader can reach it, so release() runs on an inode nobody
@@ -366,14 +368,13 @@ void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
 		shard = dc__path_shard(c, d);
 		dc__path_change_begin(c, shard);
 	}
-	dc__seq_write_begin(&d->seq);
+	/* d's nodes go first, and an adder sees the odd seq (path.c) */
+	dc__entry_write_begin(c, d);
 	dc__flags_set(d, fl & DC_F_PENDING ? DC_F_DEAD | DC_F_STALE : DC_F_DEAD);
 	dc__hash_remove(c, d);
-	dc__seq_write_end(&d->seq);
+	dc__entry_write_end(d);
 	if (dir)
 		dc__path_change_end(c, shard);
-	/* after DEAD: a reader adding a node for d now sees it (path.c) */
-	dc__path_forget_leaf(c, d);
 }
 
 /* What an in-place change replaces, kept until no reader can reach it. */
@@ -411,7 +412,7 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 	if (hashed && dc__indexed(d->mode))
 		dc__inodes_del(c, d);
 	save_inode(d, old);
-	dc__seq_write_begin(&d->seq);
+	dc__entry_write_begin(c, d);
 	dc__store(d->ino, in ? in->ino : 0);
 	dc__store(d->cookie, in ? in->cookie : 0);
 	dc__store(d->gen, in ? in->gen : 0);
@@ -420,7 +421,7 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 	dc__store(d->aux, dc__is_lnk(mode) ? (uintptr_t)target : 0);
 	dc__store(d->mode, (uint16_t)mode);
 	dc__stamp(c, d);	/* a new answer: its TTL starts */
-	dc__seq_write_end(&d->seq);
+	dc__entry_write_end(d);
 	/* aux links all but symlinks into the index; readers look at aux
 	 * only when they see a symlink, and their seq check fails if they
 	 * saw the mode from before this change */

@@ -28,7 +28,9 @@
  *  lock-free (rcu mode readers)
  *	read every field above with relaxed atomic loads (pointers with
  *	acquire) inside rcu_read_lock(), and trust nothing they read until the
- *	entry's seq is re-checked unchanged (see dc__seq_begin/dc__seq_retry).
+ *	entry's seq is re-checked unchanged (see dc__seq_begin/dc__seq_retry);
+ *	a one-probe path hit reads no entry at all: every entry write first
+ *	unpublishes the entry's path nodes (path.c, dc__entry_write_begin).
  *  d->count
  *	atomic; DC_COUNT_DEAD once the shrinker has claimed the entry, or
  *	while an update changes the unused entry's inode in place.
@@ -857,6 +859,12 @@ uint32_t dc__path_shard(const struct dc_cache *c, const struct dc_dentry *d);
 void dc__path_change_begin(struct dc_cache *c, uint32_t shard);
 void dc__path_change_end(struct dc_cache *c, uint32_t shard);
 void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d);
+void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d);
+/* The end of dc__entry_write_begin's seq write. */
+static inline void dc__entry_write_end(struct dc_dentry *d)
+{
+	dc__seq_write_end(&d->seq);
+}
 int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 		    bool checked, struct dc_inode *st);
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,

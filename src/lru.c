@@ -22,11 +22,14 @@
  * whatever their mark).
  *
  * A lookup sets DC_F_REFERENCED only when it is clear, so a hot entry
- * costs one shared write per pass of the clock, not one per lookup.
+ * costs one shared write per pass of the clock, not one per lookup.  A
+ * hit on a one-probe path node (path.c) reads nothing of its entry, so
+ * sets no mark: an entry with nodes is passed over once, losing them.
  *
  * Locking: the shrinker holds the write lock (it unhashes victims, and
  * claims them by moving count 0 -> DC_COUNT_DEAD so no reader can pin
- * them any more) and lru_lock inside it.  dc_put takes lru_lock alone, to
+ * them any more) and lru_lock inside it, and takes ptab_lock inside both
+ * to take an entry's path nodes.  dc_put takes lru_lock alone, to
  * put an isolated entry back.  Victims are freed after a grace
  * period, outside both locks.  Parents of victims lose the count their
  * child held; a directory with cached children is never a victim, so the
@@ -190,8 +193,17 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 			lru_put(c, d);
 			continue;
 		}
-		if (!(fl & DC_F_DEAD) && (fl & DC_F_REFERENCED)) {
-			dc__flags_clear(d, DC_F_REFERENCED);
+		/* used since the last pass: a second chance.  The answer of
+		 * a one-probe path counts as used (its hits leave no mark),
+		 * and loses its nodes, so that it keeps its place next time
+		 * only if a walk of the path comes by again (marking it, and
+		 * making the node anew).  One chance for either: the passes
+		 * of collect() are sized for one. */
+		if (!(fl & DC_F_DEAD) && (fl & (DC_F_REFERENCED | DC_F_HASPATH))) {
+			if (fl & DC_F_REFERENCED)
+				dc__flags_clear(d, DC_F_REFERENCED);
+			if (fl & DC_F_HASPATH)
+				dc__path_forget_leaf(c, d);
 			lru_put(c, d);
 			continue;
 		}
@@ -231,7 +243,8 @@ static long collect(struct dc_cache *c, uint64_t target, uint64_t neg_target,
 
 	dc__write_lock(c);
 	pthread_mutex_lock(&c->lru_lock);
-	/* two passes: the first may only clear REFERENCED marks */
+	/* two passes: the first may only clear REFERENCED marks (and take
+	 * path nodes) */
 	len = dc__load(c->nr_entries) * 2 + 2;
 	scan_list(c, &c->lru_neg, len, over_negative, &t, &victims, &n);
 	scan_list(c, &c->lru_pos, len, over_negative_astray, &t, &victims, &n);

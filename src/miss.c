@@ -164,10 +164,10 @@ static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
 		 * update overtook is DEAD and STALE already; it stays so.
 		 */
 		if (!(dc__flags(p) & DC_F_DEAD)) {
-			dc__seq_write_begin(&p->seq);
+			dc__entry_write_begin(c, p);
 			dc__flags_set(p, DC_F_DEAD);
 			dc__hash_remove(c, p);
-			dc__seq_write_end(&p->seq);
+			dc__entry_write_end(p);
 		}
 		dc__store(p->ino, (uint64_t)-err);
 		dc__flags_set(p, DC_F_FAILED);
@@ -268,13 +268,14 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 /* The same inode's new permission bits and owner, in place, in one seq
  * write: a checked walk (may_search) reads the three together.  Write
  * lock held. */
-static void set_attrs(struct dc_dentry *d, const struct dc_inode *in)
+static void set_attrs(struct dc_cache *c, struct dc_dentry *d,
+		      const struct dc_inode *in)
 {
-	dc__seq_write_begin(&d->seq);
+	dc__entry_write_begin(c, d);
 	dc__store(d->mode, (uint16_t)in->mode);
 	dc__store(d->uid, in->uid);
 	dc__store(d->gid, in->gid);
-	dc__seq_write_end(&d->seq);
+	dc__entry_write_end(d);
 }
 
 /*
@@ -324,11 +325,11 @@ int dc__revalidate(struct dc_cache *c, struct dc_dentry *dir, struct dc_dentry *
 		/* d unchanged (any change of its name, place or inode is a
 		 * seq write) and reachable: the answer is about d as it is */
 		if (ok == 2)
-			set_attrs(d, &now);
+			set_attrs(c, d, &now);
 		if (suspect) {
-			dc__seq_write_begin(&d->seq);
+			dc__entry_write_begin(c, d);
 			dc__flags_clear(d, DC_F_SUSPECT);
-			dc__seq_write_end(&d->seq);
+			dc__entry_write_end(d);
 		}
 		dc__stamp_asked(c, d, asked);	/* from the asking, not now */
 		ok = 1;

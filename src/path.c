@@ -9,12 +9,19 @@
  * not a symlink, or negative: -ENOENT).  The answer is then a function of
  * the string, of that entry, and of the directories between the root and
  * it; and few strings rest on one entry ("/a/b", "a/b", "/a//b"...).
- * A node says (key, the string, entry d, d's seq, the shard's generation).
+ * A node says (key, the string, entry d, a copy of d's inode data, the
+ * shard's generation).
  *
  * How a reader knows a node still tells the truth, lock-free:
- *  - d itself: not DEAD and its seq unchanged since the node was made.
- *    Every change of d's name, place or inode is a seq write on d, and
- *    unhashing marks it DEAD inside one (dentry.c, update.c).
+ *  - d itself: a node is published only while d is as the node copied
+ *    it.  Every change of d's name, place or inode, and its unhashing, is
+ *    a seq write on d that begins by unpublishing d's nodes
+ *    (dc__entry_write_begin), before the change's first store; and an
+ *    adder publishes a node only if d's seq is still the even one its
+ *    walk read, checked under ptab_lock, which the writer takes after
+ *    making the seq odd.  So a reader that found a node in its chain
+ *    found it before the first store of any change of d, and a hit reads
+ *    no line of d.
  *  - the directories above d: a node never re-checks them.  Instead
  *    every change that could make the same string lead elsewhere bumps a
  *    generation first: a directory unhashed (forgotten, evicted, removed),
@@ -25,28 +32,30 @@
  *    and those that share the shard, fall back to the walk; a change of
  *    the root itself moves every shard.  Each generation is a seqcount:
  *    odd while such a change is made, bumped (seq_cst) before it and
- *    after it.  A reader loads it (acquire) before d and again after
- *    copying out, both even and equal, so an answer it returns was read
- *    while no such change was half-done; and a walk makes a node only
- *    with the even generation it read before it started, re-checked
- *    under ptab_lock, so a walk that saw the old state during a change
- *    never leaves a node that outlives the change.
+ *    after it.  A walk makes a node only with the even generation it
+ *    read before it started, re-checked under ptab_lock, so a walk that
+ *    saw the old state during a change never leaves a node that outlives
+ *    the change.  A reader loads it after finding the node: equal to
+ *    the node's, it was so (generations only grow) when the reader found
+ *    the node, so no such change had begun since the node was made; the
+ *    answer holds at that moment.
  *  - TTLs: a node is used only while TTLs are off (an expired directory
  *    on the way must be asked of the backend).
  *
  * Lifetime: nodes are read under rcu_read_lock and freed with call_rcu.
- * A node's d must stay allocated while a reader may hold the node: d is
- * freed only after an RCU grace period that starts after it was
- * unhashed, so unhashing removes d's nodes first (dc__path_forget_leaf,
- * under ptab_lock, with the write lock held), and a reader that adds a
- * node re-checks, under ptab_lock, that d is not DEAD: either the adder
- * ran first and the unhash finds its node (DC_F_HASPATH, set under
- * ptab_lock), or the unhash ran first and the adder sees DEAD.
+ * A reader dereferences only the node, never its d; writers find a
+ * node by its d (the leaf chain), and d is freed only after an unhash,
+ * which took d's nodes out of both chains (above), so no node a writer
+ * can reach outlives its d (one waiting for call_rcu may; nothing reads
+ * its d).  An entry
+ * a node answers for gets no LRU mark from a hit: the shrinker gives it
+ * a second chance instead, and takes its nodes (lru.c).
  *
  * Locking: ptab_lock (mutex) serialises every change of the table and
- * the leaf index; it nests inside the write lock (unhash, bumps need no
- * lock: atomics) and is only tried by readers adding a node, who give up
- * the node rather than wait.  Readers of the table take nothing.
+ * the leaf index; it nests inside the write lock and lru_lock (entry
+ * writes, the shrinker; bumps need no lock: atomics) and is only tried
+ * by readers adding a node, who give up the node rather than wait.
+ * Readers of the table take nothing.
  */
 #include <stdlib.h>
 
@@ -58,20 +67,18 @@
  * A node: what a hit reads first, then its string; what only writers use
  * (the leaf chain, the RCU head) comes after the string (tail_of), so a
  * hit touches no line for it.  A hit returns the node's copy of d's
- * inode data, taken by the walk that made the node: d's seq, unchanged
- * since then, says the copy still holds, so a hit reads one line of d
- * (its seq and flags) rather than the two its inode data spans.
+ * inode data, taken by the walk that made the node, and reads no line of
+ * d: the node is unpublished before d changes.
  */
 struct dc_pnode {
 	struct dc_pnode *next;		/* chain in c->ptab; RCU-read */
 	uint64_t key;
-	struct dc_dentry *d;
+	struct dc_dentry *d;		/* writers only (leaf chain) */
 	uint64_t gen;			/* its shard's generation when made */
-	uint32_t dseq;			/* d's seq (even) when made */
 	uint32_t len;
 	uint8_t shard;
 	bool allx;			/* every directory on the way: 0111 set */
-	struct dc_inode in;		/* d's inode data at dseq (mode 0: -ENOENT) */
+	struct dc_inode in;		/* d's inode data (mode 0: -ENOENT) */
 	char path[];			/* len bytes, then the tail */
 };
 _Static_assert(DC_PATH_SHARDS <= 256, "dc_pnode.shard is 8 bits");
@@ -162,17 +169,19 @@ static struct dc_pnode **leaf_chain(struct dc_cache *c, const struct dc_dentry *
  *
  * A shard's generation is a seqcount: odd while a change that may make its
  * paths lead elsewhere is being made (writers hold the write lock, so they
- * come one at a time), even otherwise.  A reader that read it even and
- * unchanged after its reads saw no such change half-done; one that read it
- * odd neither answers from a node nor makes one.
+ * come one at a time), even otherwise.  A node is made only at the even
+ * generation read before its walk, and answers only while the generation
+ * is still that one; a reader that reads it odd neither answers from a
+ * node nor makes one.
  */
 
 static void bump(struct dc_cache *c, uint32_t shard)
 {
 	/* seq_cst: the first bump before the change's stores (which come
 	 * after in program order, and are release or seq writes), the second
-	 * after them; pairs with the reader's loads in dc__path_lookup and
-	 * dc__path_add */
+	 * after them; pairs with the acquire loads of dc__path_gen (before a
+	 * walk) and dc__path_add (under ptab_lock), and a reader that finds
+	 * a node after the first bump sees it (dc__path_lookup) */
 	if (shard == DC_PATH_ALL) {
 		for (uint32_t i = 0; i < DC_PATH_SHARDS; i++)
 			__atomic_add_fetch(&c->pgen[i], 1, __ATOMIC_SEQ_CST);
@@ -228,8 +237,10 @@ static void unpublish(struct dc_cache *c, struct dc_pnode *n)
 
 	while (*tp != n)
 		tp = &(*tp)->next;
-	/* a reader on n still finds the rest of the chain through n->next */
-	dc__store(*tp, n->next);
+	/* a reader on n still finds the rest of the chain through n->next;
+	 * release: a reader that follows the new link to the next node
+	 * sees that node's fields (pairs with the chain's acquire loads) */
+	dc__store_rel(*tp, n->next);
 	__atomic_sub_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
 	dc__call_rcu(&tail_of(n)->rcu, node_free_cb);
 }
@@ -244,8 +255,7 @@ static void leaf_unlink(struct dc_cache *c, struct dc_pnode *n)
 	*pp = tail_of(n)->lnext;
 }
 
-/* d is being unhashed: its nodes go before its memory can (see the
- * lifetime rules).  Write lock held. */
+/* Unpublish d's nodes.  Write lock held. */
 void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_pnode **pp, *n;
@@ -267,6 +277,31 @@ void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
 	}
 	dc__flags_clear(d, DC_F_HASPATH);
 	pthread_mutex_unlock(&c->ptab_lock);
+}
+
+/*
+ * Begin a change of entry d (write lock held; dc__entry_write_end ends
+ * it): d's seq goes odd, then d's nodes are unpublished, before the
+ * caller's first store.  ptab_lock is taken whether or not d has a node:
+ * a flag read outside it could miss the node of an adder that read d's
+ * seq before it went odd and publishes after the flag was read; under
+ * it, either the adder published first and its node is found here, or
+ * this seq store was published by our unlock and the adder sees it.
+ */
+void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d)
+{
+	dc__seq_write_begin(&d->seq);
+	/* none to take, nor any to come, from an entry still PENDING (set
+	 * only at birth; no walk answers with it, so no adder holds its
+	 * seq) or DEAD (its unhash was an entry write that took them, and
+	 * adders refuse it) */
+	if (dc__flags(d) & (DC_F_PENDING | DC_F_DEAD))
+		return;
+	dc__path_forget_leaf(c, d);
+	/* release fence: the chain stores that unpublished d's nodes are
+	 * visible before the caller's stores of the change (the unlock
+	 * alone lets later stores move above it) */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 /* ---- readers ------------------------------------------------------------- */
@@ -299,9 +334,6 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 {
 	uint64_t key = path_key(c, path, len);
 	struct dc_pnode *n;
-	struct dc_dentry *d;
-	uint32_t shard, seq;
-	uint64_t gen;
 
 	/* a path with no first component ("/", "//") finds no node, since
 	 * dc__path_add makes none for it: no need to look for one here */
@@ -314,23 +346,16 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	 * the way lets anyone search it: then it passes whoever asks */
 	if (!n || (checked && !n->allx))
 		return -ECHILD;
-	shard = n->shard;
-	/* acquire: a bump seen here is seen with what came before it */
-	gen = __atomic_load_n(&c->pgen[shard], __ATOMIC_ACQUIRE);
-	if (gen != n->gen)	/* nodes are made at even generations only */
-		return -ECHILD;
-	d = n->d;	/* allocated while we hold the read lock: see above */
-	/* d unchanged since the node was made, so the node's copy of its
-	 * inode data is d's now (every change of it is a seq write on d) */
-	seq = dc__seq_begin(&d->seq);
-	if (seq != n->dseq || (dc__flags(d) & DC_F_DEAD))
-		return -ECHILD;
-	/* and no directory above moved meanwhile (the bump comes before
-	 * any such change) */
-	if (__atomic_load_n(&c->pgen[shard], __ATOMIC_SEQ_CST) != gen)
+	/* n was in its chain, so its d had not changed since n was made (a
+	 * change unpublishes d's nodes before its first store); the shard's
+	 * generation, still n's (even: nodes are made at even ones only),
+	 * says no directory above had begun to change either (the bump comes
+	 * before any such change).  Relaxed: the acquire load that found n
+	 * keeps this one after it, and nothing read here is used on a
+	 * mismatch. */
+	if (__atomic_load_n(&c->pgen[n->shard], __ATOMIC_RELAXED) != n->gen)
 		return -ECHILD;
 	*st = n->in;
-	dc__lru_touch(d);
 	/* one counter per answer; dc_get_stats adds it to lookups and to
 	 * the hits of its sign */
 	if (!st->mode) {
@@ -366,7 +391,6 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	key = path_key(c, path, len);
 	n->key = key;
 	n->d = d;
-	n->dseq = seq;
 	n->shard = (uint8_t)shard_of_name(c, first, flen);
 	n->gen = gen;
 	n->len = (uint32_t)len;
@@ -383,9 +407,10 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		dc__free(c, n, node_size(len));
 		return;
 	}
-	/* d still what the walk saw (an unhash marks it DEAD first, and
-	 * takes this lock before it looks for nodes), and no node for the
-	 * string yet (two walks of one path may race here) */
+	/* d still what the walk saw (a change of d makes its seq odd, then
+	 * takes this lock to unpublish d's nodes: dc__entry_write_begin),
+	 * and no node for the string yet (two walks of one path may race
+	 * here) */
 	if ((dc__flags(d) & DC_F_DEAD) || dc__load(d->seq) != seq ||
 	    __atomic_load_n(&c->pgen[n->shard], __ATOMIC_ACQUIRE) != gen) {
 		pthread_mutex_unlock(&c->ptab_lock);
@@ -398,7 +423,8 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	for (struct dc_pnode *o = *head; o; o = o->next) {
 		if (o->key != key || o->len != len || memcmp(o->path, path, len))
 			continue;
-		if (o->d == d && o->dseq == seq && o->gen == gen && o->allx == allx)
+		/* published, so o's d is as o copied it */
+		if (o->d == d && o->gen == gen && o->allx == allx)
 			goto drop;
 		leaf_unlink(c, o);
 		unpublish(c, o);

@@ -378,7 +378,7 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 		if (s2 != s1)
 			dc__path_change_begin(c, s2);
 	}
-	dc__seq_write_begin(&d->seq);
+	dc__entry_write_begin(c, d);
 	dc__hash_remove(c, d);
 	if (odir != ndir) {
 		dc_get(ndir);
@@ -392,7 +392,7 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 	dc__store_rel(d->name, &x->n);
 	dc__store(d->hash, hash);
 	dc__hash_insert(c, d);
-	dc__seq_write_end(&d->seq);
+	dc__entry_write_end(d);
 	if (dir) {
 		if (s2 != s1)
 			dc__path_change_end(c, s2);
@@ -535,9 +535,9 @@ static void swap_root(struct dc_cache *c, struct dc_dentry *nr)
 	nr->count = 1;		/* the cache's own, as root_init's */
 	/* every path starts somewhere else now (path.c) */
 	dc__path_change_begin(c, DC_PATH_ALL);
-	dc__seq_write_begin(&old->seq);
+	dc__entry_write_begin(c, old);
 	dc__flags_set(old, DC_F_DEAD);
-	dc__seq_write_end(&old->seq);
+	dc__entry_write_end(old);
 	/* release: the new root's fields before the pointer to it */
 	dc__store_rel(c->root, nr);
 	dc__path_change_end(c, DC_PATH_ALL);
@@ -720,9 +720,9 @@ static void suspect(struct dc_cache *c, struct dc_dentry *d)
 
 	dc__dir_changed(c, d);
 	dc__path_change_begin(c, shard);
-	dc__seq_write_begin(&d->seq);
+	dc__entry_write_begin(c, d);
 	dc__flags_set(d, DC_F_SUSPECT);
-	dc__seq_write_end(&d->seq);
+	dc__entry_write_end(d);
 	dc__path_change_end(c, shard);
 }
 

@@ -17,6 +17,9 @@
  *    (dc_invalidate_dir, dc_invalidate_child, dc_invalidate), its
  *    attributes changed; everything forgotten (dc_invalidate_all);
  *  - a stale node is replaced, and the path is a hit again;
+ *  - a hit leaves no LRU mark on its entry, yet the entry is evicted as
+ *    any unused one is (dc_shrink), its node with it: the path is then
+ *    asked of the backend again, and answered right;
  *  - stress: readers resolve a deep path under a directory a writer moves
  *    between two parents; an answer read while no move was under way is
  *    the truth of that moment; nothing leaks;
@@ -154,6 +157,33 @@ static void test_hits(enum dc_mode m)
 		return;
 	c = open_cache(m, 60000);	/* TTLs on: every answer walks */
 	twice(c, "/a/b/c/d/e/f", (int64_t)iff, false);
+	close_last_cache(c);
+}
+
+/* Entries answered by one probe are evicted as unused ones are, nodes
+ * and all: the next resolve of each path misses, then answers right. */
+static void test_shrink(void)
+{
+	struct dc_cache *c;
+	struct dc_stats a, b;
+	long n = 0;
+
+	make_tree();
+	c = open_cache(DC_MODE_RCU, 0);
+	twice(c, "/top", (int64_t)itop, true);
+	twice(c, "/a/b/c/d/e/f", (int64_t)iff, true);
+	/* a few calls: one that gives entries their second chance may
+	 * also move them to the other list, past that call's scans */
+	for (int i = 0; i < 4; i++)
+		n += dc_shrink(c, 0);
+	CHECK_EQ(n, 7);		/* top, f, and e ... a above it */
+	dc_get_stats(c, &a);
+	CHECK_EQ(a.entries, 1);		/* the root */
+	CHECK_EQ(res(c, NULL, "/top"), (int64_t)itop);
+	CHECK_EQ(res(c, NULL, "/a/b/c/d/e/f"), (int64_t)iff);
+	dc_get_stats(c, &b);
+	CHECK_EQ(b.path_hits - a.path_hits, 0);
+	CHECK_EQ(b.misses - a.misses, 7);
 	close_last_cache(c);
 }
 
@@ -536,6 +566,7 @@ int main(void)
 	for (enum dc_mode m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++)
 		test_hits(m);
 	test_changes();
+	test_shrink();
 	test_checked();
 	test_stress();
 	test_forget_race();
