@@ -266,16 +266,25 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 }
 
 /* The same inode's new permission bits and owner, in place, in one seq
- * write: a checked walk (may_search) reads the three together.  Write
- * lock held. */
+ * write: a checked walk (may_search) reads the three together.  A
+ * directory's may refuse a search that a path node below it was made
+ * allowing (its allx), so paths through it go back to the walk (path.c).
+ * Write lock held. */
 static void set_attrs(struct dc_cache *c, struct dc_dentry *d,
 		      const struct dc_inode *in)
 {
+	bool dir = dc__is_dir(d->mode);
+	uint32_t shard = dir ? dc__path_shard(c, d) : 0;
+
+	if (dir)
+		dc__path_change_begin(c, shard);
 	dc__entry_write_begin(c, d);
 	dc__store(d->mode, (uint16_t)in->mode);
 	dc__store(d->uid, in->uid);
 	dc__store(d->gid, in->gid);
 	dc__entry_write_end(d);
+	if (dir)
+		dc__path_change_end(c, shard);
 }
 
 /*
