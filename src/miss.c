@@ -267,8 +267,9 @@ static int still_true(struct dc_cache *c, struct dc_dentry *dir,
 
 /* The same inode's new permission bits and owner, in place, in one seq
  * write: a checked walk (may_search) reads the three together.  A
- * directory's may refuse a search that a path node below it was made
- * allowing (its allx), so paths through it go back to the walk (path.c).
+ * directory's new bits may refuse a search that a path node below it was
+ * made allowing (its allx), so paths through it go back to the walk
+ * (path.c).
  * Write lock held. */
 static void set_attrs(struct dc_cache *c, struct dc_dentry *d,
 		      const struct dc_inode *in)

@@ -19,14 +19,17 @@
  *    (dc__entry_write_begin), before the change's first store; and an
  *    adder publishes a node only if d's seq is still the even one its
  *    walk read, checked under ptab_lock, which the writer takes after
- *    making the seq odd.  So a reader that found a node in its chain
- *    found it before the first store of any change of d, and a hit reads
+ *    making the seq odd.  A reader that loads its chain's head after a
+ *    node is unpublished cannot reach it (a node taken out earlier still
+ *    links to it, but is reachable only from a head loaded before that),
+ *    so one that found a node loaded the head before the first store of
+ *    any change of d, and the answer holds as of that load; a hit reads
  *    no line of d.
  *  - the directories above d: a node never re-checks them.  Instead
  *    every change that could make the same string lead elsewhere bumps a
  *    generation first: a directory unhashed (forgotten, evicted, removed),
- *    moved (rename), or suspect (its attributes changed), and the root
- *    replaced.  The generations are sharded by the path's first
+ *    moved (rename), made suspect or its attributes refreshed in place
+ *    (its permission bits may have changed), and the root replaced.  The generations are sharded by the path's first
  *    component (the child of the root the path goes through): a change
  *    below /usr moves the shard of "usr", and only paths through /usr,
  *    and those that share the shard, fall back to the walk; a change of
@@ -36,18 +39,18 @@
  *    read before it started, re-checked under ptab_lock, so a walk that
  *    saw the old state during a change never leaves a node that outlives
  *    the change.  A reader loads it after finding the node: equal to
- *    the node's, it was so (generations only grow) when the reader found
- *    the node, so no such change had begun since the node was made; the
- *    answer holds at that moment.
+ *    the node's, it was so (generations only grow) when the reader loaded
+ *    its chain's head, so no such change had begun by then since the
+ *    node was made.
  *  - TTLs: a node is used only while TTLs are off (an expired directory
  *    on the way must be asked of the backend).
  *
  * Lifetime: nodes are read under rcu_read_lock and freed with call_rcu.
  * A reader dereferences only the node, never its d; writers find a
- * node by its d (the leaf chain), and d is freed only after an unhash,
- * which took d's nodes out of both chains (above), so no node a writer
- * can reach outlives its d (one waiting for call_rcu may; nothing reads
- * its d).  An entry
+ * node by its d (the leaf chain), and a d that was ever hashed is freed
+ * only after an unhash, which took d's nodes out of both chains (above),
+ * so no node a writer can reach outlives its d (one waiting for call_rcu
+ * may; nothing reads its d).  An entry never hashed gets no node.  An entry
  * a node answers for gets no LRU mark from a hit: the shrinker gives it
  * a second chance instead, and takes its nodes (lru.c).
  *
