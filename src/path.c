@@ -285,21 +285,33 @@ void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
 /*
  * Begin a change of entry d (write lock held; dc__entry_write_end ends
  * it): d's seq goes odd, then d's nodes are unpublished, before the
- * caller's first store.  ptab_lock is taken whether or not d has a node:
- * a flag read outside it could miss the node of an adder that read d's
- * seq before it went odd and publishes after the flag was read; under
- * it, either the adder published first and its node is found here, or
- * this seq store was published by our unlock and the adder sees it.
+ * caller's first store.  Only an entry marked DC_F_HASPATH can have a
+ * node, and the mark is read without ptab_lock, so that a change of an
+ * entry without nodes costs no lock; against an adder that read d's
+ * seq before it went odd, the two sides are ordered as Dekker's: the
+ * adder sets the mark, then loads the seq; we move the seq, then load
+ * the mark; all four seq_cst, so one of us sees the other's store.
+ * Either we see the mark, and under ptab_lock (after the adder's
+ * section) take the node if it was published, or the adder sees the odd
+ * seq and publishes nothing.
  */
 void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d)
 {
-	dc__seq_write_begin(&d->seq);
+	uint32_t fl;
+
+	/* seq_cst: see above; writers of d's seq hold the write lock */
+	__atomic_fetch_add(&d->seq, 1, __ATOMIC_SEQ_CST);
+	fl = __atomic_load_n(&d->flags, __ATOMIC_SEQ_CST);
 	/* none to take, nor any to come, from an entry still PENDING (set
 	 * only at birth; no walk answers with it, so no adder holds its
 	 * seq) or DEAD (its unhash was an entry write that took them, and
 	 * adders refuse it) */
-	if (dc__flags(d) & (DC_F_PENDING | DC_F_DEAD))
+	if (!(fl & DC_F_HASPATH) || (fl & (DC_F_PENDING | DC_F_DEAD))) {
+		/* release fence: the odd seq before the caller's stores,
+		 * as dc__seq_write_begin */
+		__atomic_thread_fence(__ATOMIC_RELEASE);
 		return;
+	}
 	dc__path_forget_leaf(c, d);
 	/* release fence: the chain stores that unpublished d's nodes are
 	 * visible before the caller's stores of the change (the unlock
@@ -410,11 +422,16 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		dc__free(c, n, node_size(len));
 		return;
 	}
-	/* d still what the walk saw (a change of d makes its seq odd, then
-	 * takes this lock to unpublish d's nodes: dc__entry_write_begin),
-	 * and no node for the string yet (two walks of one path may race
-	 * here) */
-	if ((dc__flags(d) & DC_F_DEAD) || dc__load(d->seq) != seq ||
+	/* d marked before its seq is checked, both seq_cst: against a
+	 * change of d, which moves the seq and then looks for the mark
+	 * (dc__entry_write_begin).  A mark left on an entry whose node is
+	 * not published costs it a lock at its next change, and one second
+	 * chance; ptab_lock's next holder for d clears it. */
+	__atomic_fetch_or(&d->flags, (uint16_t)DC_F_HASPATH, __ATOMIC_SEQ_CST);
+	/* d still what the walk saw, and no node for the string yet (two
+	 * walks of one path may race here) */
+	if ((dc__flags(d) & DC_F_DEAD) ||
+	    __atomic_load_n(&d->seq, __ATOMIC_SEQ_CST) != seq ||
 	    __atomic_load_n(&c->pgen[n->shard], __ATOMIC_ACQUIRE) != gen) {
 		pthread_mutex_unlock(&c->ptab_lock);
 		dc__free(c, n, node_size(len));
@@ -436,7 +453,6 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->max_entries)
 		goto drop;
 insert:
-	dc__flags_set(d, DC_F_HASPATH);
 	tail_of(n)->lnext = *leaf_chain(c, d);
 	*leaf_chain(c, d) = n;
 	n->next = *head;
