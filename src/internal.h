@@ -171,8 +171,9 @@ enum {
 	DC_F_HASLIST	= 1u << 11,	/* directory with a record in c->lists
 					 * (complete.c); set under list_lock */
 	DC_F_HASPATH	= 1u << 12,	/* may answer a node in c->ptab (path.c);
-					 * changed under ptab_lock, read by entry
-					 * writes without it */
+					 * set under ptab_lock, cleared under it
+					 * and the write lock; read without them
+					 * by entry writes and the shrinker */
 	DC_F_LAST	= DC_F_HASPATH
 };
 _Static_assert(DC_F_LAST <= UINT16_MAX, "flags outgrew dc_dentry.flags");

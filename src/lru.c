@@ -24,7 +24,8 @@
  * A lookup sets DC_F_REFERENCED only when it is clear, so a hot entry
  * costs one shared write per pass of the clock, not one per lookup.  A
  * hit on a one-probe path node (path.c) reads nothing of its entry, so
- * sets no mark: an entry with nodes is passed over once, losing them.
+ * sets no mark: an entry marked as a path's answer (DC_F_HASPATH) is
+ * passed over once, losing its nodes.
  *
  * Locking: the shrinker holds the write lock (it unhashes victims, and
  * claims them by moving count 0 -> DC_COUNT_DEAD so no reader can pin
@@ -193,8 +194,9 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 			lru_put(c, d);
 			continue;
 		}
-		/* used since the last pass: a second chance.  The answer of
-		 * a one-probe path counts as used (its hits leave no mark),
+		/* used since the last pass: a second chance.  An entry
+		 * marked as a one-probe path's answer counts as used (the
+		 * hits leave no mark),
 		 * and loses its nodes, so that it keeps its place next time
 		 * only if a walk of the path comes by again (marking it, and
 		 * making the node anew).  One chance for either: the passes

@@ -18,8 +18,9 @@
  *    a seq write on d that begins by unpublishing d's nodes
  *    (dc__entry_write_begin), before the change's first store; and an
  *    adder publishes a node only if d's seq is still the even one its
- *    walk read, checked under ptab_lock, which the writer takes after
- *    making the seq odd.  A reader that loads its chain's head after a
+ *    walk read: it marks d (DC_F_HASPATH) and then loads the seq, the
+ *    writer moves the seq and then loads the mark, so one of them sees
+ *    the other (see dc__entry_write_begin).  A reader that loads its chain's head after a
  *    node is unpublished cannot reach it (a node taken out earlier still
  *    links to it, but is reachable only from a head loaded before that),
  *    so one that found a node loaded the head before the first store of
@@ -258,7 +259,12 @@ static void leaf_unlink(struct dc_cache *c, struct dc_pnode *n)
 	*pp = tail_of(n)->lnext;
 }
 
-/* Unpublish d's nodes.  Write lock held. */
+/*
+ * Unpublish d's nodes, then clear d's mark.  Write lock held: the mark is
+ * cleared only here, under both locks and after the unpublishing, which
+ * is what lets an entry write that reads it clear skip the lock (a clear
+ * it reads came from an earlier write-lock section that took the nodes).
+ */
 void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_pnode **pp, *n;
@@ -292,8 +298,12 @@ void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
  * adder sets the mark, then loads the seq; we move the seq, then load
  * the mark; all four seq_cst, so one of us sees the other's store.
  * Either we see the mark, and under ptab_lock (after the adder's
- * section) take the node if it was published, or the adder sees the odd
- * seq and publishes nothing.
+ * section) take the node if it was published; or we see a later clear
+ * of it, by a dc__path_forget_leaf that took the node (clears happen
+ * only there, under the write lock we hold); or the adder sees the odd
+ * seq and publishes nothing.  (That a seq_cst load reads no store older
+ * than a seq_cst store before it in the total order is C++20's rule,
+ * which the compilers' mappings have always given.)
  */
 void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d)
 {
@@ -424,10 +434,13 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	}
 	/* d marked before its seq is checked, both seq_cst: against a
 	 * change of d, which moves the seq and then looks for the mark
-	 * (dc__entry_write_begin).  A mark left on an entry whose node is
-	 * not published costs it a lock at its next change, and one second
-	 * chance; ptab_lock's next holder for d clears it. */
-	__atomic_fetch_or(&d->flags, (uint16_t)DC_F_HASPATH, __ATOMIC_SEQ_CST);
+	 * (dc__entry_write_begin).  A mark seen here was set so by an
+	 * earlier holder of this lock, before our load.  A mark left on an
+	 * entry whose node is not published costs it a lock at its next
+	 * change, and one second chance; the next dc__path_forget_leaf for
+	 * it (that change, or the shrinker) clears it. */
+	if (!(dc__flags(d) & DC_F_HASPATH))
+		__atomic_fetch_or(&d->flags, (uint16_t)DC_F_HASPATH, __ATOMIC_SEQ_CST);
 	/* d still what the walk saw, and no node for the string yet (two
 	 * walks of one path may race here) */
 	if ((dc__flags(d) & DC_F_DEAD) ||
