@@ -4,10 +4,12 @@
 # The VMs we measure on expose no hardware performance counters (`perf
 # stat -e cycles,cache-misses` says "not supported"), so this counts with
 # valgrind instead: `dcbench micro` runs under callgrind, which collects
-# only inside the benchmark's worker threads (the timed lookup loops;
-# --no-warm leaves out the untimed run that would come first), and every
-# count is divided by the lookups and components those threads did (the
-# JSON's "lookups" and "components").  Two simulated machines, one
+# only inside the timed runs of the benchmark's worker threads (their
+# function run_timed; the untimed warm run before them, which makes the
+# cache's entries and path nodes, is left out, so the counts are of a
+# warm cache and do not depend on how many lookups the run got through),
+# and every count is divided by the lookups and components those timed
+# runs did (the JSON's "lookups" and "components").  Two simulated machines, one
 # run each per implementation:
 #
 #   caches  D1 32 KiB 8-way, and the 1 MiB 8-way second-level cache as
@@ -88,13 +90,21 @@ run() {
 	tlb) geo=(--I1=32768,8,64 --D1=262144,64,4096 --LL=8388608,16,4096) ;;
 	esac
 	valgrind --tool=callgrind --cache-sim=yes "${geo[@]}" \
-		--toggle-collect=worker_main \
+		--toggle-collect=run_timed \
 		--callgrind-out-file="$tmp/$im.$model.cg" \
 		"$dcbench" micro --scenarios "$scenario" --threads 1 --impls "$im" \
-		--runs 1 --ms "$ms" --ttl "$ttl" ${as:+--as "$as"} --no-bytes --no-updates --no-warm --json \
+		--runs 1 --ms "$ms" --ttl "$ttl" ${as:+--as "$as"} --no-bytes --no-updates --json \
 		>"$tmp/$im.$model.json" 2>"$tmp/$im.$model.err"
 	local rc=$? totals lookups comps
 	totals=$(sed -n 's/^totals: //p' "$tmp/$im.$model.cg" 2>/dev/null)
+	# callgrind leaves out trailing events that counted 0 (a warm run
+	# may write no line it misses): nine fields, zeros added
+	if [ -n "$totals" ]; then
+		# shellcheck disable=SC2086
+		set -- $totals
+		while [ $# -lt 9 ]; do set -- "$@" 0; done
+		totals="$*"
+	fi
 	lookups=$(field lookups "$tmp/$im.$model.json")
 	comps=$(field components "$tmp/$im.$model.json")
 	if [ $rc != 0 ] || [ -z "$totals" ] || [ -z "$lookups" ] || [ "$lookups" = 0 ]; then

@@ -79,7 +79,7 @@ check "--ref-node-bytes: still no wrong answer" grep -q '"wrong_answers": 0' "$T
 
 check "JSON: components counted" grep -Eq '"components": [1-9]' "$T/out.json"
 
-# --no-warm (bench/profile.sh's): the timed runs alone, still checked
+# --no-warm: the timed runs alone, still checked
 "$DCBENCH" micro "${brief[@]}" --threads 1 --scenarios small --impls rcu --no-bytes \
 	--no-updates --no-warm --json > "$T/nowarm.json" 2> "$T/nowarm.err"
 check "--no-warm: exit 0" [ $? = 0 ]

@@ -351,6 +351,7 @@ struct pool {
 	int stop, quit;
 	struct impl *im;
 	bool floor;		/* the kernel's syscall floor, not the paths */
+	bool warm;		/* an untimed warm run (not through run_timed) */
 	bool pin;
 };
 

@@ -89,6 +89,7 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 		dc_get_stats(im->c, &st0);
 	p->im = im;
 	p->floor = floor;
+	p->warm = kind == RUN_WARM;
 	__atomic_store_n(&p->stop, 0, __ATOMIC_RELAXED);
 	pthread_barrier_wait(&p->go);
 	t0 = clock_ns();
