@@ -316,16 +316,11 @@ void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d)
 	 * only at birth; no walk answers with it, so no adder holds its
 	 * seq) or DEAD (its unhash was an entry write that took them, and
 	 * adders refuse it) */
-	if (!(fl & DC_F_HASPATH) || (fl & (DC_F_PENDING | DC_F_DEAD))) {
-		/* release fence: the odd seq before the caller's stores,
-		 * as dc__seq_write_begin */
-		__atomic_thread_fence(__ATOMIC_RELEASE);
-		return;
-	}
-	dc__path_forget_leaf(c, d);
-	/* release fence: the chain stores that unpublished d's nodes are
-	 * visible before the caller's stores of the change (the unlock
-	 * alone lets later stores move above it) */
+	if ((fl & DC_F_HASPATH) && !(fl & (DC_F_PENDING | DC_F_DEAD)))
+		dc__path_forget_leaf(c, d);
+	/* release fence: the odd seq, and the chain stores that unpublished
+	 * d's nodes (an unlock alone lets later stores move above it),
+	 * before the caller's stores of the change, as dc__seq_write_begin */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
