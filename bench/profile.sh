@@ -5,8 +5,8 @@
 # stat -e cycles,cache-misses` says "not supported"), so this counts with
 # valgrind instead: `dcbench micro` runs under callgrind, which collects
 # only inside the timed runs of the benchmark's worker threads (their
-# function run_timed; the untimed warm run before them, which makes the
-# cache's entries and path nodes, is left out, so the counts are of a
+# function run_timed; the untimed passes before them, which make the
+# cache's entries and path nodes, are left out, so the counts are of a
 # warm cache and do not depend on how many lookups the run got through),
 # and every count is divided by the lookups and components those timed
 # runs did (the JSON's "lookups" and "components").  Two simulated machines, one
@@ -28,7 +28,10 @@
 #   --impls     default rcu,global,lfht,mutex (kernel: its work is in the
 #               kernel, which valgrind does not see)
 #   --ms        collection time per implementation under valgrind (default
-#               3000; about 50 times slower than native)
+#               3000; about 50 times slower than native).  valgrind runs
+#               one thread at a time; --fair-sched=yes hands the CPU round
+#               so that the main thread's end of a run is not held back for
+#               minutes by a worker that keeps taking it back
 #   --ttl       libdcache's caches with TTLs of MS ms (dcbench micro --ttl):
 #               what expiry checks cost a walk (default 0: none)
 #   --as        libdcache resolves as that user (dcbench micro --as): what
@@ -89,7 +92,7 @@ run() {
 	caches) geo=(--I1=32768,8,64 --D1=32768,8,64 --LL=1048576,8,64) ;;
 	tlb) geo=(--I1=32768,8,64 --D1=262144,64,4096 --LL=8388608,16,4096) ;;
 	esac
-	valgrind --tool=callgrind --cache-sim=yes "${geo[@]}" \
+	valgrind --tool=callgrind --fair-sched=yes --cache-sim=yes "${geo[@]}" \
 		--toggle-collect=run_timed \
 		--callgrind-out-file="$tmp/$im.$model.cg" \
 		"$dcbench" micro --scenarios "$scenario" --threads 1 --impls "$im" \

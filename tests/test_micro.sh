@@ -90,7 +90,7 @@ check "--no-warm: no wrong answer" grep -q '"wrong_answers": 0' "$T/nowarm.json"
 # a sanitizer): it must print a row of counts for the implementation
 if command -v valgrind >/dev/null && ! ldd "$DCBENCH" 2>/dev/null | grep -q 'lib[at]san'; then
 	DCBENCH=$DCBENCH PROFILE_OUT=$T/prof.txt bash bench/profile.sh --scenario small \
-		--impls rcu --ms 20 > "$T/prof.out" 2>&1
+		--impls rcu --ms 100 > "$T/prof.out" 2>&1
 	check "profile.sh: exit 0" [ $? = 0 ]
 	check "profile.sh: a row of counts for rcu" \
 		grep -Eq '^rcu +[1-9][0-9]* +[1-9][0-9.]* \( *[1-9][0-9.]*\)' "$T/prof.txt"

@@ -236,8 +236,10 @@ struct dirh {			/* directories to update in, in one implementation */
  * im->skipped: not offered in this scenario).  im_destroy in either case. */
 int im_build(struct impl *im, int kind, struct scen *s, struct fsinst *shared);
 void im_destroy(struct impl *im);
-/* Check every answer against the tree (this also warms the caches); the
- * number of wrong answers, the first few printed. */
+/* Check every answer against the tree, twice: the first pass fills the
+ * cache, the second hits it (and so makes libdcache's one-probe nodes), so
+ * that a timed run, however short, starts from a warm cache.  The number
+ * of wrong answers, the first few printed. */
 uint64_t im_check(struct impl *im, const struct scen *s);
 /* Hold the n directories dirs[] of t in h for updates; 0 or -errno.
  * dirh_close in either case. */
