@@ -170,16 +170,25 @@ static bool over_entries(struct dc_cache *c, void *arg)
 	return dc__load(c->nr_entries) > ((struct targets *)arg)->entries;
 }
 
+/* d, popped from l, back at the tail of the list its state says: 1 if
+ * that is the other list.  lru_lock held. */
+static unsigned put_back(struct dc_cache *c, struct dc_lru *l, struct dc_dentry *d)
+{
+	lru_put(c, d);
+	return (dc__flags(d) & DC_F_ONNEG) ? l != &c->lru_neg : l != &c->lru_pos;
+}
+
 /*
  * Look at up to budget entries of list l while *over says the cache is
- * over its limit; evict what can go onto *victims.  Write lock and
- * lru_lock held.
+ * over its limit; evict what can go onto *victims.  Returns how many it
+ * put back on the other list.  Write lock and lru_lock held.
  */
-static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
-		      bool (*over)(struct dc_cache *, void *), void *arg,
-		      struct dc_dentry **victims, long *n)
+static unsigned scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
+			  bool (*over)(struct dc_cache *, void *), void *arg,
+			  struct dc_dentry **victims, long *n)
 {
 	struct dc_dentry *d;
+	unsigned moved = 0;
 	uint32_t fl;
 
 	while (budget-- && over(c, arg) && (d = list_pop(l))) {
@@ -191,7 +200,7 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 		 * negative cap is no reason to evict it */
 		if ((over == over_negative || over == over_negative_astray) &&
 		    !dc__is_negative(d) && !(fl & DC_F_DEAD)) {
-			lru_put(c, d);
+			moved += put_back(c, l, d);
 			continue;
 		}
 		/* used since the last pass: a second chance.  An entry
@@ -206,7 +215,7 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 				dc__flags_clear(d, DC_F_REFERENCED);
 			if (fl & DC_F_HASPATH)
 				dc__path_forget_leaf(c, d);
-			lru_put(c, d);
+			moved += put_back(c, l, d);
 			continue;
 		}
 		if (!claim(d)) {
@@ -228,6 +237,7 @@ static void scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 		*victims = d;
 		(*n)++;
 	}
+	return moved;
 }
 
 /*
@@ -240,8 +250,8 @@ static long collect(struct dc_cache *c, uint64_t target, uint64_t neg_target,
 {
 	struct targets t = { target, neg_target };
 	struct dc_dentry *victims = NULL;
-	uint64_t len;
-	long n = 0;
+	uint64_t len, moved;
+	long n = 0, before;
 
 	dc__write_lock(c);
 	pthread_mutex_lock(&c->lru_lock);
@@ -250,8 +260,18 @@ static long collect(struct dc_cache *c, uint64_t target, uint64_t neg_target,
 	len = dc__load(c->nr_entries) * 2 + 2;
 	scan_list(c, &c->lru_neg, len, over_negative, &t, &victims, &n);
 	scan_list(c, &c->lru_pos, len, over_negative_astray, &t, &victims, &n);
-	scan_list(c, &c->lru_pos, len, over_entries, &t, &victims, &n);
-	scan_list(c, &c->lru_neg, len, over_entries, &t, &victims, &n);
+	/* Rounds of both lists while one takes something or moves an entry
+	 * to the other list: the scan of the negative list can put entries
+	 * on the positive one behind its scan (an entry made positive, a
+	 * directory whose last child it took), which the next round takes.
+	 * Every round but the last takes an entry or moves one for good
+	 * (only a positive entry moves, and nothing turns it back under the
+	 * write lock), so the rounds end. */
+	do {
+		before = n;
+		moved = scan_list(c, &c->lru_pos, len, over_entries, &t, &victims, &n);
+		moved += scan_list(c, &c->lru_neg, len, over_entries, &t, &victims, &n);
+	} while ((n != before || moved) && over_entries(c, &t));
 	pthread_mutex_unlock(&c->lru_lock);
 	dc__write_unlock(c);
 	dc__stat_add(c, DC_ST_EVICTIONS, (uint64_t)n);
