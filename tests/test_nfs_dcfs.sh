@@ -293,8 +293,8 @@ done_check
 
 # --- trust that grows with age ----------------------------------------------------
 # Attributes are trusted for a tenth of how long the inode had been
-# unchanged, within [--ac, --acregmax].  Files 20 s old: 2 s; eight stats
-# of them 150 ms apart each, GETATTR about once, against each time with
+# unchanged, within [--ac, --acregmax].  Files 8 s old: 0.8 s; eight stats
+# of them 150 ms apart each, GETATTR about twice, against each time with
 # --ac 100 alone (a fixed 100 ms).
 AGED=()
 for i in $(seq 1 20); do AGED+=("f$i"); done
@@ -309,7 +309,7 @@ aged_passes() {
 	done
 	unmount_dcfs "$name"
 }
-wait_s=$(awk -v a="$aged_t0" -v b="$EPOCHREALTIME" 'BEGIN { w = 20.5 - (b - a); print (w > 0 ? w : 0) }')
+wait_s=$(awk -v a="$aged_t0" -v b="$EPOCHREALTIME" 'BEGIN { w = 8.5 - (b - a); print (w > 0 ? w : 0) }')
 sleep "$wait_s"
 if aged_passes G1 --acregmax 60000 && aged_passes G2; then
 	g1=$(stat_of G1 GETATTR) g2=$(stat_of G2 GETATTR)
