@@ -242,8 +242,8 @@ static unsigned scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 
 /*
  * Evict until at most target entries and neg_target negative ones remain,
- * or until two passes over the lists found nothing more to take.
- * Returns the number evicted.  Not inside a read-side section.
+ * or until the scans below find nothing more to take.  Returns the number
+ * evicted.  Not inside a read-side section.
  */
 static long collect(struct dc_cache *c, uint64_t target, uint64_t neg_target,
 		    struct dc_dentry **victimsp)
@@ -255,23 +255,29 @@ static long collect(struct dc_cache *c, uint64_t target, uint64_t neg_target,
 
 	dc__write_lock(c);
 	pthread_mutex_lock(&c->lru_lock);
-	/* two passes: the first may only clear REFERENCED marks (and take
-	 * path nodes) */
+	/* each scan may pass an entry twice: the first look may only clear
+	 * its mark (and take its path nodes) */
 	len = dc__load(c->nr_entries) * 2 + 2;
 	scan_list(c, &c->lru_neg, len, over_negative, &t, &victims, &n);
 	scan_list(c, &c->lru_pos, len, over_negative_astray, &t, &victims, &n);
-	/* Rounds of both lists while one takes something or moves an entry
+	/*
+	 * Rounds of both lists while one takes something or moves an entry
 	 * to the other list: the scan of the negative list can put entries
-	 * on the positive one behind its scan (an entry made positive, a
-	 * directory whose last child it took), which the next round takes.
-	 * Every round but the last takes an entry or moves one for good
-	 * (only a positive entry moves, and nothing turns it back under the
-	 * write lock), so the rounds end. */
-	do {
+	 * on the positive one behind its scan (a lookup's entry, listed
+	 * negative while PENDING, that settled positive; a directory whose
+	 * last child it took), and the scan of the positive list negatives
+	 * unlinked in place, which the next round takes.  Nothing changes an
+	 * entry's sign under the write lock, so an entry moves once and the
+	 * rounds end; at most four, so that readers marking entries as the
+	 * scans pass cannot hold the locks here for a round per entry taken.
+	 */
+	for (int round = 0; round < 4 && over_entries(c, &t); round++) {
 		before = n;
 		moved = scan_list(c, &c->lru_pos, len, over_entries, &t, &victims, &n);
 		moved += scan_list(c, &c->lru_neg, len, over_entries, &t, &victims, &n);
-	} while ((n != before || moved) && over_entries(c, &t));
+		if (n == before && !moved)
+			break;
+	}
 	pthread_mutex_unlock(&c->lru_lock);
 	dc__write_unlock(c);
 	dc__stat_add(c, DC_ST_EVICTIONS, (uint64_t)n);

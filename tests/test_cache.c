@@ -515,10 +515,35 @@ static void test_lru(enum dc_mode mode)
 /*
  * One dc_shrink(c, 0) takes every unused entry, whichever list the
  * scans find it on: a directory whose last child is taken after the
- * positive list was scanned, and an entry made positive by a create over
- * a cached negative (it stays on the negative list until a scan moves it),
- * used since, so that the scan that finds it only clears its mark.
+ * positive list was scanned, and an entry listed negative (a lookup's,
+ * while PENDING) that is positive now and used since, so that the scan
+ * that finds it only clears its mark and moves it.  test_shrink_all has
+ * both; test_shrink_moved only the second, where the first round takes
+ * nothing.
  */
+static void test_shrink_moved(enum dc_mode mode)
+{
+	struct dc_stats st;
+	struct dc_dentry *a;
+	struct dc_inode in;
+	struct fx x;
+
+	fx_open(&x, mode, 0, 0);
+	CHECK_EQ(res(&x, "a/late", 0), -ENOENT);
+	CHECK_EQ(dc_walk(x.c, NULL, "a", 0, &a), 0);
+	CHECK_EQ(dc_memfs_add(x.fs, I.a, "late", S_IFREG | 0600, NULL, &in), 0);
+	CHECK_EQ(dc_create(x.c, a, "late", &in), 0);
+	dc_put(x.c, a);
+	CHECK_EQ(res(&x, "a/late", 0), in.ino);
+	CHECK_EQ(res(&x, "a/late", 0), in.ino);
+	dc_get_stats(x.c, &st);
+	CHECK_EQ(st.entries, 3);	/* /, a, late */
+	CHECK_EQ(dc_shrink(x.c, 0), 2);
+	dc_get_stats(x.c, &st);
+	CHECK_EQ(st.entries, 1);
+	fx_close(&x);
+}
+
 static void test_shrink_all(enum dc_mode mode)
 {
 	struct dc_stats st;
@@ -793,6 +818,7 @@ int main(void)
 		test_invalidate(m);
 		test_lru(m);
 		test_shrink_all(m);
+		test_shrink_moved(m);
 		test_enomem(m);
 		test_forgotten_parent(m);
 	}
