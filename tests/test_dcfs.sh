@@ -92,6 +92,9 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 stat_val() { sed -n "s/^$2 //p" "$1" 2>/dev/null | head -1; }
+# stat_is FILE KEY OP VALUE: test(1) on the value, read anew at each call
+# (wait_for takes it so: an argument "$(stat_val ...)" would be read once)
+stat_is() { test "$(stat_val "$1" "$2")" "$3" "$4"; }
 
 # wait_for SECONDS CMD...: poll until CMD succeeds
 wait_for() {
@@ -234,7 +237,7 @@ if [ -w "$URING_PARAM" ] && [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/n
 	rc=$?
 	MOUNTS+=("$T/fr.mnt")
 	if [ $rc = 0 ] && [ "$(timeout 10 cat "$T/fr.mnt/file")" = hi ] &&
-	   wait_for 3 test "$(stat_val "$T/fr.stats" uring)" = 0; then
+	   wait_for 3 stat_is "$T/fr.stats" uring = 0; then
 		ok "--uring, every REGISTER failed by io_uring: serves through /dev/fuse"
 	else
 		notok "--uring, every REGISTER failed by io_uring (exit $rc: $out)"
@@ -319,7 +322,7 @@ for rp in default auto off; do
 		$([ $rp = default ] || echo "--readdirplus $rp"); then
 		ls "$T/o.mnt" > /dev/null
 		if [ $rp = auto ]; then
-			wait_for 5 test "$(stat_val "$T/o.stats" nodes_total)" -ge 6
+			wait_for 5 stat_is "$T/o.stats" nodes_total -ge 6
 		else
 			# the counters are rewritten every second: two rewrites
 			sleep 2.1
@@ -744,7 +747,7 @@ conform c_rwl rwlock "as root (rwlock)"
 if [ $URING = 1 ]; then
 	CONFORM_OPTS=--uring conform c_uri rcu "as root (rcu, --uring)"
 	# the statistics are rewritten every second
-	wait_for 3 test "$(stat_val "$T/c_uri.stats" uring_requests)" -gt 200
+	wait_for 3 stat_is "$T/c_uri.stats" uring_requests -gt 200
 	check "--uring: requests came through the ring (uring $(stat_val "$T/c_uri.stats" uring), $(stat_val "$T/c_uri.stats" uring_requests) requests)" \
 		test "$(stat_val "$T/c_uri.stats" uring)" = 1 -a "$(stat_val "$T/c_uri.stats" uring_requests)" -gt 200
 else
@@ -768,7 +771,7 @@ sync
 echo 2 > /proc/sys/vm/drop_caches
 for c in c_rcu c_glo c_rwl c_uri; do
 	[ -e "$T/$c.stats" ] || continue
-	wait_for 5 test "$(stat_val "$T/$c.stats" nodes)" = 1
+	wait_for 5 stat_is "$T/$c.stats" nodes = 1
 	check "after drop_caches the kernel holds only the root ($c: nodes $(stat_val "$T/$c.stats" nodes))" \
 		test "$(stat_val "$T/$c.stats" nodes)" = 1
 done
@@ -831,7 +834,7 @@ for mode in $STRESS_RUNS; do
 	check "and so reads the mount ($mode)" diff -r "$T/st.want" "$T/$name.mnt"
 	sync
 	echo 2 > /proc/sys/vm/drop_caches
-	wait_for 5 test "$(stat_val "$T/$name.stats" nodes)" = 1
+	wait_for 5 stat_is "$T/$name.stats" nodes = 1
 	check "after the storm and drop_caches the kernel holds only the root ($mode: nodes $(stat_val "$T/$name.stats" nodes); names evicted and looked up again: $(stat_val "$T/$name.stats" cache_evictions) evictions)" \
 		test "$(stat_val "$T/$name.stats" nodes)" = 1 -a "$(stat_val "$T/$name.stats" cache_evictions)" -gt 0
 	stop "$name"
@@ -991,7 +994,7 @@ else
 			[ -z "$err" ] || other=$((other + 1))
 		done
 		check "with 64 descriptors, 80 files created through the mount ($other failed)" [ $other = 0 ]
-		wait_for 3 test "$(stat_val "$T/fd.stats" fdless)" -gt 0
+		wait_for 3 stat_is "$T/fd.stats" fdless -gt 0
 		check "files past the budget are held by handle (fdless $(stat_val "$T/fd.stats" fdless), node_fds $(stat_val "$T/fd.stats" node_fds))" \
 			test "$(stat_val "$T/fd.stats" fdless)" -gt 0
 		bad=0
@@ -1047,7 +1050,7 @@ else
 	# asynchronous)
 	sync
 	echo 2 > /proc/sys/vm/drop_caches
-	wait_for 5 test "$(stat_val "$T/fd.stats" nodes)" = 1
+	wait_for 5 stat_is "$T/fd.stats" nodes = 1
 	(cd "$T/fd.src" && ls | LC_ALL=C sort) > "$T/fd.ls.src"
 	(cd "$T/fd.mnt" && ls | LC_ALL=C sort) > "$T/fd.ls.mnt"
 	check_all "removed through the mount ($bad failed): mount and source agree" \

@@ -124,6 +124,9 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 stat_val() { sed -n "s/^$2 //p" "$1" 2>/dev/null | head -1; }
+# stat_is FILE KEY OP VALUE: test(1) on the value, read anew at each call
+# (wait_for takes it so: an argument "$(stat_val ...)" would be read once)
+stat_is() { test "$(stat_val "$1" "$2")" "$3" "$4"; }
 wait_for() {	# wait_for SECONDS CMD...: poll until CMD succeeds
 	local tries=$(($1 * 20))
 	shift
@@ -535,7 +538,7 @@ if loopdisk ir 8M -N 64; then
 		echo 2 > /proc/sys/vm/drop_caches
 		# the forget reaches dcfs (asynchronously) before the deletion:
 		# the kernel then holds the root alone
-		wait_for 5 test "$(stat_val "$T/ir.stats" nodes)" = 1
+		wait_for 5 stat_is "$T/ir.stats" nodes = 1
 		ino=$(stat -c %i "$S/pub/F")
 		rm "$S/pub/F"
 		nat=$(op $A read "$S/pub/F")
