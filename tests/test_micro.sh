@@ -68,12 +68,18 @@ else
 	skip "JSON: bytes with a path node for each entry (no python3)"
 fi
 
-"$DCBENCH" micro "${brief[@]}" --scenarios negative --impls rcu,lfht,mutex \
+"$DCBENCH" micro "${brief[@]}" --scenarios hot,negative --impls rcu,lfht,mutex \
 	--no-bytes --no-updates --ref-node-bytes 120 --json > "$T/pad.json" 2> "$T/pad.txt"
 check "--ref-node-bytes 120: exit 0" [ $? = 0 ]
 check "--ref-node-bytes: the header says so" grep -q '^references padded: .*at least 120 bytes' "$T/pad.txt"
 check "--ref-node-bytes: the goals against lfht are not measured" \
 	grep -Eq 'negative 2 threads: rcu scaling / lfht scaling +- .*not measured' "$T/pad.txt"
+check "--ref-node-bytes: the goal per path against lfht is not measured" \
+	grep -Eq 'hot 1 thread: rcu ns/path / lfht ns/path +- .*not measured' "$T/pad.txt"
+"$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot --impls rcu,lfht \
+	--no-bytes --no-updates > "$T/unpad.txt" 2>&1
+check "unpadded: the goal per path against lfht has its value" \
+	grep -Eq 'hot 1 thread: rcu ns/path / lfht ns/path +[0-9]+\.[0-9]+ ' "$T/unpad.txt"
 check "--ref-node-bytes: in the JSON" grep -q '"ref_node_bytes": 120' "$T/pad.json"
 check "--ref-node-bytes: still no wrong answer" grep -q '"wrong_answers": 0' "$T/pad.json"
 
@@ -202,8 +208,17 @@ def good(x):
                 for n in (2, 4, 8, 16)) and
             abs(x["depth16_over_depth2"] - ns["depth16"] / ns["depth2"]) < 1e-6 * x["depth16_over_depth2"])
 sys.exit(not (len(rows) == 6 and all(good(x) for x in rows.values())))' "$T/depth.json"
+	check "JSON: the depth goal is rcu's depth16_over_depth2, against 1.5" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+rcu = [x for x in d["depth"] if x["threads"] == 1 and x["impl"] == "rcu"][0]
+g = [x for x in d["goals"] if x["goal"].startswith("depth16 1 thread: rcu ns/path")]
+sys.exit(not (len(g) == 1 and g[0]["op"] == "<=" and g[0]["target"] == 1.5 and
+              abs(g[0]["value"] - rcu["depth16_over_depth2"]) < 1e-3 * g[0]["value"] and
+              g[0]["met"] == (g[0]["value"] <= 1.5)))' "$T/depth.json"
 else
 	skip "JSON: the depth scenarios (no python3)"
+	skip "JSON: the depth goal (no python3)"
 fi
 
 # The cold-miss storm: every lookup a fresh name, so each reaches the
