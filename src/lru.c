@@ -205,11 +205,10 @@ static unsigned scan_list(struct dc_cache *c, struct dc_lru *l, uint64_t budget,
 		}
 		/* used since the last pass: a second chance.  An entry
 		 * marked as a one-probe path's answer counts as used (the
-		 * hits leave no mark),
-		 * and loses its nodes, so that it keeps its place next time
-		 * only if a walk of the path comes by again (marking it, and
-		 * making the node anew).  One chance for either: the passes
-		 * of collect() are sized for one. */
+		 * hits leave no mark), and loses its nodes, so that it keeps
+		 * its place next time only if a walk of the path comes by
+		 * again (marking it, and making the node anew).  One chance
+		 * for either: each scan may pass an entry twice. */
 		if (!(fl & DC_F_DEAD) && (fl & (DC_F_REFERENCED | DC_F_HASPATH))) {
 			if (fl & DC_F_REFERENCED)
 				dc__flags_clear(d, DC_F_REFERENCED);

@@ -13,35 +13,35 @@
  * shard's generation).
  *
  * How a reader knows a node still tells the truth, lock-free:
- *  - d itself: a node is published only while d is as the node copied
- *    it.  Every change of d's name, place or inode, and its unhashing, is
- *    a seq write on d that begins by unpublishing d's nodes
- *    (dc__entry_write_begin), before the change's first store; and an
- *    adder publishes a node only if d's seq is still the even one its
- *    walk read: it marks d (DC_F_HASPATH) and then loads the seq, the
- *    writer moves the seq and then loads the mark, so one of them sees
- *    the other (see dc__entry_write_begin).  A reader that loads its chain's head after a
+ *  - d itself: a node is published only while d is as the node copied it.
+ *    Every change of d's name, place or inode, and its unhashing, is a seq
+ *    write on d that begins by unpublishing d's nodes
+ *    (dc__entry_write_begin), before the change's first store; and an adder
+ *    publishes a node only if d's seq is still the even one its walk read:
+ *    it marks d (DC_F_HASPATH) and then loads the seq, the writer moves the
+ *    seq and then loads the mark, so one of them sees the other (see
+ *    dc__entry_write_begin).  A reader that loads its chain's head after a
  *    node is unpublished cannot reach it (a node taken out earlier still
- *    links to it, but is reachable only from a head loaded before that),
- *    so one that found a node loaded the head before the first store of
- *    any change of d, and the answer holds as of that load; a hit reads
- *    no line of d.
- *  - the directories above d: a node never re-checks them.  Instead
- *    every change that could make the same string lead elsewhere bumps a
+ *    links to it, but is reachable only from a head loaded before that), so
+ *    one that found a node loaded the head before the first store of any
+ *    change of d, and the answer holds as of that load; a hit reads no line
+ *    of d.
+ *  - the directories above d: a node never re-checks them.  Instead every
+ *    change that could make the same string lead elsewhere bumps a
  *    generation first: a directory unhashed (forgotten, evicted, removed),
- *    moved (rename), made suspect or its attributes refreshed in place
- *    (its permission bits may have changed), and the root replaced.  The generations are sharded by the path's first
- *    component (the child of the root the path goes through): a change
- *    below /usr moves the shard of "usr", and only paths through /usr,
- *    and those that share the shard, fall back to the walk; a change of
- *    the root itself moves every shard.  Each generation is a seqcount:
- *    odd while such a change is made, bumped (seq_cst) before it and
- *    after it.  A walk makes a node only with the even generation it
- *    read before it started, re-checked under ptab_lock, so a walk that
- *    saw the old state during a change never leaves a node that outlives
- *    the change.  A reader loads it after finding the node: equal to
- *    the node's, it was so (generations only grow) when the reader loaded
- *    its chain's head, so no such change had begun by then since the
+ *    moved (rename), made suspect or its attributes refreshed in place (its
+ *    permission bits may have changed), and the root replaced.  The
+ *    generations are sharded by the path's first component (the child of
+ *    the root the path goes through): a change below /usr moves the shard
+ *    of "usr", and only paths through /usr, and those that share the shard,
+ *    fall back to the walk; a change of the root itself moves every shard.
+ *    Each generation is a seqcount: odd while such a change is made, bumped
+ *    (seq_cst) before it and after it.  A walk makes a node only with the
+ *    even generation it read before it started, re-checked under ptab_lock,
+ *    so a walk that saw the old state during a change never leaves a node
+ *    that outlives the change.  A reader loads it after finding the node:
+ *    equal to the node's, it was so (generations only grow) when the reader
+ *    loaded its chain's head, so no such change had begun by then since the
  *    node was made.
  *  - TTLs: a node is used only while TTLs are off (an expired directory
  *    on the way must be asked of the backend).

@@ -19,6 +19,28 @@ diag()  { sed 's/^/#   /' | head -20; }
 # cant WHY: this machine cannot run the test (make check counts a skip)
 cant()  { echo "$T_NAME: cannot run here: $*"; exit 77; }
 
+# ---- dcfs daemons: their --stats files, mounts and processes ----
+# stat_val FILE KEY: KEY's value in a --stats file
+stat_val() { sed -n "s/^$2 //p" "$1" 2>/dev/null | head -1; }
+# stat_is FILE KEY OP VALUE: test(1) on the value, read anew at each call
+# (wait_for takes it so: an argument "$(stat_val ...)" would be read once)
+stat_is() { test "$(stat_val "$1" "$2")" "$3" "$4"; }
+# wait_for SECONDS CMD...: poll until CMD succeeds
+wait_for() {
+	local tries=$(($1 * 20))
+	shift
+	while [ $tries -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		tries=$((tries - 1))
+	done
+	return 1
+}
+is_mounted() { grep -q " $1 fuse.dcfs " /proc/mounts; }
+not_mounted() { ! grep -q " $1 fuse" /proc/mounts; }
+# gone PID: exited, or a zombie
+gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
+
 t_finish() {
 	echo "$T_NAME: $passed passed, $failed failed, $skipped skipped"
 	[ "$failed" -eq 0 ]

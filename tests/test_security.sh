@@ -123,23 +123,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-stat_val() { sed -n "s/^$2 //p" "$1" 2>/dev/null | head -1; }
-# stat_is FILE KEY OP VALUE: test(1) on the value, read anew at each call
-# (wait_for takes it so: an argument "$(stat_val ...)" would be read once)
-stat_is() { test "$(stat_val "$1" "$2")" "$3" "$4"; }
-wait_for() {	# wait_for SECONDS CMD...: poll until CMD succeeds
-	local tries=$(($1 * 20))
-	shift
-	while [ $tries -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.05
-		tries=$((tries - 1))
-	done
-	return 1
-}
-is_mounted() { grep -q " $1 fuse.dcfs " /proc/mounts; }
-not_mounted() { ! grep -q " $1 fuse" /proc/mounts; }
-gone() { ! kill -0 "$1" 2>/dev/null || grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null; }
 
 # start NAME SRC [dcfs options]: mounts SRC on $T/NAME.mnt, stats in $T/NAME.stats
 start() {

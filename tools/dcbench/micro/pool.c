@@ -206,8 +206,8 @@ static void run_job(struct worker *w)
 /*
  * A timed run's work.  Its own function, never inlined, so that a
  * profiler can collect the timed runs alone and leave out the untimed
- * warm ones, whose first lookups of each path miss (bench/profile.sh:
- * callgrind --toggle-collect=run_timed).
+ * warm ones, whose length in lookups varies under valgrind
+ * (bench/profile.sh: callgrind --toggle-collect=run_timed).
  */
 static __attribute__((noinline)) void run_timed(struct worker *w)
 {
