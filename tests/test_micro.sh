@@ -235,7 +235,7 @@ check "report: a storm row per mode, none failed" \
 check "report: the backend alone's storm row, none failed, no ratio to itself" \
 	[ "$(grep -cE '^  alone +[0-9]+ +[0-9.]+ +- +[0-9.]+ .* 0$' "$T/storm.txt")" = 1 ]
 if command -v python3 >/dev/null; then
-	check "JSON: storm, every mode: lookups, none failed, one backend call each, ratios" python3 -c '
+	check "JSON: storm, every mode: lookups, none failed, one backend call each, ratios, switches" python3 -c '
 import json, sys
 s = json.load(open(sys.argv[1]))["storm"]
 def good(x):
@@ -245,7 +245,8 @@ def good(x):
             all(num(k) for k in ("ratio_to_ideal", "ratio_to_measured_ideal",
                                  "miss_waits_per_lookup", "lock_waits_per_lookup",
                                  "backend_call_us", "cpu_us_per_lookup")) and
-            0 < x["ratio_to_ideal"] <= 1.0001 and x["backend_call_us"] >= 100)
+            0 < x["ratio_to_ideal"] <= 1.0001 and x["backend_call_us"] >= 100 and
+            x["switches_per_lookup"] >= 0.5)	# each lookup sleeps once
 sys.exit(not (s["threads"] == 4 and s["backend_delay_us"] == 100 and
               s["ideal_lookups_per_s"] == 40000 and
               [x["impl"] for x in s["results"]] == ["rcu", "rwlock", "global"] and
@@ -256,7 +257,7 @@ s = json.load(open(sys.argv[1]))["storm"]
 a = s["alone"]
 ok = (a["runs"] == 2 and a["lookups"] > 0 and a["failed_lookups"] == 0 and
       0 < a["ratio_to_ideal"] <= 1.0001 and a["backend_call_us"] >= 100 and
-      a["cpu_us_per_lookup"] > 0 and
+      a["cpu_us_per_lookup"] > 0 and a["switches_per_lookup"] >= 0.5 and
       abs(a["ratio_to_ideal"] - a["lookups_per_s"] / s["ideal_lookups_per_s"]) < 1e-6 and
       all(abs(x["ratio_to_alone"] - x["lookups_per_s"] / a["lookups_per_s"]) < 1e-6
           for x in s["results"]))

@@ -399,6 +399,7 @@ struct storm_res {		/* the storm, one libdcache mode */
 	uint64_t lookups, failed;
 	uint64_t calls, call_ns;	/* the backend's lookups, the time in them */
 	uint64_t cpu_ns;		/* the process's CPU time */
+	uint64_t csw;			/* the process's context switches */
 	uint64_t dc_misses, miss_waits, lock_waits, evictions;
 };
 

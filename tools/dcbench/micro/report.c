@@ -163,7 +163,7 @@ static void print_storm_row(struct bench *b, FILE *f, const char *name,
 	double ideal = (double)b->storm_threads * 1e6 / b->storm_delay_us;
 	const struct storm_res *a = &b->storm_alone;
 	double n = (double)r->lookups, call, cpu;
-	char v[10][24];
+	char v[11][24];
 
 	if (!r->nr) {
 		fprintf(f, "  %-7s not measured: %s\n", name, r->why[0] ? r->why : "?");
@@ -181,12 +181,13 @@ static void print_storm_row(struct bench *b, FILE *f, const char *name,
 	    r->rate_med * call / 1e6 / b->storm_threads);
 	fmt(v[5], 24, "%.2f", cpu);
 	fmt(v[6], 24, "%.0f", b->cores * 1e6 / cpu);
-	fmt(v[7], 24, "%.3f", dc ? (double)r->dc_misses / n : NAN);
-	fmt(v[8], 24, "%.3f", dc ? (double)r->miss_waits / n : NAN);
-	fmt(v[9], 24, "%.3f", dc ? (double)r->lock_waits / n : NAN);
-	fprintf(f, "  %-7s %10s %7s %7s %7s %7s %7s %10s %8s %10s %10s %8" PRIu64 "\n",
+	fmt(v[7], 24, "%.2f", (double)r->csw / n);
+	fmt(v[8], 24, "%.3f", dc ? (double)r->dc_misses / n : NAN);
+	fmt(v[9], 24, "%.3f", dc ? (double)r->miss_waits / n : NAN);
+	fmt(v[10], 24, "%.3f", dc ? (double)r->lock_waits / n : NAN);
+	fprintf(f, "  %-7s %10s %7s %7s %7s %7s %7s %10s %8s %8s %10s %10s %8" PRIu64 "\n",
 		name, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9],
-		r->failed);
+		v[10], r->failed);
 	if (dc && (r->evictions || r->dc_misses != r->calls))
 		fprintf(f, "  note: %s: %" PRIu64 " evictions, %" PRIu64
 			" backend lookups counted by the cache, %" PRIu64
@@ -207,12 +208,13 @@ static void print_storm(struct bench *b, FILE *f)
 		"backend with no cache, x alone: lookups/s over alone's;\n  call us: "
 		"a backend lookup's measured time, x call: lookups/s over threads / "
 		"call us;\n  CPU us: the process's CPU time per lookup, cpu limit: "
-		"the lookups/s %u cores allow at that cost;\n  then per lookup, from "
+		"the lookups/s %u cores allow at that cost, switches: the process's "
+		"context switches per lookup;\n  then per lookup, from "
 		"dc_get_stats: backend lookups made (misses), miss_waits, lock_waits\n",
 		b->storm_threads, b->storm_delay_us, ideal, b->cores);
-	fprintf(f, "  impl     %10s %7s %7s %7s %7s %7s %10s %8s %10s %10s %8s\n",
+	fprintf(f, "  impl     %10s %7s %7s %7s %7s %7s %10s %8s %8s %10s %10s %8s\n",
 		"lookups/s", "x ideal", "x alone", "call us", "x call", "CPU us",
-		"cpu limit", "backend", "miss_waits", "lock_waits", "failed");
+		"cpu limit", "switches", "backend", "miss_waits", "lock_waits", "failed");
 	print_storm_row(b, f, "alone", &b->storm_alone, false);
 	for (int k = 0; k <= IM_GLOBAL; k++)
 		if (b->impl[k])

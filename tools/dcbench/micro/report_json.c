@@ -183,6 +183,8 @@ static void json_storm_alone(struct json *j, struct bench *b, double ideal)
 	json_knum(j, "backend_call_us", call);
 	json_knum(j, "cpu_us_per_lookup", a->lookups ?
 		  (double)a->cpu_ns / (double)a->lookups / 1e3 : NAN);
+	json_knum(j, "switches_per_lookup", a->lookups ?
+		  (double)a->csw / (double)a->lookups : NAN);
 	json_kuint(j, "lookups", a->lookups);
 	json_kuint(j, "failed_lookups", a->failed);
 	json_obj_end(j);
@@ -229,6 +231,7 @@ static void json_storm(struct json *j, struct bench *b)
 		json_knum(j, "ratio_to_measured_ideal", r->failed ? NAN :
 			  r->rate_med * call / 1e6 / b->storm_threads);
 		json_knum(j, "cpu_us_per_lookup", (double)r->cpu_ns / n / 1e3);
+		json_knum(j, "switches_per_lookup", (double)r->csw / n);
 		json_kuint(j, "lookups", r->lookups);
 		json_kuint(j, "failed_lookups", r->failed);
 		json_kuint(j, "backend_calls", r->calls);

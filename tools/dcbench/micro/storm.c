@@ -14,11 +14,14 @@
  * too; what a mode gets of it is what the cache itself costs.
  *
  * Each mode has its cache over the slow backend; in each of --runs rounds
- * every mode runs once for --ms milliseconds, in turn.  Between runs the
- * cache is emptied (dc_invalidate_all) and the threads' directories
- * looked up again, untimed, so each run starts alike and memory stays
- * bounded by one run's names.  Names are never reused, so each timed
- * lookup makes exactly one backend call.
+ * every mode runs once for --ms milliseconds, in turn, after one untimed
+ * run of each (unless --no-warm).  Between runs the cache is emptied
+ * (dc_invalidate_all, then dc_shrink of every unused entry, waiting for
+ * their frees) and the threads' directories looked up again, untimed, so
+ * each run starts alike, from memory the cache has used before, as a
+ * cache that has run a while does; and memory stays bounded by one run's
+ * names.  Names are never reused, so each timed lookup makes exactly one
+ * backend call.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -206,6 +210,18 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The process's context switches so far, voluntary (a sleep, a wait for
+ * a lock) and not (a preemption): on a machine where a switch is dear,
+ * what a lookup costs beyond its own code. */
+static uint64_t switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)ru.ru_nvcsw + (uint64_t)ru.ru_nivcsw;
+}
+
 /* Look up every thread's directory, so a timed lookup misses on its last
  * component alone: 0 or -errno. */
 static int warm_dirs(struct dc_cache *c, unsigned n)
@@ -220,6 +236,35 @@ static int warm_dirs(struct dc_cache *c, unsigned n)
 		err = dc_resolve(c, NULL, path, 0, &in);
 		if (err)
 			return err;
+	}
+	return 0;
+}
+
+/*
+ * Forget every entry, evict them, and wait until their frees (after a
+ * grace period, on liburcu's call_rcu thread) are done, so the next run
+ * neither pays for them nor finds its memory untouched: 0 or -errno.
+ */
+static int empty_cache(struct dc_cache *c)
+{
+	const struct timespec ms = { 0, 1000000 };
+	struct dc_stats s;
+	uint64_t last = UINT64_MAX;
+	int err = dc_invalidate_all(c), still = 0;
+	long n;
+
+	if (err)
+		return err;
+	n = dc_shrink(c, 0);
+	if (n < 0)
+		return (int)n;
+	/* the frees are done when the count stops falling: 20 ms alike,
+	 * or 10 s at most */
+	for (int i = 0; i < 10000 && still < 20; i++) {
+		dc_get_stats(c, &s);
+		still = s.entries < last ? 0 : still + 1;
+		last = s.entries;
+		nanosleep(&ms, NULL);
 	}
 	return 0;
 }
@@ -263,7 +308,7 @@ static void storm_run(struct bench *b, struct storm *st, struct smode *m, int ki
 		      struct storm_res *r)
 {
 	struct timespec ts = { (time_t)(b->ms / 1000), (long)(b->ms % 1000) * 1000000L };
-	uint64_t t0, t1 = 0, lookups = 0, failed = 0, calls0, ns0, cpu0;
+	uint64_t t0, t1 = 0, lookups = 0, failed = 0, calls0, ns0, cpu0, csw0;
 	struct dc_stats s0, s1;
 	int err;
 
@@ -277,6 +322,7 @@ static void storm_run(struct bench *b, struct storm *st, struct smode *m, int ki
 	calls0 = __atomic_load_n(&m->sb.calls, __ATOMIC_RELAXED);
 	ns0 = __atomic_load_n(&m->sb.ns, __ATOMIC_RELAXED);
 	cpu0 = cpu_ns();
+	csw0 = switches();
 	__atomic_store_n(&st->stop, 0, __ATOMIC_RELAXED);
 	pthread_barrier_wait(&st->go);
 	t0 = clock_ns();
@@ -285,6 +331,7 @@ static void storm_run(struct bench *b, struct storm *st, struct smode *m, int ki
 	__atomic_store_n(&st->stop, 1, __ATOMIC_RELAXED);
 	pthread_barrier_wait(&st->done);
 	r->cpu_ns += cpu_ns() - cpu0;
+	r->csw += switches() - csw0;
 	/* the barrier ordered every backend call of the run before these */
 	r->calls += __atomic_load_n(&m->sb.calls, __ATOMIC_RELAXED) - calls0;
 	r->call_ns += __atomic_load_n(&m->sb.ns, __ATOMIC_RELAXED) - ns0;
@@ -311,7 +358,7 @@ static void storm_run(struct bench *b, struct storm *st, struct smode *m, int ki
 	if (!m->c)
 		return;
 	/* untimed: back to a cache holding the directories alone */
-	err = dc_invalidate_all(m->c);
+	err = empty_cache(m->c);
 	if (!err)
 		err = warm_dirs(m->c, st->n);
 	if (err) {
@@ -382,6 +429,16 @@ int run_storm(struct bench *b)
 	progress("scenario storm: %u threads, %u us a backend lookup",
 		 b->storm_threads, b->storm_delay_us);
 	storm_start(&st, b->storm_threads);
+	for (int k = 0; k <= IM_GLOBAL && !b->no_warm; k++) {
+		struct storm_res warm = { .nr = 0 };
+
+		if (!m[k].ok)
+			continue;
+		progress("scenario storm: %s, untimed", im_names[k]);
+		storm_run(b, &st, &m[k], k, &warm);
+		if (!m[k].ok)
+			memcpy(b->storm[k].why, warm.why, sizeof(warm.why));
+	}
 	for (unsigned r = 0; r < b->runs; r++) {
 		storm_run(b, &st, &alone, IM_NR, &b->storm_alone);
 		for (int k = 0; k <= IM_GLOBAL; k++)
