@@ -1179,6 +1179,11 @@ if [ -x "$DCBENCH" ]; then
 		check "dcbench coherence --fs rcu${args:+ --dcfs-args $args}: every change seen within $bound ms (exit $rc; $(grep '^coherence rcu: [0-9]' "$T/coh.out"))" \
 			[ $rc = 0 ]
 		[ $rc = 0 ] || sed 's/^/#   /' "$T/coh.out"
+		# the readers' count: some, and not more than a FUSE mount
+		# serves in the run's seconds (a count never zeroed is 10^19)
+		ops=$(sed -n 's/.* readers*, \([0-9]*\) operations$/\1/p' "$T/coh.out")
+		[ -n "$args" ] || check_all "dcbench coherence: the readers' operations counted ($ops)" \
+			'[ -n "$ops" ] && [ ${#ops} -le 9 ] && [ "$ops" -gt 0 ]'
 	done
 	# Event queue overflows: four floods of 20000 files made in the source
 	# (dcbench --flood), each while a change is made there, in the default

@@ -106,6 +106,7 @@ int coh_start_readers(struct run *r, struct reader *rd)
 		rd[i].r = r;
 		rd[i].id = i;
 		rd[i].rng = r->s->seed * 1000003ULL + i + 1;
+		rd[i].ops = 0;
 		if (pthread_create(&rd[i].thread, NULL, reader_main, &rd[i])) {
 			coh_put(r->error, sizeof(r->error), "cannot start reader threads");
 			atomic_store(&r->stop, true);
