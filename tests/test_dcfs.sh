@@ -1185,6 +1185,19 @@ if [ -x "$DCBENCH" ]; then
 		[ -n "$args" ] || check_all "dcbench coherence: the readers' operations counted ($ops)" \
 			'[ -n "$ops" ] && [ ${#ops} -le 9 ] && [ "$ops" -gt 0 ]'
 	done
+	# The stall witness: dcbench stopped for 300 ms in mid-run (SIGSTOP) is
+	# a stall of the machine as far as its sleeping thread can tell.
+	TMPDIR=$T/coh.tmp "$DCBENCH" coherence --fs rcu --changes 2000 > "$T/coh.out" 2>&1 &
+	pid=$!
+	sleep 1.5	# mounted, read, the changes under way (they take seconds)
+	kill -STOP $pid
+	sleep 0.3
+	kill -CONT $pid
+	wait $pid
+	rc=$?
+	longest=$(sed -n 's/^  the machine stalled .*(the longest \([0-9]*\)\.[0-9] ms).*/\1/p' "$T/coh.out")
+	check_all "dcbench coherence, stopped 300 ms in mid-run: a stall of over 250 ms seen (exit $rc; the longest ${longest:-none} ms)" \
+		'[ $rc = 0 ] && [ -n "$longest" ] && [ "$longest" -gt 250 ]'
 	# Event queue overflows: four floods of 20000 files made in the source
 	# (dcbench --flood), each while a change is made there, in the default
 	# mode (fanotify) and in inotify mode.  dcfs must log the overflow, and

@@ -101,16 +101,18 @@ static void quarantine_stale(struct run *r, const struct plan *p, const struct v
 }
 
 /* A change seen after the bound: what the mount showed until then. */
-static void late(struct run *r, const struct plan *p, int64_t lag, unsigned bad,
-		 const struct view *seen, const struct view *now)
+static void late(struct run *r, const struct plan *p, int64_t lag, bool stalled,
+		 unsigned bad, const struct view *seen, const struct view *now)
 {
 	char why[320];
 
 	if (bad == MAX_CHECKS) {
-		coh_put(why, sizeof(why), "%.3f ms, the first look", (double)lag * 1e-6);
+		coh_put(why, sizeof(why), "%.3f ms, the first look%s", (double)lag * 1e-6,
+			stalled ? " (the machine stalled meanwhile)" : "");
 		example(r->late, &r->nlate, p, NULL, why, NULL, NULL);
 	} else {
-		coh_put(why, sizeof(why), "%.3f ms", (double)lag * 1e-6);
+		coh_put(why, sizeof(why), "%.3f ms%s", (double)lag * 1e-6,
+			stalled ? " (the machine stalled meanwhile)" : "");
 		example(r->late, &r->nlate, p, &p->chk[bad], why, seen, &now[bad]);
 	}
 }
@@ -207,8 +209,10 @@ static int run_change(struct run *r, struct plan *p)
 		return 0;
 	}
 	rec->lag = lag;
-	if (lag > (int64_t)r->s->bound_ms * 1000000)
-		late(r, p, lag, bad, &seen, now);
+	if (lag > (int64_t)r->s->bound_ms * 1000000) {
+		rec->in_stall = coh_witness_saw(&r->wit, t0, t0 + lag);
+		late(r, p, lag, rec->in_stall, bad, &seen, now);
+	}
 	return 0;
 }
 

@@ -48,6 +48,7 @@ static void summarise_one(const struct run *r, int chg, struct stats *st, int64_
 		lags[n++] = x->lag;
 		st->direct++;
 		st->over += x->lag > bound;
+		st->over_in_stall += x->lag > bound && x->in_stall;
 		st->never += x->lag == NEVER;
 		if (x->lag != NEVER && x->lag > st->max_seen)
 			st->max_seen = x->lag;
@@ -169,6 +170,12 @@ void coh_print_kind(FILE *f, const struct run *r)
 		fprintf(f, "  never seen (the first %u):\n", r->nnever);
 	for (unsigned i = 0; i < r->nnever; i++)
 		fprintf(f, "    %s\n", r->never[i]);
+	if (r->wit.stalls)
+		fprintf(f, "  the machine stalled %u time%s while changes were timed: a thread "
+			"that only sleeps woke over %d ms late (the longest %.1f ms); %u of the "
+			"late changes overlapped a stall\n", r->wit.stalls,
+			r->wit.stalls == 1 ? "" : "s", STALL_NS / 1000000,
+			(double)r->wit.longest * 1e-6, r->all.over_in_stall);
 	if (r->nlate)
 		fprintf(f, "  later than %u ms (the first %u), with what the mount showed until "
 			"then:\n", s->bound_ms, r->nlate);
@@ -193,9 +200,9 @@ void coh_print_verdict(FILE *f, const struct run *r)
 		coh_put(fl, sizeof(fl), "; floods %u, overflows logged %d", r->floods, r->overflows);
 	else if (r->s->flood)
 		coh_put(fl, sizeof(fl), "; floods %u, overflows logged -", r->floods);
-	fprintf(f, "coherence %s: %u changes, stale>%ums %u, never seen %u, p99 %s%s; "
-		"through the mount %u, failed %u%s\n", r->kind, r->all.direct, r->s->bound_ms,
-		r->all.over, r->all.never, ms(r->all.p99, r->s->give_up_ms, p99, sizeof(p99)),
+	fprintf(f, "coherence %s: %u changes, stale>%ums %u (in a machine stall %u), never "
+		"seen %u, p99 %s%s; through the mount %u, failed %u%s\n", r->kind, r->all.direct,
+		r->s->bound_ms, r->all.over, r->all.over_in_stall, r->all.never, ms(r->all.p99, r->s->give_up_ms, p99, sizeof(p99)),
 		r->all.p99 >= 0 && r->all.p99 != NEVER ? " ms" : "", r->all.via, r->all.failed, fl);
 }
 
@@ -212,6 +219,7 @@ static void stats_json(struct json *j, const struct stats *st)
 	json_knum(j, "max_ms", ms_json(st->max));
 	json_knum(j, "max_seen_ms", ms_json(st->max_seen));
 	json_kuint(j, "over_bound", st->over);
+	json_kuint(j, "over_bound_in_stall", st->over_in_stall);
 	json_kuint(j, "never_seen", st->never);
 	json_kuint(j, "through_mount", st->via);
 	json_kuint(j, "failed", st->failed);
@@ -268,6 +276,9 @@ int coh_write_json(const struct setup *s, struct run *runs, FILE *f)
 		json_kbool(&j, "xattrs", r->xattrs);
 		json_knum(&j, "warm_up_s", r->warm_s);
 		json_kuint(&j, "reader_ops", r->reader_ops);
+		json_kuint(&j, "machine_stalls", r->wit.stalls);
+		json_knum(&j, "longest_stall_ms", r->wit.stalls ?
+			  (double)r->wit.longest * 1e-6 : 0);
 		json_kuint(&j, "skipped_stale_before", r->skipped);
 		text_or_null(&j, "note", r->note);
 		json_kuint(&j, "floods", r->floods);

@@ -38,6 +38,8 @@
 #define NEVER		INT64_MAX	/* the lag of a change never seen */
 #define FLOOD_DIR	".dcbench-flood"	/* in the tree's root: no change's */
 #define FLOOD_THREADS	64		/* flooding threads at most */
+#define STALL_NS	20000000	/* a wake-up this late: the machine stalled */
+#define MAX_STALLS	64		/* the latest stalls, kept to judge changes */
 
 enum chg {
 	C_CREATE, C_UNLINK, C_RENAME, C_RENAME_DIR, C_MKDIR, C_RMDIR,
@@ -126,6 +128,22 @@ struct rec {
 	bool via_mount, failed;
 	bool flood;			/* made during a flood */
 	int64_t lag;			/* ns, or NEVER; direct changes only */
+	bool in_stall;			/* late, and the machine stalled meanwhile */
+};
+
+/* The machine's stalls, as a thread that only sleeps saw them (witness.c). */
+struct stall {
+	int64_t from, to;		/* clock_ns() */
+};
+
+struct witness {
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+	pthread_mutex_t lock;		/* the fields below */
+	struct stall stall[MAX_STALLS];	/* a ring: the latest MAX_STALLS */
+	unsigned stalls;		/* seen, all together */
+	int64_t longest;		/* ns */
 };
 
 struct run;
@@ -141,6 +159,7 @@ struct reader {
 
 struct stats {
 	unsigned direct, over, never, via, failed;
+	unsigned over_in_stall;		/* of over: the machine stalled meanwhile */
 	int64_t p50, p99, max, max_seen;	/* ns; -1 when nothing measured */
 };
 
@@ -178,10 +197,21 @@ struct run {
 	const char *moving;		/* the directory a destination is sought for */
 	size_t moving_height, moving_len;
 	struct stats all, by[C_NCHG];
+	struct witness wit;
 };
 
 /* The signal that interrupted the command, or 0: every loop stops on it. */
 extern volatile sig_atomic_t coh_interrupted;
+
+/* ---- witness.c: the machine's stalls ------------------------------------ */
+
+/* Start w's thread: 0, or -1 (the report then says nothing of stalls). */
+int coh_witness_start(struct witness *w);
+/* Stop it (nothing when it never started); its counts stay readable. */
+void coh_witness_stop(struct witness *w);
+/* Did the machine stall between clock_ns() times t0 and t1 (one of the
+ * latest MAX_STALLS stalls)? */
+bool coh_witness_saw(struct witness *w, int64_t t0, int64_t t1);
 
 /* ---- util.c: small things ---------------------------------------------- */
 
