@@ -31,6 +31,8 @@
 #define WATCH_BEHIND	(64 << 10)	/* queued bytes (FIONREAD) past a full
 					 * read that mean "skip to the end": a
 					 * few thousand events either kind */
+#define WATCH_PACE_NS	1000000		/* a stream of events is read at most
+					 * once a millisecond (pace) */
 
 /* ---- telling the cache, and the owner --------------------------------- */
 
@@ -276,11 +278,38 @@ static void raise_priority(void)
 		return;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Events that come on the heels of the last read wait until a pace has
+ * passed since it, so that a stream of changes (most of them the owner's
+ * own, which the kernel queues and we drop) wakes this thread about once a
+ * pace, not once an event: each wake-up is a context switch, and at our
+ * priority it preempts whoever made the change.  A change after a quiet
+ * pace is read at once; under a stream one waits a pace at most.
+ */
+static void pace(uint64_t last)
+{
+	uint64_t now = mono_ns();
+
+	if (now - last < WATCH_PACE_NS) {
+		uint64_t ns = WATCH_PACE_NS - (now - last);
+
+		nanosleep(&(struct timespec){ 0, (long)ns }, NULL);
+	}
+}
+
 void *dc__watch_thread(void *arg)
 {
 	struct dc_watch *w = arg;
 	struct pollfd p[2];
-	uint64_t v;
+	uint64_t v, last = 0;
 
 	raise_priority();
 	pthread_setname_np(pthread_self(), "dc-watch");
@@ -303,6 +332,8 @@ void *dc__watch_thread(void *arg)
 			dc__watch_fall_back(w, -EIO, "the event descriptor failed");
 			pthread_mutex_unlock(&w->lock);
 		} else if (p[0].revents & POLLIN) {
+			pace(last);
+			last = mono_ns();
 			drain(w);
 		}
 	}
