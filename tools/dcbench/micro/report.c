@@ -212,7 +212,7 @@ static void print_storm(struct bench *b, FILE *f)
 		"context switches per lookup;\n  then per lookup, from "
 		"dc_get_stats: backend lookups made (misses), miss_waits, lock_waits\n",
 		b->storm_threads, b->storm_delay_us, ideal, b->cores);
-	fprintf(f, "  impl     %10s %7s %7s %7s %7s %7s %10s %8s %8s %10s %10s %8s\n",
+	fprintf(f, "  impl    %10s %7s %7s %7s %7s %7s %10s %8s %8s %10s %10s %8s\n",
 		"lookups/s", "x ideal", "x alone", "call us", "x call", "CPU us",
 		"cpu limit", "switches", "backend", "miss_waits", "lock_waits", "failed");
 	print_storm_row(b, f, "alone", &b->storm_alone, false);
