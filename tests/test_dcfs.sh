@@ -1189,13 +1189,15 @@ if [ -x "$DCBENCH" ]; then
 	# a stall of the machine as far as its sleeping thread can tell.
 	TMPDIR=$T/coh.tmp "$DCBENCH" coherence --fs rcu --changes 2000 > "$T/coh.out" 2>&1 &
 	pid=$!
-	sleep 1.5	# mounted, read, the changes under way (they take seconds)
+	# the witness starts with the changes (they take seconds)
+	wait_for 30 sh -c "grep -qx coh-witness /proc/$pid/task/*/comm 2>/dev/null"
+	sleep 0.2
 	kill -STOP $pid
 	sleep 0.3
 	kill -CONT $pid
 	wait $pid
 	rc=$?
-	longest=$(sed -n 's/^  the machine stalled .*(the longest \([0-9]*\)\.[0-9] ms).*/\1/p' "$T/coh.out")
+	longest=$(sed -n 's/^  the machine stalled .*(the longest stall \([0-9]*\)\.[0-9] ms.*/\1/p' "$T/coh.out")
 	check_all "dcbench coherence, stopped 300 ms in mid-run: a stall of over 250 ms seen (exit $rc; the longest ${longest:-none} ms)" \
 		'[ $rc = 0 ] && [ -n "$longest" ] && [ "$longest" -gt 250 ]'
 	# Event queue overflows: four floods of 20000 files made in the source

@@ -349,6 +349,7 @@ static void free_runs(const struct setup *s, struct run *runs)
 			free(runs[i].recs);
 			free(runs[i].names.e);
 			free(runs[i].quar.e);
+			coh_witness_free(&runs[i].wit);
 		}
 	free(runs);
 }

@@ -101,18 +101,16 @@ static void quarantine_stale(struct run *r, const struct plan *p, const struct v
 }
 
 /* A change seen after the bound: what the mount showed until then. */
-static void late(struct run *r, const struct plan *p, int64_t lag, bool stalled,
-		 unsigned bad, const struct view *seen, const struct view *now)
+static void late(struct run *r, const struct plan *p, int64_t lag, unsigned bad,
+		 const struct view *seen, const struct view *now)
 {
 	char why[320];
 
 	if (bad == MAX_CHECKS) {
-		coh_put(why, sizeof(why), "%.3f ms, the first look%s", (double)lag * 1e-6,
-			stalled ? " (the machine stalled meanwhile)" : "");
+		coh_put(why, sizeof(why), "%.3f ms, the first look", (double)lag * 1e-6);
 		example(r->late, &r->nlate, p, NULL, why, NULL, NULL);
 	} else {
-		coh_put(why, sizeof(why), "%.3f ms%s", (double)lag * 1e-6,
-			stalled ? " (the machine stalled meanwhile)" : "");
+		coh_put(why, sizeof(why), "%.3f ms", (double)lag * 1e-6);
 		example(r->late, &r->nlate, p, &p->chk[bad], why, seen, &now[bad]);
 	}
 }
@@ -165,6 +163,7 @@ static int run_change(struct run *r, struct plan *p)
 	rec->via_mount = p->via_mount;
 	rec->flood = r->flood != NULL;
 	rec->lag = NEVER;
+	rec->late_example = -1;
 	if (err || !coh_intended(r, p, now)) {
 		char why[320];
 
@@ -209,9 +208,13 @@ static int run_change(struct run *r, struct plan *p)
 		return 0;
 	}
 	rec->lag = lag;
+	rec->t0 = t0;
 	if (lag > (int64_t)r->s->bound_ms * 1000000) {
-		rec->in_stall = coh_witness_saw(&r->wit, t0, t0 + lag);
-		late(r, p, lag, rec->in_stall, bad, &seen, now);
+		unsigned n = r->nlate;
+
+		late(r, p, lag, bad, &seen, now);
+		if (r->nlate > n)
+			rec->late_example = (int)n;
 	}
 	return 0;
 }

@@ -59,12 +59,37 @@ static void summarise_one(const struct run *r, int chg, struct stats *st, int64_
 	st->max = n ? lags[n - 1] : -1;
 }
 
+/* A late change the machine stalled across: marked, and its example
+ * line says so.  After the witness has stopped (it records a stall when
+ * the stall ends, which may be after the change was judged). */
+static void mark_stalls(struct run *r)
+{
+	const int64_t bound = (int64_t)r->s->bound_ms * 1000000;
+	const char *why = " (the machine stalled meanwhile)";
+
+	for (size_t i = 0; i < r->nrec; i++) {
+		struct rec *x = &r->recs[i];
+		char *line;
+
+		if (x->via_mount || x->failed || x->lag == NEVER || x->lag <= bound ||
+		    !coh_witness_saw(&r->wit, x->t0, x->t0 + x->lag))
+			continue;
+		x->in_stall = true;
+		if (x->late_example < 0)
+			continue;
+		line = r->late[x->late_example];
+		if (strlen(line) + strlen(why) < sizeof(r->late[0]))
+			strcat(line, why);
+	}
+}
+
 int coh_summarise(struct run *r)
 {
 	int64_t *lags = malloc((r->nrec + 1) * sizeof(*lags));
 
 	if (!lags)
 		return -1;
+	mark_stalls(r);
 	summarise_one(r, -1, &r->all, lags);
 	r->flood_changes = 0;
 	r->flood_max = -1;
@@ -170,12 +195,16 @@ void coh_print_kind(FILE *f, const struct run *r)
 		fprintf(f, "  never seen (the first %u):\n", r->nnever);
 	for (unsigned i = 0; i < r->nnever; i++)
 		fprintf(f, "    %s\n", r->never[i]);
-	if (r->wit.stalls)
+	if (!r->wit.watched)
+		fprintf(f, "  the machine's stalls were not watched (no thread for it)\n");
+	else if (r->wit.stalls)
 		fprintf(f, "  the machine stalled %u time%s while changes were timed: a thread "
-			"that only sleeps woke over %d ms late (the longest %.1f ms); %u of the "
-			"late changes overlapped a stall\n", r->wit.stalls,
+			"that only sleeps woke over %d ms late (the longest stall %.1f ms%s); "
+			"%u of the late changes overlapped a stall%s\n", r->wit.stalls,
 			r->wit.stalls == 1 ? "" : "s", STALL_NS / 1000000,
-			(double)r->wit.longest * 1e-6, r->all.over_in_stall);
+			(double)r->wit.longest * 1e-6,
+			r->wit.raised ? "" : "; at normal priority, so a busy CPU may be all it was",
+			r->all.over_in_stall, r->wit.lost ? "; some stalls were not kept (no memory)" : "");
 	if (r->nlate)
 		fprintf(f, "  later than %u ms (the first %u), with what the mount showed until "
 			"then:\n", s->bound_ms, r->nlate);
@@ -189,7 +218,7 @@ void coh_print_kind(FILE *f, const struct run *r)
 
 void coh_print_verdict(FILE *f, const struct run *r)
 {
-	char p99[32], fl[64] = "";
+	char p99[32], fl[64] = "", st[16] = "-";
 
 	if (!r->ran) {
 		fprintf(f, "coherence %s: did not run: %s\n", r->kind,
@@ -200,9 +229,11 @@ void coh_print_verdict(FILE *f, const struct run *r)
 		coh_put(fl, sizeof(fl), "; floods %u, overflows logged %d", r->floods, r->overflows);
 	else if (r->s->flood)
 		coh_put(fl, sizeof(fl), "; floods %u, overflows logged -", r->floods);
-	fprintf(f, "coherence %s: %u changes, stale>%ums %u (in a machine stall %u), never "
+	if (r->wit.watched)
+		coh_put(st, sizeof(st), "%u", r->all.over_in_stall);
+	fprintf(f, "coherence %s: %u changes, stale>%ums %u (in a machine stall %s), never "
 		"seen %u, p99 %s%s; through the mount %u, failed %u%s\n", r->kind, r->all.direct,
-		r->s->bound_ms, r->all.over, r->all.over_in_stall, r->all.never, ms(r->all.p99, r->s->give_up_ms, p99, sizeof(p99)),
+		r->s->bound_ms, r->all.over, st, r->all.never, ms(r->all.p99, r->s->give_up_ms, p99, sizeof(p99)),
 		r->all.p99 >= 0 && r->all.p99 != NEVER ? " ms" : "", r->all.via, r->all.failed, fl);
 }
 
@@ -211,7 +242,7 @@ static double ms_json(int64_t v)
 	return v < 0 || v == NEVER ? NAN : (double)v * 1e-6;
 }
 
-static void stats_json(struct json *j, const struct stats *st)
+static void stats_json(struct json *j, const struct stats *st, bool watched)
 {
 	json_kuint(j, "direct", st->direct);
 	json_knum(j, "p50_ms", ms_json(st->p50));
@@ -219,7 +250,10 @@ static void stats_json(struct json *j, const struct stats *st)
 	json_knum(j, "max_ms", ms_json(st->max));
 	json_knum(j, "max_seen_ms", ms_json(st->max_seen));
 	json_kuint(j, "over_bound", st->over);
-	json_kuint(j, "over_bound_in_stall", st->over_in_stall);
+	if (watched)
+		json_kuint(j, "over_bound_in_stall", st->over_in_stall);
+	else
+		json_knull(j, "over_bound_in_stall");
 	json_kuint(j, "never_seen", st->never);
 	json_kuint(j, "through_mount", st->via);
 	json_kuint(j, "failed", st->failed);
@@ -276,9 +310,15 @@ int coh_write_json(const struct setup *s, struct run *runs, FILE *f)
 		json_kbool(&j, "xattrs", r->xattrs);
 		json_knum(&j, "warm_up_s", r->warm_s);
 		json_kuint(&j, "reader_ops", r->reader_ops);
-		json_kuint(&j, "machine_stalls", r->wit.stalls);
-		json_knum(&j, "longest_stall_ms", r->wit.stalls ?
-			  (double)r->wit.longest * 1e-6 : 0);
+		if (r->wit.watched) {
+			json_kuint(&j, "machine_stalls", r->wit.stalls);
+			json_knum(&j, "longest_stall_ms", (double)r->wit.longest * 1e-6);
+			json_kbool(&j, "stall_witness_at_nice_minus_20", r->wit.raised);
+		} else {
+			json_knull(&j, "machine_stalls");
+			json_knull(&j, "longest_stall_ms");
+			json_knull(&j, "stall_witness_at_nice_minus_20");
+		}
 		json_kuint(&j, "skipped_stale_before", r->skipped);
 		text_or_null(&j, "note", r->note);
 		json_kuint(&j, "floods", r->floods);
@@ -291,13 +331,13 @@ int coh_write_json(const struct setup *s, struct run *runs, FILE *f)
 		else
 			json_knull(&j, "overflows_logged");
 		text_or_null(&j, "flood_error", r->flood_err);
-		stats_json(&j, &r->all);
+		stats_json(&j, &r->all, r->wit.watched);
 		json_key(&j, "by_change");
 		json_arr_begin(&j);
 		for (int c = 0; c < C_NCHG; c++) {
 			json_obj_begin(&j);
 			json_kstr(&j, "change", chg_names[c]);
-			stats_json(&j, &r->by[c]);
+			stats_json(&j, &r->by[c], r->wit.watched);
 			json_obj_end(&j);
 		}
 		json_arr_end(&j);

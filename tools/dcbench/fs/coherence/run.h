@@ -39,7 +39,6 @@
 #define FLOOD_DIR	".dcbench-flood"	/* in the tree's root: no change's */
 #define FLOOD_THREADS	64		/* flooding threads at most */
 #define STALL_NS	20000000	/* a wake-up this late: the machine stalled */
-#define MAX_STALLS	64		/* the latest stalls, kept to judge changes */
 
 enum chg {
 	C_CREATE, C_UNLINK, C_RENAME, C_RENAME_DIR, C_MKDIR, C_RMDIR,
@@ -128,7 +127,10 @@ struct rec {
 	bool via_mount, failed;
 	bool flood;			/* made during a flood */
 	int64_t lag;			/* ns, or NEVER; direct changes only */
-	bool in_stall;			/* late, and the machine stalled meanwhile */
+	int64_t t0;			/* clock_ns() when the change was made */
+	int late_example;		/* its line in run.late, or -1 */
+	bool in_stall;			/* late, and the machine stalled meanwhile
+					 * (set by coh_summarise) */
 };
 
 /* The machine's stalls, as a thread that only sleeps saw them (witness.c). */
@@ -138,11 +140,13 @@ struct stall {
 
 struct witness {
 	pthread_t thread;
-	bool running;
+	bool running, watched;		/* watched: it ran, its counts hold */
+	bool raised;			/* at nice -20 */
 	atomic_bool stop;
-	pthread_mutex_t lock;		/* the fields below */
-	struct stall stall[MAX_STALLS];	/* a ring: the latest MAX_STALLS */
-	unsigned stalls;		/* seen, all together */
+	/* the thread's alone until it is joined */
+	struct stall *stall;		/* every stall, in order */
+	unsigned stalls, cap;
+	bool lost;			/* a stall not kept (no memory) */
 	int64_t longest;		/* ns */
 };
 
@@ -205,13 +209,15 @@ extern volatile sig_atomic_t coh_interrupted;
 
 /* ---- witness.c: the machine's stalls ------------------------------------ */
 
-/* Start w's thread: 0, or -1 (the report then says nothing of stalls). */
+/* Start w's thread: 0, or -1 (w->watched stays false: no stalls known). */
 int coh_witness_start(struct witness *w);
-/* Stop it (nothing when it never started); its counts stay readable. */
+/* Stop and join it (nothing when it never started); its record stays. */
 void coh_witness_stop(struct witness *w);
-/* Did the machine stall between clock_ns() times t0 and t1 (one of the
- * latest MAX_STALLS stalls)? */
-bool coh_witness_saw(struct witness *w, int64_t t0, int64_t t1);
+/* Did the machine stall between clock_ns() times t0 and t1?  Only once
+ * the witness is stopped: a stall is recorded when it ends. */
+bool coh_witness_saw(const struct witness *w, int64_t t0, int64_t t1);
+/* Free its record. */
+void coh_witness_free(struct witness *w);
 
 /* ---- util.c: small things ---------------------------------------------- */
 
