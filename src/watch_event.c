@@ -31,7 +31,7 @@
 #define WATCH_BEHIND	(64 << 10)	/* queued bytes (FIONREAD) past a full
 					 * read that mean "skip to the end": a
 					 * few thousand events either kind */
-#define WATCH_PACE_NS	1000000		/* a stream of events is read at most
+#define WATCH_PACE_NS	1000000		/* a stream of events is read about
 					 * once a millisecond (pace) */
 
 /* ---- telling the cache, and the owner --------------------------------- */
@@ -148,8 +148,9 @@ void dc__watch_wake(struct dc_watch *w)
  * w->lock held.  The cache is told on the thread (settle_fall_back): the
  * caller may be a backend lookup, inside the cache's miss path, and
  * changed() belongs on the watcher's thread.  Until the thread has done so
- * (microseconds) nothing new is learnt of the unwatched directory; its
- * lookups are forgotten when dc_set_ttl forgets everything.
+ * (at once, or after its pace: a millisecond) nothing new is learnt of the
+ * unwatched directory; its lookups are forgotten when dc_set_ttl forgets
+ * everything.
  */
 void dc__watch_fall_back(struct dc_watch *w, int err, const char *why)
 {
@@ -287,19 +288,21 @@ static uint64_t mono_ns(void)
 }
 
 /*
- * Events that come on the heels of the last read wait until a pace has
- * passed since it, so that a stream of changes (most of them the owner's
- * own, which the kernel queues and we drop) wakes this thread about once a
- * pace, not once an event: each wake-up is a context switch, and at our
- * priority it preempts whoever made the change.  A change after a quiet
- * pace is read at once; under a stream one waits a pace at most.
+ * Under a stream of events (a read within two paces of the last) the
+ * thread sleeps after each read until a pace has passed since it began,
+ * so that it reads about once a pace, woken by its timer, and not once an
+ * event: each wake-up by an event is a context switch, and at our
+ * priority it preempts whoever made the change (most events of a stream
+ * are the owner's own, which the kernel queues and we drop).  A change
+ * after a quiet spell is read at once; under a stream one waits a pace at
+ * most (and the timer's slack, 50 us by default).
  */
-static void pace(uint64_t last)
+static void pace(uint64_t began)
 {
 	uint64_t now = mono_ns();
 
-	if (now - last < WATCH_PACE_NS) {
-		uint64_t ns = WATCH_PACE_NS - (now - last);
+	if (now - began < WATCH_PACE_NS) {
+		uint64_t ns = WATCH_PACE_NS - (now - began);
 
 		nanosleep(&(struct timespec){ 0, (long)ns }, NULL);
 	}
@@ -332,9 +335,13 @@ void *dc__watch_thread(void *arg)
 			dc__watch_fall_back(w, -EIO, "the event descriptor failed");
 			pthread_mutex_unlock(&w->lock);
 		} else if (p[0].revents & POLLIN) {
-			pace(last);
-			last = mono_ns();
+			uint64_t began = mono_ns();
+			bool stream = began - last < 2 * WATCH_PACE_NS;
+
+			last = began;
 			drain(w);
+			if (stream)
+				pace(began);
 		}
 	}
 	return NULL;
