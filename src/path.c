@@ -51,7 +51,10 @@
  * node by its d (the leaf chain), and a d that was ever hashed is freed
  * only after an unhash, which took d's nodes out of both chains (above),
  * so no node a writer can reach outlives its d (one waiting for call_rcu
- * may; nothing reads its d).  An entry never hashed gets no node.  An entry
+ * may; nothing reads its d, whose place its RCU head has taken).  A
+ * node's bytes leave the cache's count when it is unpublished, so that
+ * its callback needs nothing of the cache.  An entry never hashed gets
+ * no node.  An entry
  * a node answers for gets no LRU mark from a hit: the shrinker gives it
  * a second chance instead, and takes its nodes (lru.c).
  *
@@ -68,45 +71,38 @@
 #define DC_PATH_SHARDS	64
 
 /*
- * A node: what a hit reads first, then its string; what only writers use
- * (the leaf chain, the RCU head) comes after the string (tail_of), so a
- * hit touches no line for it.  A hit returns the node's copy of d's
- * inode data, taken by the walk that made the node, and reads no line of
- * d: the node is unpublished before d changes.
+ * A node: what a hit reads comes first (the key, the generation, the
+ * length and the copy of d's inode data: a line), then what only writers
+ * use, then the string.  A hit returns the node's copy of d's inode data,
+ * taken by the walk that made the node, and reads no line of d: the node
+ * is unpublished before d changes.  A node off both chains can be reached
+ * by no writer, and no reader reads the writers' fields, so the RCU head
+ * that frees it takes their place.
  */
 struct dc_pnode {
 	struct dc_pnode *next;		/* chain in c->ptab; RCU-read */
 	uint64_t key;
-	struct dc_dentry *d;		/* writers only (leaf chain) */
 	uint64_t gen;			/* its shard's generation when made */
 	uint32_t len;
 	uint8_t shard;
 	bool allx;			/* every directory on the way: 0111 set */
 	struct dc_inode in;		/* d's inode data (mode 0: -ENOENT) */
-	char path[];			/* len bytes, then the tail */
+	union {
+		struct {		/* writers only; ptab_lock */
+			struct dc_dentry *d;	/* the answer (leaf chain) */
+			struct dc_pnode *lnext;	/* chain in c->pleaf, by d */
+		};
+		struct rcu_head rcu;	/* off both chains: freed after readers */
+	};
+	char path[];			/* len bytes */
 };
 _Static_assert(DC_PATH_SHARDS <= 256, "dc_pnode.shard is 8 bits");
-
-struct dc_pnode_tail {
-	struct dc_pnode *lnext;		/* chain in c->pleaf (by d); ptab_lock */
-	struct dc_cache *c;
-	struct dc_pnode *node;		/* for node_free_cb */
-	struct rcu_head rcu;
-};
-
-static size_t tail_offset(size_t len)
-{
-	return (sizeof(struct dc_pnode) + len + 7) & ~(size_t)7;
-}
+_Static_assert(sizeof(struct rcu_head) <= 2 * sizeof(void *),
+	       "the RCU head outgrew the writers' fields of dc_pnode");
 
 static size_t node_size(size_t len)
 {
-	return tail_offset(len) + sizeof(struct dc_pnode_tail);
-}
-
-static struct dc_pnode_tail *tail_of(const struct dc_pnode *n)
-{
-	return (struct dc_pnode_tail *)((char *)n + tail_offset(n->len));
+	return sizeof(struct dc_pnode) + len;
 }
 
 int dc__paths_init(struct dc_cache *c)
@@ -125,17 +121,14 @@ int dc__paths_init(struct dc_cache *c)
 	return c->pgen ? 0 : -ENOMEM;
 }
 
+/* A node's bytes left its cache's count when it was unpublished
+ * (unpublish), so this touches nothing of the cache, which may be gone. */
 static void node_free_cb(struct rcu_head *head)
 {
-	struct dc_pnode_tail *t = caa_container_of(head, struct dc_pnode_tail, rcu);
-	struct dc_pnode *n;
-	struct dc_cache *c;
+	struct dc_pnode *n = caa_container_of(head, struct dc_pnode, rcu);
 
 	dc__rcu_after_grace(head);	/* before the node is read (TSan) */
-	n = t->node;
-	c = t->c;
-	dc__free(c, n, node_size(n->len));
-	dc__tsan_release(c);	/* dc_cache_destroy's rcu_barrier acquires */
+	dc__free(NULL, n, node_size(n->len));
 }
 
 /* Every node, at destroy: no reader is left. */
@@ -246,7 +239,10 @@ static void unpublish(struct dc_cache *c, struct dc_pnode *n)
 	 * sees that node's fields (pairs with the chain's acquire loads) */
 	dc__store_rel(*tp, n->next);
 	__atomic_sub_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
-	dc__call_rcu(&tail_of(n)->rcu, node_free_cb);
+	/* off both chains now (the caller took it off its leaf chain): its
+	 * writers' fields become the RCU head */
+	dc__disown(c, node_size(n->len));
+	dc__call_rcu(&n->rcu, node_free_cb);
 }
 
 /* Take n off its leaf's chain.  ptab_lock held. */
@@ -255,8 +251,8 @@ static void leaf_unlink(struct dc_cache *c, struct dc_pnode *n)
 	struct dc_pnode **pp = leaf_chain(c, n->d);
 
 	while (*pp != n)
-		pp = &tail_of(*pp)->lnext;
-	*pp = tail_of(n)->lnext;
+		pp = &(*pp)->lnext;
+	*pp = n->lnext;
 }
 
 /*
@@ -278,10 +274,10 @@ void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
 	}
 	for (pp = leaf_chain(c, d); (n = *pp);) {
 		if (n->d != d) {
-			pp = &tail_of(n)->lnext;
+			pp = &n->lnext;
 			continue;
 		}
-		*pp = tail_of(n)->lnext;
+		*pp = n->lnext;
 		unpublish(c, n);
 	}
 	dc__flags_clear(d, DC_F_HASPATH);
@@ -417,8 +413,6 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	n->allx = allx;
 	n->in = *in;
 	memcpy(n->path, path, len);
-	tail_of(n)->c = c;
-	tail_of(n)->node = n;
 	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
 	/* best effort, so never wait: a holder preempted on a busy machine
 	 * would put every walk that ends here to sleep behind it, and the
@@ -461,7 +455,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->max_entries)
 		goto drop;
 insert:
-	tail_of(n)->lnext = *leaf_chain(c, d);
+	n->lnext = *leaf_chain(c, d);
 	*leaf_chain(c, d) = n;
 	n->next = *head;
 	/* release: the node's fields before the pointer to it */
