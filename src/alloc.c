@@ -148,11 +148,6 @@ void dc__free(struct dc_cache *c, void *p, size_t size)
 	free(p);
 }
 
-void dc__disown(struct dc_cache *c, size_t size)
-{
-	__atomic_sub_fetch(&c->bytes, size, __ATOMIC_RELAXED);
-}
-
 /* ---- the slab ---------------------------------------------------------- */
 
 int dc__slab_new(struct dc_slab **out, size_t objsize)

@@ -357,9 +357,6 @@ void *dc__malloc(struct dc_cache *c, size_t size);
 void *dc__calloc(struct dc_cache *c, size_t size);
 void *dc__calloc_aligned(size_t size);	/* 64-byte aligned, uncounted per cache */
 void dc__free(struct dc_cache *c, void *p, size_t size);
-/* size bytes of c's leave its count now; whoever frees them later does
- * so with dc__free(NULL, ...) (an RCU callback that must not touch c) */
-void dc__disown(struct dc_cache *c, size_t size);
 int dc__slab_new(struct dc_slab **out, size_t objsize);
 void *dc__slab_alloc(struct dc_cache *c);
 void dc__slab_free(struct dc_cache *c, void *obj);

@@ -51,12 +51,10 @@
  * node by its d (the leaf chain), and a d that was ever hashed is freed
  * only after an unhash, which took d's nodes out of both chains (above),
  * so no node a writer can reach outlives its d (one waiting for call_rcu
- * may; nothing reads its d, whose place its RCU head has taken).  A
- * node's bytes leave the cache's count when it is unpublished, so that
- * its callback needs nothing of the cache.  An entry never hashed gets
- * no node.  An entry
- * a node answers for gets no LRU mark from a hit: the shrinker gives it
- * a second chance instead, and takes its nodes (lru.c).
+ * may; nothing reads its d, whose place its RCU head has taken).  An
+ * entry never hashed gets no node.  An entry a node answers for gets no
+ * LRU mark from a hit: the shrinker gives it a second chance instead, and
+ * takes its nodes (lru.c).
  *
  * Locking: ptab_lock (mutex) serialises every change of the table and
  * the leaf index; it nests inside the write lock and lru_lock (entry
@@ -72,12 +70,12 @@
 
 /*
  * A node: what a hit reads comes first (the key, the generation, the
- * length and the copy of d's inode data: a line), then what only writers
- * use, then the string.  A hit returns the node's copy of d's inode data,
+ * length and the copy of d's inode data), then what only writers use,
+ * then the string.  A hit returns the node's copy of d's inode data,
  * taken by the walk that made the node, and reads no line of d: the node
  * is unpublished before d changes.  A node off both chains can be reached
- * by no writer, and no reader reads the writers' fields, so the RCU head
- * that frees it takes their place.
+ * by no writer, and no reader reads the writers' fields, so what frees it
+ * (the RCU head, and the cache whose bytes it counts) takes their place.
  */
 struct dc_pnode {
 	struct dc_pnode *next;		/* chain in c->ptab; RCU-read */
@@ -92,13 +90,14 @@ struct dc_pnode {
 			struct dc_dentry *d;	/* the answer (leaf chain) */
 			struct dc_pnode *lnext;	/* chain in c->pleaf, by d */
 		};
-		struct rcu_head rcu;	/* off both chains: freed after readers */
+		struct {		/* off both chains: freed after readers */
+			struct rcu_head rcu;
+			struct dc_cache *c;
+		};
 	};
 	char path[];			/* len bytes */
 };
 _Static_assert(DC_PATH_SHARDS <= 256, "dc_pnode.shard is 8 bits");
-_Static_assert(sizeof(struct rcu_head) <= 2 * sizeof(void *),
-	       "the RCU head outgrew the writers' fields of dc_pnode");
 
 static size_t node_size(size_t len)
 {
@@ -121,14 +120,15 @@ int dc__paths_init(struct dc_cache *c)
 	return c->pgen ? 0 : -ENOMEM;
 }
 
-/* A node's bytes left its cache's count when it was unpublished
- * (unpublish), so this touches nothing of the cache, which may be gone. */
 static void node_free_cb(struct rcu_head *head)
 {
 	struct dc_pnode *n = caa_container_of(head, struct dc_pnode, rcu);
+	struct dc_cache *c;
 
 	dc__rcu_after_grace(head);	/* before the node is read (TSan) */
-	dc__free(NULL, n, node_size(n->len));
+	c = n->c;
+	dc__free(c, n, node_size(n->len));
+	dc__tsan_release(c);	/* dc_cache_destroy's rcu_barrier acquires */
 }
 
 /* Every node, at destroy: no reader is left. */
@@ -240,8 +240,8 @@ static void unpublish(struct dc_cache *c, struct dc_pnode *n)
 	dc__store_rel(*tp, n->next);
 	__atomic_sub_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
 	/* off both chains now (the caller took it off its leaf chain): its
-	 * writers' fields become the RCU head */
-	dc__disown(c, node_size(n->len));
+	 * writers' fields become what frees it */
+	n->c = c;
 	dc__call_rcu(&n->rcu, node_free_cb);
 }
 
