@@ -48,7 +48,7 @@ static void summarise_one(const struct run *r, int chg, struct stats *st, int64_
 		lags[n++] = x->lag;
 		st->direct++;
 		st->over += x->lag > bound;
-		st->over_in_stall += x->lag > bound && x->in_stall;
+		st->over_in_stall += x->in_stall;	/* marked only when late */
 		st->never += x->lag == NEVER;
 		if (x->lag != NEVER && x->lag > st->max_seen)
 			st->max_seen = x->lag;
