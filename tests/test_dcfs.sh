@@ -1158,6 +1158,25 @@ else
 	skip "dcbench fsmeta (no $DCBENCH)"
 fi
 
+# ---- removed in the source, still trusted by the cache ------------------------
+# ttl mode with a TTL of 10 minutes: the cache trusts its names, and the
+# kernel (timeouts 0) asks dcfs every time.  A file or a directory removed
+# in the source has no links left, which dcfs sees when it stats what its
+# cache answered: the name must be gone at once, not kept as a zombie (a
+# directory with no links, listed empty, that mkdir calls EEXIST).
+mkdir -p "$T/zb.src"
+if start zb "$T/zb.src" --coherence=ttl --ttl 600000 2>"$T/zb.err"; then
+	mkdir "$T/zb.src/dir" && echo hi > "$T/zb.src/file"
+	seen=$(stat -c %h "$T/zb.mnt/dir" "$T/zb.mnt/file" | tr '\n' ' ')
+	rmdir "$T/zb.src/dir" && rm "$T/zb.src/file"
+	check_all "a directory and a file removed in the source, cached for 10 minutes: gone from the mount at once (links before: $seen; now: $(stat -c %h "$T/zb.mnt/dir" "$T/zb.mnt/file" 2>&1 | tr '\n' ' '))" \
+		'[ "$seen" = "2 1 " ] && ! stat "$T/zb.mnt/dir" 2>/dev/null && ! stat "$T/zb.mnt/file" 2>/dev/null'
+	check "... and mkdir of that name through the mount works" mkdir "$T/zb.mnt/dir"
+	stop zb
+else
+	notok "ttl mount for the removed-in-the-source check: $(tail -1 "$T/zb.err")"
+fi
+
 # ---- dcbench coherence: changes made in the source, behind dcfs ------------------------
 # 200 random changes made directly in the source of a warmed-up mount
 # (creates, renames of files and trees, writes, chmod, chown, links,

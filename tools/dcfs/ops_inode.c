@@ -78,8 +78,11 @@ again:
 	}
 	if (err)
 		return -err;
-	if (e->attr.st_nlink == 0 && !S_ISDIR(n->type) && tries++ < 3) {
-		/* no name holds this inode any more, yet the cache did */
+	if (e->attr.st_nlink == 0 && (!S_ISDIR(n->type) || !fresh) &&
+	    tries++ < 3) {
+		/* no name holds this inode any more, yet the cache did (a
+		 * directory only from the cache: a file system that counts
+		 * no links of directories says 0 of a live one) */
 		node_forget(n, 1);
 		CTR_ADD(stale, 1);
 		dc_invalidate_name(dcfs.cache, dd, name);
