@@ -59,13 +59,13 @@ static void summarise_one(const struct run *r, int chg, struct stats *st, int64_
 	st->max = n ? lags[n - 1] : -1;
 }
 
-/* A late change the machine stalled across: marked, and its example
- * line says so.  After the witness has stopped (it records a stall when
+/* A late change a CPU stalled across: marked, and its example line says
+ * so.  After the witnesses have stopped (it records a stall when
  * the stall ends, which may be after the change was judged). */
 static void mark_stalls(struct run *r)
 {
 	const int64_t bound = (int64_t)r->s->bound_ms * 1000000;
-	const char *why = " (the machine stalled meanwhile)";
+	const char *why = " (a CPU stalled meanwhile)";
 
 	for (size_t i = 0; i < r->nrec; i++) {
 		struct rec *x = &r->recs[i];
@@ -146,6 +146,30 @@ static void describe_kind(const struct run *r, char *out, size_t size)
 		    s->dcfs_args ? s->dcfs_args : "");
 }
 
+/* How often the CPUs stalled, each one's count, and the late changes
+ * that overlapped a stall. */
+static void print_stalls(FILE *f, const struct run *r)
+{
+	const struct witness *w = &r->wit;
+
+	fprintf(f, "  a CPU stalled %u time%s while changes were timed (", w->stalls,
+		w->stalls == 1 ? "" : "s");
+	for (int cpu = -1, sep = 0; cpu < CPU_SETSIZE; cpu++) {
+		unsigned n = coh_witness_on(w, cpu);
+
+		if (n && cpu < 0)
+			fprintf(f, "%sunpinned %u", sep++ ? ", " : "", n);
+		else if (n)
+			fprintf(f, "%scpu%d %u", sep++ ? ", " : "", cpu, n);
+	}
+	fprintf(f, "): a thread on each of the %u CPUs that only sleeps woke over %d ms "
+		"late (the longest stall %.1f ms%s%s); %u of the late changes overlapped "
+		"a stall%s\n", w->nthreads, STALL_NS / 1000000, (double)w->longest * 1e-6,
+		w->raised ? "" : "; at normal priority, so a busy CPU may be all it was",
+		w->pinned ? "" : "; not all pinned to their CPUs",
+		r->all.over_in_stall, w->lost ? "; some stalls were not kept (no memory)" : "");
+}
+
 void coh_print_kind(FILE *f, const struct run *r)
 {
 	const struct setup *s = r->s;
@@ -196,15 +220,9 @@ void coh_print_kind(FILE *f, const struct run *r)
 	for (unsigned i = 0; i < r->nnever; i++)
 		fprintf(f, "    %s\n", r->never[i]);
 	if (!r->wit.watched)
-		fprintf(f, "  the machine's stalls were not watched (no thread for it)\n");
+		fprintf(f, "  the CPUs' stalls were not watched (no thread for each)\n");
 	else if (r->wit.stalls)
-		fprintf(f, "  the machine stalled %u time%s while changes were timed: a thread "
-			"that only sleeps woke over %d ms late (the longest stall %.1f ms%s); "
-			"%u of the late changes overlapped a stall%s\n", r->wit.stalls,
-			r->wit.stalls == 1 ? "" : "s", STALL_NS / 1000000,
-			(double)r->wit.longest * 1e-6,
-			r->wit.raised ? "" : "; at normal priority, so a busy CPU may be all it was",
-			r->all.over_in_stall, r->wit.lost ? "; some stalls were not kept (no memory)" : "");
+		print_stalls(f, r);
 	if (r->nlate)
 		fprintf(f, "  later than %u ms (the first %u), with what the mount showed until "
 			"then:\n", s->bound_ms, r->nlate);
@@ -231,7 +249,7 @@ void coh_print_verdict(FILE *f, const struct run *r)
 		coh_put(fl, sizeof(fl), "; floods %u, overflows logged -", r->floods);
 	if (r->wit.watched)
 		coh_put(st, sizeof(st), "%u", r->all.over_in_stall);
-	fprintf(f, "coherence %s: %u changes, stale>%ums %u (in a machine stall %s), never "
+	fprintf(f, "coherence %s: %u changes, stale>%ums %u (in a CPU stall %s), never "
 		"seen %u, p99 %s%s; through the mount %u, failed %u%s\n", r->kind, r->all.direct,
 		r->s->bound_ms, r->all.over, st, r->all.never, ms(r->all.p99, r->s->give_up_ms, p99, sizeof(p99)),
 		r->all.p99 >= 0 && r->all.p99 != NEVER ? " ms" : "", r->all.via, r->all.failed, fl);
@@ -311,13 +329,17 @@ int coh_write_json(const struct setup *s, struct run *runs, FILE *f)
 		json_knum(&j, "warm_up_s", r->warm_s);
 		json_kuint(&j, "reader_ops", r->reader_ops);
 		if (r->wit.watched) {
-			json_kuint(&j, "machine_stalls", r->wit.stalls);
+			json_kuint(&j, "cpu_stalls", r->wit.stalls);
+			json_kuint(&j, "cpus_watched", r->wit.nthreads);
 			json_knum(&j, "longest_stall_ms", (double)r->wit.longest * 1e-6);
-			json_kbool(&j, "stall_witness_at_nice_minus_20", r->wit.raised);
+			json_kbool(&j, "stall_witnesses_at_nice_minus_20", r->wit.raised);
+			json_kbool(&j, "stall_witnesses_pinned", r->wit.pinned);
 		} else {
-			json_knull(&j, "machine_stalls");
+			json_knull(&j, "cpu_stalls");
+			json_knull(&j, "cpus_watched");
 			json_knull(&j, "longest_stall_ms");
-			json_knull(&j, "stall_witness_at_nice_minus_20");
+			json_knull(&j, "stall_witnesses_at_nice_minus_20");
+			json_knull(&j, "stall_witnesses_pinned");
 		}
 		json_kuint(&j, "skipped_stale_before", r->skipped);
 		text_or_null(&j, "note", r->note);

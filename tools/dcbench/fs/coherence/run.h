@@ -38,7 +38,7 @@
 #define NEVER		INT64_MAX	/* the lag of a change never seen */
 #define FLOOD_DIR	".dcbench-flood"	/* in the tree's root: no change's */
 #define FLOOD_THREADS	64		/* flooding threads at most */
-#define STALL_NS	20000000	/* a wake-up this late: the machine stalled */
+#define STALL_NS	20000000	/* a wake-up this late: its CPU stalled */
 
 enum chg {
 	C_CREATE, C_UNLINK, C_RENAME, C_RENAME_DIR, C_MKDIR, C_RMDIR,
@@ -129,22 +129,27 @@ struct rec {
 	int64_t lag;			/* ns, or NEVER; direct changes only */
 	int64_t t0;			/* clock_ns() when the change was made */
 	int late_example;		/* its line in run.late, or -1 */
-	bool in_stall;			/* late, and the machine stalled meanwhile
+	bool in_stall;			/* late, and a CPU stalled meanwhile
 					 * (set by coh_summarise) */
 };
 
-/* The machine's stalls, as a thread that only sleeps saw them (witness.c). */
+/* The CPUs' stalls, as a thread pinned to each that only sleeps saw them
+ * (witness.c). */
 struct stall {
 	int64_t from, to;		/* clock_ns() */
+	int cpu;			/* whose witness saw it; -1: not pinned */
 };
 
+struct wthread;
+
 struct witness {
-	pthread_t thread;
-	bool running, watched;		/* watched: it ran, its counts hold */
-	bool raised;			/* at nice -20 */
+	struct wthread *th;		/* one per CPU, while they run */
+	unsigned nthreads;		/* how many ran (the CPUs watched) */
+	bool watched;			/* every CPU was: the counts hold */
+	bool raised, pinned;		/* every witness at nice -20, on its CPU */
 	atomic_bool stop;
-	/* the thread's alone until it is joined */
-	struct stall *stall;		/* every stall, in order */
+	pthread_mutex_t lock;		/* the record, while they run */
+	struct stall *stall;		/* every stall, in the order they ended */
 	unsigned stalls, cap;
 	bool lost;			/* a stall not kept (no memory) */
 	int64_t longest;		/* ns */
@@ -163,7 +168,7 @@ struct reader {
 
 struct stats {
 	unsigned direct, over, never, via, failed;
-	unsigned over_in_stall;		/* of over: the machine stalled meanwhile */
+	unsigned over_in_stall;		/* of over: a CPU stalled meanwhile */
 	int64_t p50, p99, max, max_seen;	/* ns; -1 when nothing measured */
 };
 
@@ -209,13 +214,16 @@ extern volatile sig_atomic_t coh_interrupted;
 
 /* ---- witness.c: the machine's stalls ------------------------------------ */
 
-/* Start w's thread: 0, or -1 (w->watched stays false: no stalls known). */
+/* Start a witness on each CPU this process may run on: 0, or -1 (none
+ * left running, w->watched stays false: no stalls known). */
 int coh_witness_start(struct witness *w);
-/* Stop and join it (nothing when it never started); its record stays. */
+/* Stop and join them (nothing when none started); the record stays. */
 void coh_witness_stop(struct witness *w);
-/* Did the machine stall between clock_ns() times t0 and t1?  Only once
- * the witness is stopped: a stall is recorded when it ends. */
+/* Did a CPU stall between clock_ns() times t0 and t1?  Only once the
+ * witnesses are stopped: a stall is recorded when it ends. */
 bool coh_witness_saw(const struct witness *w, int64_t t0, int64_t t1);
+/* How many stalls the witness on cpu saw (-1: an unpinned one's). */
+unsigned coh_witness_on(const struct witness *w, int cpu);
 /* Free its record. */
 void coh_witness_free(struct witness *w);
 
