@@ -742,7 +742,7 @@ static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err
  * May path's answer come from, and go to, the one-probe table (path.c)?
  * A copy-out (dc_resolve) from the root, with no credential and TTLs off.
  */
-static bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *base,
+static inline __attribute__((always_inline)) bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *base,
 			   const char *path, const struct dc_inode *st)
 {
 	return c->ptab && st && (path[0] == '/' || !base || is_root(base)) &&
@@ -768,8 +768,9 @@ static void keep_path(struct nameidata *nd, const char *path, size_t len, int er
 		dc__path_add(nd->c, path, len, d, seq, st, gen, nd->allx);
 }
 
-/* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced. */
-static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
+/* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced.
+ * The one-probe table was asked first, where it may answer (walk_checked). */
+static __attribute__((noinline)) int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
 		     size_t len, unsigned flags, const struct dc_cred *cred,
 		     struct dc_inode *st, struct dc_dentry **res)
 {
@@ -783,16 +784,9 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 	if (c->mode == DC_MODE_RCU) {
 		pc = path_cacheable(c, base, path, st);
 		dc__rcu_lock();
-		if (pc) {
-			/* an answer here is counted there, as a lookup too */
-			err = dc__path_lookup(c, path, len, cred != NULL, st);
-			if (err != -ECHILD) {
-				dc__rcu_unlock();
-				return err;
-			}
-			/* before the walk: a directory changed since fails the add */
+		/* before the walk: a directory changed since fails the add */
+		if (pc)
 			pgen = dc__path_gen(c, path, len);
-		}
 		dc__stat_inc(c, DC_ST_LOOKUPS);
 		nd_init(&nd, c, path, len, flags, cred);
 		err = walk_rcu(&nd, base, &d, &seq);
@@ -843,8 +837,9 @@ static int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *pat
 }
 
 /* dc_resolve, dc_resolve_as and dc_walk: their checks, then the walk,
- * whose answer goes to st or to out (the one that is not NULL). */
-static int walk_checked(struct dc_cache *c, struct dc_dentry *base,
+ * whose answer goes to st or to out (the one that is not NULL).  Inlined
+ * into each, so that a hit in the one-probe table costs no more calls. */
+static inline __attribute__((always_inline)) int walk_checked(struct dc_cache *c, struct dc_dentry *base,
 			const char *path, unsigned flags,
 			const struct dc_cred *cred, struct dc_inode *st,
 			struct dc_dentry **out)
@@ -858,6 +853,15 @@ static int walk_checked(struct dc_cache *c, struct dc_dentry *base,
 	if (err)
 		return err;
 	dc__thread_enter();
+	/* a cached path's answer in one probe, before any walk is set up;
+	 * an answer here is counted there, as a lookup too */
+	if (c->mode == DC_MODE_RCU && path_cacheable(c, base, path, st)) {
+		dc__rcu_lock();
+		err = dc__path_lookup(c, path, len, cred != NULL, st);
+		dc__rcu_unlock();
+		if (err != -ECHILD)
+			return err;
+	}
 	return walk_path(c, base, path, len, flags, cred, st, out);
 }
 
