@@ -513,12 +513,7 @@ DC_API int dc_dentry_stat(struct dc_dentry *d, struct dc_inode *st)
 		return -EINVAL;
 	do {
 		seq = dc__seq_begin(&d->seq);
-		st->ino = dc__load(d->ino);
-		st->cookie = dc__load(d->cookie);
-		st->mode = dc__load(d->mode);
-		st->gen = dc__load(d->gen);
-		st->uid = dc__load(d->uid);
-		st->gid = dc__load(d->gid);
+		*st = dc__inode_of(d);
 	} while (dc__seq_retry(&d->seq, seq));
 	return st->mode ? 0 : -ENOENT;
 }

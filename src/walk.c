@@ -792,12 +792,7 @@ static __attribute__((noinline)) int walk_path(struct dc_cache *c, struct dc_den
 		err = walk_rcu(&nd, base, &d, &seq);
 		if (err == 0) {
 			if (st) {
-				st->ino = dc__load(d->ino);
-				st->cookie = dc__load(d->cookie);
-				st->mode = dc__load(d->mode);
-				st->gen = dc__load(d->gen);
-				st->uid = dc__load(d->uid);
-				st->gid = dc__load(d->gid);
+				*st = dc__inode_of(d);
 			} else if (!dc__get_not_dead(d)) {
 				err = -ECHILD;
 			}
