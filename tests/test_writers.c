@@ -605,6 +605,66 @@ static void test_waiters_woken(enum dc_mode mode)
 	waiters_round(mode, WW_MAXNAMES);
 }
 
+/*
+ * Threads that miss on the same names at the same moments: each of
+ * LS_THREADS threads resolves w0, w1, ... in the same order from one
+ * barrier, so that two of them often ask for one name at once.  Single
+ * flight holds only if finding the name and hashing its PENDING entry are
+ * one step among misses: one backend lookup per name, no name hashed
+ * twice (dc_debug_check), and every answer right.
+ */
+#define LS_NAMES	20000
+#define LS_THREADS	4
+
+static struct dc_cache *ls_cache;
+static pthread_barrier_t ls_bar;
+static uint64_t ls_ino[LS_NAMES];
+static unsigned long ls_wrong;
+
+static void *ls_thread(void *arg)
+{
+	char name[16];
+	uint64_t ino;
+
+	(void)arg;
+	pthread_barrier_wait(&ls_bar);
+	for (int i = 0; i < LS_NAMES; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		if (resolve(ls_cache, name, 0, &ino) != 0 || ino != ls_ino[i])
+			__atomic_add_fetch(&ls_wrong, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void test_lockstep_misses(enum dc_mode mode)
+{
+	pthread_t t[LS_THREADS];
+	struct dc_memfs *fs;
+	struct dc_inode in;
+	struct hooked k;
+	char name[16];
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	for (int i = 0; i < LS_NAMES; i++) {
+		snprintf(name, sizeof(name), "w%d", i);
+		CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, name, S_IFREG | 0644, NULL, &in), 0);
+		ls_ino[i] = in.ino;
+	}
+	ls_cache = new_cache(fs, &k, mode, 4 * LS_NAMES, 0);
+	ls_wrong = 0;
+	CHECK_EQ(pthread_barrier_init(&ls_bar, NULL, LS_THREADS), 0);
+	for (int i = 0; i < LS_THREADS; i++)
+		CHECK_EQ(pthread_create(&t[i], NULL, ls_thread, NULL), 0);
+	for (int i = 0; i < LS_THREADS; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&ls_bar);
+	CHECK_EQ(ls_wrong, 0);
+	CHECK_EQ(k.lookups, LS_NAMES);	/* single flight: one ask per name */
+	CHECK_EQ(dc_debug_check(ls_cache), 0);
+	dc_cache_destroy(ls_cache);
+	dc_memfs_free(fs);
+}
+
 int main(void)
 {
 	static const enum dc_mode modes[] = { DC_MODE_RCU, DC_MODE_GLOBAL, DC_MODE_RWLOCK };
@@ -622,6 +682,7 @@ int main(void)
 		test_orphan_miss(modes[m]);
 		test_long_target(modes[m]);
 		test_waiters_woken(modes[m]);
+		test_lockstep_misses(modes[m]);
 	}
 	CHECK_EQ(dc_debug_live_entries(), 0);
 	return h_done("test_writers");
