@@ -231,7 +231,8 @@ int dc_mode_parse(const char *name, enum dc_mode *out);
  * Resolve PATH (absolute, or relative to base; base NULL means the root)
  * and copy out the answer.  Takes no reference and, when every component is
  * cached, no lock; in rcu mode a path from the root resolved before (no
- * ".", ".." or symlink in it, TTLs off) costs one probe however deep.  Errors: -EINVAL (NULL), -ENOENT, -ENOTDIR,
+ * ".", ".." or symlink in it; with TTLs on, until the first of its
+ * entries' deadlines) costs one probe however deep.  Errors: -EINVAL (NULL), -ENOENT, -ENOTDIR,
  * -ENAMETOOLONG, -ELOOP, or the backend's error.
  */
 int dc_resolve(struct dc_cache *c, struct dc_dentry *base, const char *path,

@@ -341,6 +341,8 @@ struct dc_cache {
 	struct dc_pnode **ptab, **pleaf;
 	unsigned pbits;
 	uint64_t *pgen;			/* 64 bits: never wraps to a node's */
+	uint64_t pt0;			/* dc__now() when the table began: nodes'
+					 * deadlines count from it (path.c) */
 	unsigned pall;			/* changes of all shards under way; wlock */
 	uint64_t nr_pnodes;
 	pthread_mutex_t list_lock;
@@ -868,10 +870,10 @@ static inline void dc__entry_write_end(struct dc_dentry *d)
 	dc__seq_write_end(&d->seq);
 }
 int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
-		    bool checked, struct dc_inode *st);
+		    bool checked, uint64_t now, struct dc_inode *st);
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		  struct dc_dentry *d, uint32_t seq, const struct dc_inode *in,
-		  uint64_t gen, bool allx);
+		  uint64_t gen, bool allx, uint64_t until);
 uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len);
 
 /* ---- complete.c ------------------------------------------------------- */

@@ -43,8 +43,12 @@
  *    equal to the node's, it was so (generations only grow) when the reader
  *    loaded its chain's head, so no such change had begun by then since the
  *    node was made.
- *  - TTLs: a node is used only while TTLs are off (an expired directory
- *    on the way must be asked of the backend).
+ *  - TTLs: a node lives no longer than the earliest deadline of the
+ *    entries its walk passed (the directories and the answer), which the
+ *    walk noted as it checked each against its clock; a reader with TTLs
+ *    on compares it with the one clock read of its resolve.  Deadlines
+ *    only move later (a revalidation confirms the same answer), so a
+ *    node's is never later than any of its entries'.
  *
  * Lifetime: nodes are read under rcu_read_lock and freed with call_rcu.
  * A reader dereferences only the node, never its d; writers find a
@@ -81,9 +85,10 @@ struct dc_pnode {
 	struct dc_pnode *next;		/* chain in c->ptab; RCU-read */
 	uint64_t key;
 	uint64_t gen;			/* its shard's generation when made */
-	uint32_t len;
+	uint16_t len;
 	uint8_t shard;
 	bool allx;			/* every directory on the way: 0111 set */
+	uint32_t until;			/* answers before this tick (FOREVER) */
 	struct dc_inode in;		/* d's inode data (mode 0: -ENOENT) */
 	union {
 		struct {		/* writers only; ptab_lock */
@@ -98,6 +103,44 @@ struct dc_pnode {
 	char path[];			/* len bytes */
 };
 _Static_assert(DC_PATH_SHARDS <= 256, "dc_pnode.shard is 8 bits");
+_Static_assert(DC_PATH_MAX - 1 <= UINT16_MAX, "dc_pnode.len is 16 bits");
+
+/*
+ * A node's deadline, in ticks of 2^24 ns (16.8 ms) since c->pt0, rounded
+ * down, so that a node dies up to a tick before its earliest entry does,
+ * never after; FOREVER: no entry on the way has one.  32 bits of ticks
+ * last 2.3 years from the cache's creation; a deadline past them (or
+ * already past) makes no node, and the walk answers.
+ */
+#define TICK_SHIFT	24
+#define FOREVER		UINT32_MAX
+
+static bool deadline_ticks(const struct dc_cache *c, uint64_t until, uint32_t *out)
+{
+	uint64_t t;
+
+	if (!until) {
+		*out = FOREVER;
+		return true;
+	}
+	if (until <= c->pt0)
+		return false;
+	t = (until - c->pt0) >> TICK_SHIFT;
+	if (t == 0 || t >= FOREVER)
+		return false;
+	*out = (uint32_t)t;
+	return true;
+}
+
+/* Does n still answer at now (a dc__now() time, not 0)?  A now before
+ * pt0 (read from the precise clock, now from its coarse twin, which lags
+ * it) is before every deadline too. */
+static bool alive(const struct dc_cache *c, const struct dc_pnode *n, uint64_t now)
+{
+	uint64_t t = now > c->pt0 ? (now - c->pt0) >> TICK_SHIFT : 0;
+
+	return n->until == FOREVER || t < n->until;
+}
 
 static size_t node_size(size_t len)
 {
@@ -117,6 +160,7 @@ int dc__paths_init(struct dc_cache *c)
 		return -ENOMEM;
 	c->pleaf = (struct dc_pnode **)(c->ptab + (1ull << bits));
 	c->pgen = dc__calloc(c, DC_PATH_SHARDS * sizeof(*c->pgen));
+	c->pt0 = dc__now(c);
 	return c->pgen ? 0 : -ENOMEM;
 }
 
@@ -342,11 +386,12 @@ static uint64_t path_key(const struct dc_cache *c, const char *path, size_t len)
 
 /*
  * The answer for path (len bytes, from the root) from its node: 0 with
- * *st filled, -ENOENT, or -ECHILD (no node, or one that may be stale:
- * walk).  Inside rcu_read_lock; TTLs off.
+ * *st filled, -ENOENT, or -ECHILD (no node, or one that may be stale, or
+ * past its deadline at now: walk).  now: the resolve's clock, 0 with TTLs
+ * off.  Inside rcu_read_lock.
  */
 int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
-		    bool checked, struct dc_inode *st)
+		    bool checked, uint64_t now, struct dc_inode *st)
 {
 	uint64_t key = path_key(c, path, len);
 	struct dc_pnode *n;
@@ -371,6 +416,8 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	 * mismatch. */
 	if (__atomic_load_n(&c->pgen[n->shard], __ATOMIC_RELAXED) != n->gen)
 		return -ECHILD;
+	if (now && !alive(c, n, now))
+		return -ECHILD;
 	*st = n->in;
 	/* one counter per answer; dc_get_stats adds it to lookups and to
 	 * the hits of its sign */
@@ -386,20 +433,22 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
  * Remember path's answer d (its seq seq, read by the rcu-walk that just
  * answered, which met no ".", ".." or symlink and started at the root;
  * in, d's inode data as that walk copied it at seq), with gen the
- * shard's generation read before that walk.  Best effort:
+ * shard's generation read before that walk, and until the earliest
+ * deadline the walk passed (0: none).  Best effort:
  * nothing on no memory, past the cap, or with ptab_lock busy.  No lock
  * held.
  */
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		  struct dc_dentry *d, uint32_t seq, const struct dc_inode *in,
-		  uint64_t gen, bool allx)
+		  uint64_t gen, bool allx, uint64_t until)
 {
 	const char *first;
 	size_t flen = first_component(path, len, &first);
 	uint64_t key;
 	struct dc_pnode *n, **head;
+	uint32_t ticks;
 
-	if (!flen || (gen & 1))
+	if (!flen || (gen & 1) || !deadline_ticks(c, until, &ticks))
 		return;
 	n = dc__malloc(c, node_size(len));
 	if (!n)
@@ -409,8 +458,9 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	n->d = d;
 	n->shard = (uint8_t)shard_of_name(c, first, flen);
 	n->gen = gen;
-	n->len = (uint32_t)len;
+	n->len = (uint16_t)len;
 	n->allx = allx;
+	n->until = ticks;
 	n->in = *in;
 	memcpy(n->path, path, len);
 	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
@@ -446,7 +496,8 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		if (o->key != key || o->len != len || memcmp(o->path, path, len))
 			continue;
 		/* published, so o's d is as o copied it */
-		if (o->d == d && o->gen == gen && o->allx == allx)
+		if (o->d == d && o->gen == gen && o->allx == allx &&
+		    o->until >= n->until)
 			goto drop;
 		leaf_unlink(c, o);
 		unpublish(c, o);

@@ -57,6 +57,8 @@ struct nameidata {
 	uint32_t negseq;		/* ... and its seq */
 	const struct dc_cred *cred;	/* dc_resolve_as's; NULL: no checks */
 	uint64_t now;			/* the walk's clock, 0 with TTLs off */
+	uint64_t until;			/* rcu-walk: the earliest deadline passed
+					 * (0: none), a path node's (path.c) */
 	const char *ahead;		/* a component hashed ahead (hash_ahead) */
 	size_t ahead_len;
 	uint64_t ahead_key;
@@ -73,7 +75,8 @@ struct component {
 };
 
 static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
-		    size_t len, unsigned flags, const struct dc_cred *cred)
+		    size_t len, unsigned flags, const struct dc_cred *cred,
+		    uint64_t now)
 {
 	/* field by field: the stack and buffers are written before they are
 	 * read, and zeroing a kilobyte would cost more than a cached lookup */
@@ -84,7 +87,8 @@ static void nd_init(struct nameidata *nd, struct dc_cache *c, const char *path,
 	nd->neg = NULL;
 	nd->cred = cred;
 	nd->ahead = NULL;
-	nd->now = dc__walk_clock(c);
+	nd->now = now;
+	nd->until = 0;
 	nd->c = c;
 	nd->flags = flags;
 	nd->cur.p = path;
@@ -288,6 +292,29 @@ static bool attrs_stale(const struct dc_dentry *d, const struct dc_dentry *root,
 /* ---- rcu-walk ------------------------------------------------------------ */
 
 /*
+ * Is d's answer past its deadline at the walk's clock (dc__expired)?  If
+ * not, its deadline bounds what the walk may remember of the path (path.c):
+ * the earliest one passed is kept.  A revalidation moves a deadline only
+ * later, so one read before it only makes the node die sooner.
+ */
+static inline bool past_ttl(struct nameidata *nd, const struct dc_dentry *d)
+{
+	uint64_t e;
+
+	/* TTLs off: no load of expires, which lies past the walk's lines */
+	if (!nd->now)
+		return false;
+	e = dc__load(d->expires);
+	if (!e)
+		return false;
+	if (e <= nd->now)
+		return true;
+	if (!nd->until || e < nd->until)
+		nd->until = e;
+	return false;
+}
+
+/*
  * Walk the path with no lock and no reference.  Caller holds
  * rcu_read_lock.  On 0, *res and *resseq name the answer, still to be
  * validated by the caller after copying what it needs.  checked: search
@@ -365,7 +392,7 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 		if (dc__seq_retry(&cur->seq, seq))
 			return -ECHILD;
 		/* past its TTL: ref-walk asks the backend (dc__revalidate) */
-		if (dc__expired(child, nd->now))
+		if (past_ttl(nd, child))
 			return -ECHILD;
 		mode = dc__load(child->mode);
 		/* a negative answer is as much a use as a positive one: a
@@ -740,13 +767,12 @@ static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err
 
 /*
  * May path's answer come from, and go to, the one-probe table (path.c)?
- * A copy-out (dc_resolve) from the root, with no credential and TTLs off.
+ * A copy-out (dc_resolve, dc_resolve_as) from the root.
  */
 static inline __attribute__((always_inline)) bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *base,
 			   const char *path, const struct dc_inode *st)
 {
-	return c->ptab && st && (path[0] == '/' || !base || is_root(base)) &&
-	       !dc__load(c->ttl_on);
+	return c->ptab && st && (path[0] == '/' || !base || is_root(base));
 }
 
 /* rcu-walk's answer d (seq seq, its inode data copied into st at seq),
@@ -763,16 +789,17 @@ static void keep_path(struct nameidata *nd, const char *path, size_t len, int er
 		return;
 	if (err == -ENOENT && nd->neg)
 		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, &none, gen,
-			     nd->allx);
+			     nd->allx, nd->until);
 	else if (err == 0 && !dc__is_lnk(st->mode))
-		dc__path_add(nd->c, path, len, d, seq, st, gen, nd->allx);
+		dc__path_add(nd->c, path, len, d, seq, st, gen, nd->allx, nd->until);
 }
 
-/* rcu-walk, then (if it could not finish) ref-walk.  *res is referenced.
- * The one-probe table was asked first, where it may answer (walk_checked). */
+/* rcu-walk at clock now (dc__walk_clock), then (if it could not finish)
+ * ref-walk.  *res is referenced.  The one-probe table was asked first,
+ * where it may answer (walk_checked). */
 static __attribute__((noinline)) int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
 		     size_t len, unsigned flags, const struct dc_cred *cred,
-		     struct dc_inode *st, struct dc_dentry **res)
+		     uint64_t now, struct dc_inode *st, struct dc_dentry **res)
 {
 	struct nameidata nd;
 	struct dc_dentry *d = NULL;
@@ -787,8 +814,16 @@ static __attribute__((noinline)) int walk_path(struct dc_cache *c, struct dc_den
 		/* before the walk: a directory changed since fails the add */
 		if (pc)
 			pgen = dc__path_gen(c, path, len);
+		/* a clock not read (TTLs were off) while TTLs are on now: this
+		 * walk notes no deadline, so it may make no node.  TTLs are
+		 * turned on before everything is forgotten (dc_set_ttl), whose
+		 * shard bump the generation's acquire load pairs with: a walk
+		 * under the new generation sees ttl_on set; one under the old
+		 * makes no node that outlives the bump. */
+		if (pc && !now && dc__load(c->ttl_on))
+			pc = false;
 		dc__stat_inc(c, DC_ST_LOOKUPS);
-		nd_init(&nd, c, path, len, flags, cred);
+		nd_init(&nd, c, path, len, flags, cred, now);
 		err = walk_rcu(&nd, base, &d, &seq);
 		if (err == 0) {
 			if (st) {
@@ -816,7 +851,7 @@ static __attribute__((noinline)) int walk_path(struct dc_cache *c, struct dc_den
 	} else {
 		dc__stat_inc(c, DC_ST_LOOKUPS);
 	}
-	nd_init(&nd, c, path, len, flags, cred);
+	nd_init(&nd, c, path, len, flags, cred, dc__walk_clock(c));
 	err = walk_ref(&nd, base, &d);
 	nd_release(&nd);
 	count_answer(c, &nd, err);
@@ -839,6 +874,7 @@ static inline __attribute__((always_inline)) int walk_checked(struct dc_cache *c
 			const struct dc_cred *cred, struct dc_inode *st,
 			struct dc_dentry **out)
 {
+	uint64_t now;
 	size_t len;
 	int err;
 
@@ -848,16 +884,18 @@ static inline __attribute__((always_inline)) int walk_checked(struct dc_cache *c
 	if (err)
 		return err;
 	dc__thread_enter();
+	/* the resolve's one clock read (TTLs on), for the probe and the walk */
+	now = dc__walk_clock(c);
 	/* a cached path's answer in one probe, before any walk is set up;
 	 * an answer here is counted there, as a lookup too */
 	if (c->mode == DC_MODE_RCU && path_cacheable(c, base, path, st)) {
 		dc__rcu_lock();
-		err = dc__path_lookup(c, path, len, cred != NULL, st);
+		err = dc__path_lookup(c, path, len, cred != NULL, now, st);
 		dc__rcu_unlock();
 		if (err != -ECHILD)
 			return err;
 	}
-	return walk_path(c, base, path, len, flags, cred, st, out);
+	return walk_path(c, base, path, len, flags, cred, now, st, out);
 }
 
 DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
@@ -891,7 +929,8 @@ DC_API int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name
 	if (len > DC_NAME_MAX)
 		return -ENAMETOOLONG;
 	dc__thread_enter();
-	return walk_path(c, dir, name, len, DC_NOFOLLOW, NULL, NULL, out);
+	return walk_path(c, dir, name, len, DC_NOFOLLOW, NULL, dc__walk_clock(c),
+			 NULL, out);
 }
 
 DC_API struct dc_dentry *dc_root(struct dc_cache *c)

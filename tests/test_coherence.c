@@ -73,6 +73,15 @@ static int64_t res(struct dc_cache *c, const char *path)
 	return res_flags(c, path, 0);
 }
 
+/* Answers the one-probe table gave (path.c). */
+static uint64_t path_hits(struct dc_cache *c)
+{
+	struct dc_stats st;
+
+	dc_get_stats(c, &st);
+	return st.path_hits;
+}
+
 /* The same through dc_walk and the reference it returns. */
 static int64_t walk_ino(struct dc_cache *c, const char *path)
 {
@@ -241,9 +250,13 @@ static void *resolver(void *arg)
 /* ---- expiry ---------------------------------------------------------------- */
 
 /*
- * Two caches over one memfs, one with TTLs of 40 ms and one without; both
- * learn the same answers, then memfs changes behind them.  After 60 ms the
+ * Two caches over one memfs, one with TTLs of 200 ms and one without; both
+ * learn the same answers, then memfs changes behind them.  After 250 ms the
  * first gives the new truth everywhere, the second still the old answers.
+ * The answers are asked three times before the change, so that in rcu
+ * mode the one-probe table holds them (made by the second, used by the
+ * third): a path node must not outlive the TTLs of the entries it rests
+ * on.
  */
 static void test_ttl(enum dc_mode mode)
 {
@@ -260,12 +273,17 @@ static void test_ttl(enum dc_mode mode)
 	b = add(a, "b", DIR_M, NULL);
 	f = add(b, "f", REG_M, NULL);
 	h = add(b, "h", REG_M, NULL);
-	ttl = open_memfs(mode, 40, 40);
+	ttl = open_memfs(mode, 200, 200);
 	plain = open_memfs(mode, 0, 0);
 	for (i = 0; i < 6; i++) {
 		old[i] = res(ttl, paths[i]);
 		CHECK_EQ(res(plain, paths[i]), old[i]);
 	}
+	for (int k = 0; k < 2; k++)
+		for (i = 0; i < 6; i++)
+			CHECK_EQ(res(ttl, paths[i]), old[i]);
+	if (mode == DC_MODE_RCU)	/* nodes for f, n, h, h2 and x */
+		CHECK_EQ(path_hits(ttl), 5);
 	CHECK_EQ(old[0], f);
 	CHECK_EQ(old[1], -ENOENT);
 	CHECK_EQ(old[2], h);
@@ -281,7 +299,7 @@ static void test_ttl(enum dc_mode mode)
 	n = add(b, "n", REG_M, NULL);
 	CHECK_EQ(dc_memfs_rename(fs, b, "h", b, "h2", 0), 0);
 	x = add(a, "x", DIR_M, NULL);
-	h_sleep_ms(60);
+	h_sleep_ms(250);
 
 	CHECK_EQ(res(ttl, "/a/b/f"), f);
 	CHECK_EQ(walk_ino(ttl, "/a/b/n"), n);

@@ -7,8 +7,11 @@
  *  - a second dc_resolve of a plain path (positive, negative at the last
  *    component, deep, with a trailing slash) is a path hit, with the
  *    walk's answer; -ENOENT from a missing directory above is not kept;
- *  - paths with ".", "..", a symlink, from another base, with TTLs on, or
- *    in the global and rwlock modes are never answered so, and are right;
+ *  - paths with ".", "..", a symlink, from another base, or in the global
+ *    and rwlock modes are never answered so, and are right;
+ *  - with TTLs on, a path is answered so until the earliest deadline of
+ *    the entries it rests on (a directory's, learnt before its answer's),
+ *    then walked (and revalidated) again;
  *  - dc_resolve_as by one probe only through directories anyone may
  *    search: one made 0700 (and told) gives EACCES again;
  *  - after each change the cache is told of, the path answers the new
@@ -117,6 +120,32 @@ static void make_tree(void)
 	itop = add(DC_MEMFS_ROOT, "top", REG_M, NULL);
 }
 
+/*
+ * With TTLs of 1 s, a node dies with the first of the entries it rests
+ * on: /a/b is learnt first, /a/b/c/d 600 ms later (its c and d stamped
+ * then), so at 1.2 s a and b are past their TTL, c and d are not, and the
+ * path must be walked (and a, b asked again), not answered by its node.
+ * A node that kept only its answer's deadline would still answer.  The
+ * margins are hundreds of milliseconds, for a loaded machine.
+ */
+static void test_deadline(void)
+{
+	struct dc_cache *c = open_cache(DC_MODE_RCU, 1000);
+	uint64_t h;
+
+	CHECK_EQ(res(c, NULL, "/a/b"), (int64_t)ib);
+	CHECK_EQ(res(c, NULL, "/a/b"), (int64_t)ib);
+	h_sleep_ms(600);
+	twice(c, "/a/b/c/d", (int64_t)id, true);
+	h_sleep_ms(600);
+	h = path_hits(c);
+	CHECK_EQ(res(c, NULL, "/a/b/c/d"), (int64_t)id);
+	CHECK_EQ(path_hits(c), h);
+	/* walked, a and b renewed: the node made anew answers again */
+	twice(c, "/a/b/c/d", (int64_t)id, true);
+	close_last_cache(c);
+}
+
 static void test_hits(enum dc_mode m)
 {
 	bool rcu = m == DC_MODE_RCU;
@@ -155,9 +184,10 @@ static void test_hits(enum dc_mode m)
 
 	if (!rcu)
 		return;
-	c = open_cache(m, 60000);	/* TTLs on: every answer walks */
-	twice(c, "/a/b/c/d/e/f", (int64_t)iff, false);
+	c = open_cache(m, 60000);	/* TTLs on: a node lives within them */
+	twice(c, "/a/b/c/d/e/f", (int64_t)iff, true);
 	close_last_cache(c);
+	test_deadline();
 }
 
 /* Entries answered by one probe are evicted as unused ones are, nodes
