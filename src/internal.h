@@ -345,6 +345,7 @@ struct dc_cache {
 					 * deadlines count from it (path.c) */
 	unsigned pall;			/* changes of all shards under way; wlock */
 	uint64_t nr_pnodes;
+	uint64_t pmax;			/* nodes at most: four a head, within the cap */
 	pthread_mutex_t list_lock;
 	struct dc_list **lists;		/* DC_LIST_BUCKETS chains */
 	uint32_t nr_lists;
@@ -875,6 +876,37 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		  struct dc_dentry *d, uint32_t seq, const struct dc_inode *in,
 		  uint64_t gen, bool allx, uint64_t until);
 uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len);
+
+/*
+ * A probe that finds no node costs a resolve a hash and its misses in
+ * the table for nothing, and a full table learns no new path: so a
+ * thread whose last DC_PACE_WINDOW probes found nodes less than half the
+ * time, the table being full (a cold cache's paths, most resolved once),
+ * leaves the table alone (no probe, no add) for its next DC_PACE_SKIP
+ * resolves, then counts again.  Per thread, for the cache it resolved in
+ * last (path.c counts the probes).
+ */
+#define DC_PACE_WINDOW	32
+#define DC_PACE_SKIP	992
+struct dc_pace {
+	uint64_t id;			/* the cache's (dc_cache.id) */
+	uint32_t probes, hits, skip;
+};
+extern __thread struct dc_pace dc__pace;
+
+/* Leave the one-probe table alone for this resolve? */
+static inline bool dc__path_skip(const struct dc_cache *c)
+{
+	if (__builtin_expect(dc__pace.id != c->id, 0)) {
+		dc__pace = (struct dc_pace){ .id = c->id };
+		return false;
+	}
+	if (dc__pace.skip) {
+		dc__pace.skip--;
+		return true;
+	}
+	return false;
+}
 
 /* ---- complete.c ------------------------------------------------------- */
 struct dc_list;

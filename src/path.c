@@ -72,6 +72,8 @@
 
 #define DC_PATH_SHARDS	64
 
+__thread struct dc_pace dc__pace;
+
 /*
  * A node: what a hit reads comes first (the key, the generation, the
  * length and the copy of d's inode data), then what only writers use,
@@ -151,10 +153,13 @@ int dc__paths_init(struct dc_cache *c)
 {
 	unsigned bits = 8;
 
-	/* a head per four entries of the cap, at most 2^18 */
+	/* a head per four entries of the cap, at most 2^18; four nodes a
+	 * head at most, so that chains stay short however many entries there
+	 * are (a probe that misses reads a whole chain) */
 	while (bits < 18 && (1ull << bits) < c->max_entries / 4)
 		bits++;
 	c->pbits = bits;
+	c->pmax = c->max_entries < (4ull << bits) ? c->max_entries : 4ull << bits;
 	c->ptab = dc__calloc(c, (sizeof(*c->ptab) + sizeof(*c->pleaf)) << bits);
 	if (!c->ptab)
 		return -ENOMEM;
@@ -384,6 +389,21 @@ static uint64_t path_key(const struct dc_cache *c, const char *path, size_t len)
 	return dc__hash_bytes(&c->hkey, path, len);
 }
 
+/* The node for path (key its hash) in its chain, or NULL.  Inside
+ * rcu_read_lock, or under ptab_lock. */
+static struct dc_pnode *chain_find(struct dc_cache *c, uint64_t key,
+				   const char *path, size_t len)
+{
+	struct dc_pnode *n;
+
+	/* acquire: pairs with the adder's release of the chain head */
+	for (n = dc__load_acq(c->ptab[key & ((1ull << c->pbits) - 1)]); n;
+	     n = dc__load_acq(n->next))
+		if (n->key == key && n->len == len && !memcmp(n->path, path, len))
+			return n;
+	return NULL;
+}
+
 /*
  * The answer for path (len bytes, from the root) from its node: 0 with
  * *st filled, -ENOENT, or -ECHILD (no node, or one that may be stale, or
@@ -394,18 +414,25 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 		    bool checked, uint64_t now, struct dc_inode *st)
 {
 	uint64_t key = path_key(c, path, len);
-	struct dc_pnode *n;
-
 	/* a path with no first component ("/", "//") finds no node, since
 	 * dc__path_add makes none for it: no need to look for one here */
-	/* acquire: pairs with the adder's release of the chain head */
-	for (n = dc__load_acq(c->ptab[key & ((1ull << c->pbits) - 1)]); n;
-	     n = dc__load_acq(n->next))
-		if (n->key == key && n->len == len && !memcmp(n->path, path, len))
-			break;
+	struct dc_pnode *n = chain_find(c, key, path, len);
+
+	/* too few probes find a node, with the table full: leave it alone
+	 * for a while (dc__path_skip) */
+	dc__pace.hits += n != NULL;
+	if (++dc__pace.probes == DC_PACE_WINDOW) {
+		if (dc__pace.hits < DC_PACE_WINDOW / 2 &&
+		    __atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->pmax)
+			dc__pace.skip = DC_PACE_SKIP;
+		dc__pace.probes = dc__pace.hits = 0;
+	}
+	if (!n)
+		return -ECHILD;
+
 	/* a checked resolve (dc_resolve_as) only where every directory on
 	 * the way lets anyone search it: then it passes whoever asks */
-	if (!n || (checked && !n->allx))
+	if (checked && !n->allx)
 		return -ECHILD;
 	/* n was in its chain, so its d had not changed since n was made (a
 	 * change unpublishes d's nodes before its first store); the shard's
@@ -450,10 +477,16 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 
 	if (!flen || (gen & 1) || !deadline_ticks(c, until, &ticks))
 		return;
+	key = path_key(c, path, len);
+	/* a full table takes a node only in place of one for the same
+	 * string: without one, nothing to pay for (a path resolved once,
+	 * such as most of a cold cache's, stops here) */
+	if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->pmax &&
+	    !chain_find(c, key, path, len))
+		return;
 	n = dc__malloc(c, node_size(len));
 	if (!n)
 		return;
-	key = path_key(c, path, len);
 	n->key = key;
 	n->d = d;
 	n->shard = (uint8_t)shard_of_name(c, first, flen);
@@ -491,7 +524,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	}
 	/* a node for the string already: kept if it still holds (two walks
 	 * of one path raced here), else replaced; a new string only while
-	 * the table holds fewer nodes than the cache may hold entries */
+	 * the table holds fewer than pmax nodes */
 	for (struct dc_pnode *o = *head; o; o = o->next) {
 		if (o->key != key || o->len != len || memcmp(o->path, path, len))
 			continue;
@@ -503,7 +536,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		unpublish(c, o);
 		goto insert;
 	}
-	if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->max_entries)
+	if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->pmax)
 		goto drop;
 insert:
 	n->lnext = *leaf_chain(c, d);

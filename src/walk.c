@@ -769,8 +769,9 @@ static void count_answer(struct dc_cache *c, const struct nameidata *nd, int err
  * May path's answer come from, and go to, the one-probe table (path.c)?
  * A copy-out (dc_resolve, dc_resolve_as) from the root.
  */
-static inline __attribute__((always_inline)) bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *base,
-			   const char *path, const struct dc_inode *st)
+static inline __attribute__((always_inline))
+bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *base,
+		    const char *path, const struct dc_inode *st)
 {
 	return c->ptab && st && (path[0] == '/' || !base || is_root(base));
 }
@@ -795,11 +796,12 @@ static void keep_path(struct nameidata *nd, const char *path, size_t len, int er
 }
 
 /* rcu-walk at clock now (dc__walk_clock), then (if it could not finish)
- * ref-walk.  *res is referenced.  The one-probe table was asked first,
- * where it may answer (walk_checked). */
-static __attribute__((noinline)) int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
-		     size_t len, unsigned flags, const struct dc_cred *cred,
-		     uint64_t now, struct dc_inode *st, struct dc_dentry **res)
+ * ref-walk.  *res is referenced.  table: the one-probe table was asked
+ * first (walk_checked), and is to learn the rcu-walk's answer. */
+static __attribute__((noinline))
+int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
+	      size_t len, unsigned flags, const struct dc_cred *cred,
+	      uint64_t now, bool table, struct dc_inode *st, struct dc_dentry **res)
 {
 	struct nameidata nd;
 	struct dc_dentry *d = NULL;
@@ -809,7 +811,7 @@ static __attribute__((noinline)) int walk_path(struct dc_cache *c, struct dc_den
 	int err;
 
 	if (c->mode == DC_MODE_RCU) {
-		pc = path_cacheable(c, base, path, st);
+		pc = table;
 		dc__rcu_lock();
 		/* before the walk: a directory changed since fails the add */
 		if (pc)
@@ -869,13 +871,15 @@ static __attribute__((noinline)) int walk_path(struct dc_cache *c, struct dc_den
 /* dc_resolve, dc_resolve_as and dc_walk: their checks, then the walk,
  * whose answer goes to st or to out (the one that is not NULL).  Inlined
  * into each, so that a hit in the one-probe table costs no more calls. */
-static inline __attribute__((always_inline)) int walk_checked(struct dc_cache *c, struct dc_dentry *base,
-			const char *path, unsigned flags,
-			const struct dc_cred *cred, struct dc_inode *st,
-			struct dc_dentry **out)
+static inline __attribute__((always_inline))
+int walk_checked(struct dc_cache *c, struct dc_dentry *base,
+		 const char *path, unsigned flags,
+		 const struct dc_cred *cred, struct dc_inode *st,
+		 struct dc_dentry **out)
 {
 	uint64_t now;
 	size_t len;
+	bool table;
 	int err;
 
 	if (!c || !path || (!st && !out) || (flags & ~DC_NOFOLLOW))
@@ -888,14 +892,16 @@ static inline __attribute__((always_inline)) int walk_checked(struct dc_cache *c
 	now = dc__walk_clock(c);
 	/* a cached path's answer in one probe, before any walk is set up;
 	 * an answer here is counted there, as a lookup too */
-	if (c->mode == DC_MODE_RCU && path_cacheable(c, base, path, st)) {
+	table = c->mode == DC_MODE_RCU && path_cacheable(c, base, path, st) &&
+		!dc__path_skip(c);
+	if (table) {
 		dc__rcu_lock();
 		err = dc__path_lookup(c, path, len, cred != NULL, now, st);
 		dc__rcu_unlock();
 		if (err != -ECHILD)
 			return err;
 	}
-	return walk_path(c, base, path, len, flags, cred, now, st, out);
+	return walk_path(c, base, path, len, flags, cred, now, table, st, out);
 }
 
 DC_API int dc_resolve(struct dc_cache *c, struct dc_dentry *base,
@@ -930,7 +936,7 @@ DC_API int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name
 		return -ENAMETOOLONG;
 	dc__thread_enter();
 	return walk_path(c, dir, name, len, DC_NOFOLLOW, NULL, dc__walk_clock(c),
-			 NULL, out);
+			 false, NULL, out);
 }
 
 DC_API struct dc_dentry *dc_root(struct dc_cache *c)
