@@ -472,7 +472,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	const char *first;
 	size_t flen = first_component(path, len, &first);
 	uint64_t key;
-	struct dc_pnode *n, **head;
+	struct dc_pnode *n, *o, **head;
 	uint32_t ticks;
 
 	if (!flen || (gen & 1) || !deadline_ticks(c, until, &ticks))
@@ -525,20 +525,17 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	/* a node for the string already: kept if it still holds (two walks
 	 * of one path raced here), else replaced; a new string only while
 	 * the table holds fewer than pmax nodes */
-	for (struct dc_pnode *o = *head; o; o = o->next) {
-		if (o->key != key || o->len != len || memcmp(o->path, path, len))
-			continue;
+	o = chain_find(c, key, path, len);
+	if (o) {
 		/* published, so o's d is as o copied it */
 		if (o->d == d && o->gen == gen && o->allx == allx &&
 		    o->until >= n->until)
 			goto drop;
 		leaf_unlink(c, o);
 		unpublish(c, o);
-		goto insert;
-	}
-	if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->pmax)
+	} else if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->pmax) {
 		goto drop;
-insert:
+	}
 	n->lnext = *leaf_chain(c, d);
 	*leaf_chain(c, d) = n;
 	n->next = *head;

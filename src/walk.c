@@ -807,14 +807,12 @@ int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
 	struct dc_dentry *d = NULL;
 	uint32_t seq = 0;	/* walk_rcu sets it when it answers 0 */
 	uint64_t pgen = 0;
-	bool pc;
 	int err;
 
 	if (c->mode == DC_MODE_RCU) {
-		pc = table;
 		dc__rcu_lock();
 		/* before the walk: a directory changed since fails the add */
-		if (pc)
+		if (table)
 			pgen = dc__path_gen(c, path, len);
 		/* a clock not read (TTLs were off) while TTLs are on now: this
 		 * walk notes no deadline, so it may make no node.  TTLs are
@@ -822,8 +820,8 @@ int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
 		 * shard bump the generation's acquire load pairs with: a walk
 		 * under the new generation sees ttl_on set; one under the old
 		 * makes no node that outlives the bump. */
-		if (pc && !now && dc__load(c->ttl_on))
-			pc = false;
+		if (table && !now && dc__load(c->ttl_on))
+			table = false;
 		dc__stat_inc(c, DC_ST_LOOKUPS);
 		nd_init(&nd, c, path, len, flags, cred, now);
 		err = walk_rcu(&nd, base, &d, &seq);
@@ -840,7 +838,7 @@ int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
 				err = -ECHILD;
 			}
 		}
-		if (pc && (err == 0 || err == -ENOENT))
+		if (table && (err == 0 || err == -ENOENT))
 			keep_path(&nd, path, len, err, d, seq, st, pgen);
 		dc__rcu_unlock();
 		if (err != -ECHILD) {
