@@ -85,6 +85,37 @@ check "--ref-node-bytes: still no wrong answer" grep -q '"wrong_answers": 0' "$T
 
 check "JSON: components counted" grep -Eq '"components": [1-9]' "$T/out.json"
 
+# rcu-ttl: rcu with TTLs, in the same rounds; the goal is the ratio of the
+# two cells, and not measured once --ttl gives rcu TTLs as well
+"$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot \
+	--impls rcu,rcu-ttl --no-bytes --no-updates --json > "$T/ttl.json" 2> "$T/ttl.txt"
+check "rcu-ttl: exit 0" [ $? = 0 ]
+check "rcu-ttl: the header gives its TTL" \
+	grep -q '^rcu-ttl: rcu with TTLs of 3600000 ms' "$T/ttl.txt"
+"$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot \
+	--impls rcu,rcu-ttl --no-bytes --no-updates --ttl 5000 --json > "$T/ttl2.json" 2>/dev/null
+check "rcu-ttl with --ttl: exit 0" [ $? = 0 ]
+if command -v python3 >/dev/null; then
+	check "JSON: rcu-ttl measured, its goal the ratio to rcu; null with --ttl" python3 -c '
+import json, sys
+def cells(d):
+    return {c["impl"]: c for c in d["results"] if c["scenario"] == "hot" and c["threads"] == 1}
+def goal(d):
+    g = [x for x in d["goals"] if x["goal"].startswith("hot 1 thread: rcu-ttl ns / rcu ns")]
+    return g[0] if len(g) == 1 else None
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+r, g = cells(a), goal(a)
+ok = (a["ttl_ms"] == 0 and a["rcu_ttl_ms"] == 3600000 and
+      r["rcu-ttl"]["lookups"] > 0 and r["rcu-ttl"]["wrong_lookups"] == 0 and
+      g and g["target"] == 1.05 and
+      abs(g["value"] - r["rcu-ttl"]["ns_per_lookup"] / r["rcu"]["ns_per_lookup"]) < 1e-3 * g["value"])
+ok2 = (b["ttl_ms"] == 5000 and b["rcu_ttl_ms"] == 5000 and goal(b) and
+       goal(b)["value"] is None and cells(b)["rcu-ttl"]["wrong_lookups"] == 0)
+sys.exit(not (ok and ok2))' "$T/ttl.json" "$T/ttl2.json"
+else
+	skip "JSON: rcu-ttl (no python3)"
+fi
+
 # --no-warm: the timed runs alone, still checked
 "$DCBENCH" micro "${brief[@]}" --threads 1 --scenarios small --impls rcu --no-bytes \
 	--no-updates --no-warm --json > "$T/nowarm.json" 2> "$T/nowarm.err"
@@ -192,7 +223,7 @@ if command -v python3 >/dev/null; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = {(c["scenario"], c["impl"]): c for c in d["results"]}
-impls = ("rcu", "rwlock", "global", "kernel", "lfht", "mutex")
+impls = ("rcu", "rwlock", "global", "rcu-ttl", "kernel", "lfht", "mutex")
 ok = all(r[("depth%d" % n, i)]["lookups"] > 0 and
          r[("depth%d" % n, i)]["wrong_lookups"] == 0 and
          r[("depth%d" % n, i)]["components"] == n * r[("depth%d" % n, i)]["lookups"]
@@ -207,7 +238,7 @@ def good(x):
     return (all(type(ns["depth%d" % n]) in (int, float) and ns["depth%d" % n] > 0
                 for n in (2, 4, 8, 16)) and
             abs(x["depth16_over_depth2"] - ns["depth16"] / ns["depth2"]) < 1e-6 * x["depth16_over_depth2"])
-sys.exit(not (len(rows) == 6 and all(good(x) for x in rows.values())))' "$T/depth.json"
+sys.exit(not (len(rows) == 7 and all(good(x) for x in rows.values())))' "$T/depth.json"
 	check "JSON: the depth goal is rcu's depth16_over_depth2, against 1.5" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

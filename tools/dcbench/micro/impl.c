@@ -20,7 +20,7 @@
 #include "micro/util.h"
 
 const char *const im_names[IM_NR] = {
-	"rcu", "rwlock", "global", "kernel", "lfht", "mutex",
+	"rcu", "rwlock", "global", "rcu-ttl", "kernel", "lfht", "mutex",
 };
 
 int fs_build(const struct tree *t, struct fsinst *out)
@@ -65,13 +65,15 @@ void fs_free(struct fsinst *f)
 static int dc_build(struct impl *im, int kind, struct scen *s, struct fsinst *shared)
 {
 	struct dc_options o = {
-		.mode = kind == IM_RCU ? DC_MODE_RCU :
+		.mode = kind == IM_RCU || kind == IM_RCUTTL ? DC_MODE_RCU :
 			kind == IM_RWLOCK ? DC_MODE_RWLOCK : DC_MODE_GLOBAL,
 		.max_entries = s->max_entries,
 		.max_negative = s->max_negative,
 		.ttl_ms = s->ttl_ms,
 		.neg_ttl_ms = s->ttl_ms,
 	};
+	if (kind == IM_RCUTTL && !s->ttl_ms)
+		o.ttl_ms = o.neg_ttl_ms = RCUTTL_DEFAULT_MS;
 	int err;
 
 	im->cred = s->cred;
@@ -103,6 +105,7 @@ int im_build(struct impl *im, int kind, struct scen *s, struct fsinst *shared)
 	case IM_RCU:
 	case IM_RWLOCK:
 	case IM_GLOBAL:
+	case IM_RCUTTL:
 		return dc_build(im, kind, s, shared);
 	case IM_KERNEL:
 		return kernel_build(im, s);

@@ -75,9 +75,14 @@ extern const char *const sc_names[SC_NR];
 /* Components of every path of depth scenario sc, or 0 for another. */
 unsigned sc_depth(int sc);
 
-enum { IM_RCU, IM_RWLOCK, IM_GLOBAL, IM_KERNEL, IM_LFHT, IM_MUTEX, IM_NR };
+/* IM_RCUTTL: rcu with TTLs on (--ttl, or an hour), beside rcu in every
+ * round, so that what expiry costs is a ratio of one run; the storm
+ * (k <= IM_GLOBAL) leaves it out */
+enum { IM_RCU, IM_RWLOCK, IM_GLOBAL, IM_RCUTTL, IM_KERNEL, IM_LFHT, IM_MUTEX,
+       IM_NR };
 extern const char *const im_names[IM_NR];
-static inline bool im_is_dc(int k) { return k <= IM_GLOBAL; }
+static inline bool im_is_dc(int k) { return k <= IM_RCUTTL; }
+#define RCUTTL_DEFAULT_MS	3600000u
 
 /* ---- the run's output (cmd.c) ---------------------------------------------- */
 

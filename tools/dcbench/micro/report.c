@@ -230,6 +230,9 @@ static void print_header(struct bench *b, const char *date, const char *host,
 	if (b->ttl_ms)
 		fprintf(f, "libdcache TTLs on: %u ms for positive and negative "
 			"answers (--ttl)\n", b->ttl_ms);
+	if (b->impl[IM_RCUTTL])
+		fprintf(f, "rcu-ttl: rcu with TTLs of %u ms on positive and negative "
+			"answers\n", b->ttl_ms ? b->ttl_ms : RCUTTL_DEFAULT_MS);
 	if (b->as)
 		fprintf(f, "libdcache resolves as %u:%u with %u groups (--as): "
 			"search permission checked on every directory\n",

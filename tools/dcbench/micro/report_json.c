@@ -305,6 +305,7 @@ void write_json(struct bench *b, const char *date, const char *host)
 	json_kuint(&j, "ms_per_run", b->ms);
 	json_kuint(&j, "ref_node_bytes", b->ref_node_bytes);
 	json_kuint(&j, "ttl_ms", b->ttl_ms);
+	json_kuint(&j, "rcu_ttl_ms", b->ttl_ms ? b->ttl_ms : RCUTTL_DEFAULT_MS);
 	if (b->as) {
 		json_kuint(&j, "as_uid", b->cred.uid);
 		json_kuint(&j, "as_gid", b->cred.gid);

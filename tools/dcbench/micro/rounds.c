@@ -273,7 +273,8 @@ int run_scenario(struct bench *b, int id)
 		return -1;
 	}
 	/* the dc modes share one memfs unless the scenario changes it */
-	if (!s.mixed_pct && (b->impl[IM_RCU] || b->impl[IM_RWLOCK] || b->impl[IM_GLOBAL])) {
+	if (!s.mixed_pct && (b->impl[IM_RCU] || b->impl[IM_RWLOCK] || b->impl[IM_GLOBAL] ||
+			       b->impl[IM_RCUTTL])) {
 		int err;
 
 		shared = xcalloc(1, sizeof(*shared));

@@ -175,6 +175,9 @@ unsigned make_goals(struct bench *b, struct goal *g)
 	GOAL(c ? c->scaling : NAN, false, 1.8, "samefile 2 threads: rcu scaling");
 	GOAL(1 / ratio(b, SC_MIXED10, 2, IM_RCU, IM_GLOBAL), false, 1.5,
 	     "mixed-10 2 threads: rcu Mops / global");
+	/* what expiry checks cost a hit, when only rcu-ttl has TTLs */
+	GOAL(b->ttl_ms ? NAN : ratio(b, SC_HOT, 1, IM_RCUTTL, IM_RCU), true, 1.05,
+	     "hot 1 thread: rcu-ttl ns / rcu ns (TTLs on / off)");
 	for (int sc = 0; sc < SC_NR; sc++)
 		if (b->scen[sc] && sc != SC_STORM)
 			GOAL(ratio(b, sc, 1, IM_RCU, IM_GLOBAL), true, 1.05,
