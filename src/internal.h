@@ -883,8 +883,9 @@ uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len);
  * thread whose last DC_PACE_WINDOW probes found nodes less than half the
  * time, the table being full (a cold cache's paths, most resolved once),
  * leaves the table alone (no probe, no add) for its next DC_PACE_SKIP
- * resolves, then counts again.  Per thread, for the cache it resolved in
- * last (path.c counts the probes).
+ * resolves, then counts again.  Per thread, for the cache it counted in
+ * last (path.c counts the probes, and only while the table is full, so
+ * that a hit in a table with room pays for one test).
  */
 #define DC_PACE_WINDOW	32
 #define DC_PACE_SKIP	992
@@ -894,18 +895,18 @@ struct dc_pace {
 };
 extern __thread struct dc_pace dc__pace;
 
-/* Leave the one-probe table alone for this resolve? */
+/* Leave the one-probe table alone for this resolve?  (A skip counted
+ * in another cache is forgotten.) */
 static inline bool dc__path_skip(const struct dc_cache *c)
 {
-	if (__builtin_expect(dc__pace.id != c->id, 0)) {
+	if (__builtin_expect(!dc__pace.skip, 1))
+		return false;
+	if (dc__pace.id != c->id) {
 		dc__pace = (struct dc_pace){ .id = c->id };
 		return false;
 	}
-	if (dc__pace.skip) {
-		dc__pace.skip--;
-		return true;
-	}
-	return false;
+	dc__pace.skip--;
+	return true;
 }
 
 /* ---- complete.c ------------------------------------------------------- */
