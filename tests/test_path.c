@@ -23,6 +23,8 @@
  *  - a hit leaves no LRU mark on its entry, yet the entry is evicted as
  *    any unused one is (dc_shrink), its node with it: the path is then
  *    asked of the backend again, and answered right;
+ *  - a full table whose probes mostly find nothing is left alone for a
+ *    while, then asked again (over 2^20 entries; not under TSan);
  *  - stress: readers resolve a deep path under a directory a writer moves
  *    between two parents; an answer read while no move was under way is
  *    the truth of that moment; nothing leaks;
@@ -212,6 +214,82 @@ static void test_shrink(void)
 	dc_get_stats(c, &b);
 	CHECK_EQ(b.path_hits - a.path_hits, 0);
 	CHECK_EQ(b.misses - a.misses, 7);
+	close_last_cache(c);
+}
+
+/*
+ * A full table that rarely answers is left alone for a while: the table
+ * filled (more paths resolved than it may hold nodes), 64 probes of paths
+ * it holds no node for make the next resolve of a path it does hold skip
+ * the probe (walked, still right); the probe comes back after at most
+ * 2,048 resolves.  Needs over 2^20 entries: a table's cap is four nodes
+ * a head, and it has at most 2^18 heads.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN	1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN	1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN	0
+#endif
+#define PACE_DIRS	1024
+#define PACE_FILES	1040		/* a directory: 1,064,960 files in all */
+static void test_pace(void)
+{
+	struct dc_options o = { .mode = DC_MODE_RCU, .max_entries = 4u << 20 };
+	static uint64_t ino[PACE_DIRS][PACE_FILES];
+	struct dc_cache *c = NULL;
+	char p[32];
+	uint64_t h, bad = 0;
+	unsigned k;
+
+	fresh_fs();
+	for (unsigned i = 0; i < PACE_DIRS; i++) {
+		uint64_t d;
+
+		snprintf(p, sizeof(p), "d%04u", i);
+		d = add(DC_MEMFS_ROOT, p, DIR_M, NULL);
+		for (unsigned j = 0; j < PACE_FILES; j++) {
+			snprintf(p, sizeof(p), "f%04u", j);
+			ino[i][j] = add(d, p, REG_M, NULL);
+		}
+	}
+	o.backend = dc_memfs_backend(fs);
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	/* each path twice: learnt, then walked lock-free, which makes its
+	 * node while the table has room */
+	for (unsigned i = 0; i < PACE_DIRS; i++)
+		for (unsigned j = 0; j < PACE_FILES; j++) {
+			snprintf(p, sizeof(p), "/d%04u/f%04u", i, j);
+			bad += res(c, NULL, p) != (int64_t)ino[i][j];
+			bad += res(c, NULL, p) != (int64_t)ino[i][j];
+		}
+	CHECK_EQ(bad, 0);
+	/* full: the last path got no node */
+	snprintf(p, sizeof(p), "/d%04u/f%04u", PACE_DIRS - 1, PACE_FILES - 1);
+	h = path_hits(c);
+	CHECK_EQ(res(c, NULL, p), (int64_t)ino[PACE_DIRS - 1][PACE_FILES - 1]);
+	CHECK_EQ(path_hits(c), h);
+	/* and the first one has, while the table is asked */
+	CHECK_EQ(res(c, NULL, "/d0000/f0000"), (int64_t)ino[0][0]);
+	CHECK_EQ(path_hits(c) - h, 1);
+	/* probes that find nothing: the table is left alone */
+	for (unsigned j = 0; j < 64; j++) {
+		snprintf(p, sizeof(p), "/d%04u/f%04u", PACE_DIRS - 1, j);
+		bad += res(c, NULL, p) != (int64_t)ino[PACE_DIRS - 1][j];
+	}
+	CHECK_EQ(bad, 0);
+	h = path_hits(c);
+	CHECK_EQ(res(c, NULL, "/d0000/f0000"), (int64_t)ino[0][0]);
+	CHECK_EQ(path_hits(c), h);
+	/* for a while only */
+	for (k = 0; k < 2048 && path_hits(c) == h; k++)
+		bad += res(c, NULL, "/d0000/f0000") != (int64_t)ino[0][0];
+	CHECK_EQ(bad, 0);
+	CHECK(k < 2048);
 	close_last_cache(c);
 }
 
@@ -595,6 +673,10 @@ int main(void)
 		test_hits(m);
 	test_changes();
 	test_shrink();
+	if (UNDER_TSAN)	/* one thread: nothing for TSan to see, 3 GB under it */
+		SKIP("test_pace under TSan");
+	else
+		test_pace();
 	test_checked();
 	test_stress();
 	test_forget_race();
