@@ -264,9 +264,18 @@ struct dc_hkey {
 	uint64_t k0, k1;
 };
 
+/* One shard's generation of the one-probe table (path.c), on a line of
+ * its own: a change bumps its shard's alone, and the probes of the other
+ * shards keep theirs in their caches. */
+#define DC_PATH_SHARDS	64
+struct dc_pgen {
+	_Alignas(64) uint64_t v;	/* odd while a change is under way */
+};
+
 /*
- * The cache.  Lock-free readers read the first group only; the counters
- * that misses and updates write start on a line of their own.
+ * The cache.  Lock-free readers read the first group, and of the rest
+ * only the one-probe table's shard generations (pgen, a line each); the
+ * counters that misses and updates write start on a line of their own.
  */
 struct dc_cache {
 	enum dc_mode mode;
@@ -283,6 +292,16 @@ struct dc_cache {
 	uint64_t ttl_pos, ttl_neg;	/* deadline - stamp in ns, 0: never
 					 * expire; atomic, written under wlock */
 	struct dc_hkey hkey;		/* keys the name hash; random per cache */
+	/* the one-probe table (path.c), as a probe reads it: set at
+	 * creation, but pfull, flipped rarely under ptab_lock (set by an add
+	 * that fills the table, cleared by an unpublish a sixteenth below) */
+	struct dc_pnode **ptab;		/* RCU-read; ptab_lock */
+	unsigned pbits;
+	uint32_t pfull;			/* 1: the table holds pmax nodes, or
+					 * nearly (path.c); atomic */
+	uint64_t pt0;			/* dc__now() when the table began: nodes'
+					 * deadlines count from it (path.c) */
+	uint64_t pmax;			/* nodes at most: four a head, within the cap */
 
 	_Alignas(64) pthread_mutex_t wlock;
 	struct dc_dentry **inodes;	/* hashed positives but symlinks, by
@@ -334,18 +353,16 @@ struct dc_cache {
 	/* complete directories (complete.c): a record per directory with
 	 * negative misses or a listing; list_lock, which nests inside wlock
 	 * and is taken alone when an entry is freed */
-	/* one-probe paths (path.c): a table from whole paths to answers,
-	 * RCU-read; ptab_lock (nests inside wlock) for every change of it
-	 * and of the index by answer, pleaf; per-shard generations, atomic */
+	/* one-probe paths (path.c): a table from whole paths to answers
+	 * (ptab, above with what else a probe reads), RCU-read; ptab_lock
+	 * (nests inside wlock) for every change of it and of the index by
+	 * answer, pleaf; per-shard generations, atomic */
 	pthread_mutex_t ptab_lock;
-	struct dc_pnode **ptab, **pleaf;
-	unsigned pbits;
-	uint64_t *pgen;			/* 64 bits: never wraps to a node's */
-	uint64_t pt0;			/* dc__now() when the table began: nodes'
-					 * deadlines count from it (path.c) */
+	struct dc_pnode **pleaf;
 	unsigned pall;			/* changes of all shards under way; wlock */
-	uint64_t nr_pnodes;
-	uint64_t pmax;			/* nodes at most: four a head, within the cap */
+	uint64_t nr_pnodes;		/* atomic; changed under ptab_lock */
+	struct dc_pgen pgen[DC_PATH_SHARDS];	/* 64 bits: never wraps to a
+						 * node's */
 	pthread_mutex_t list_lock;
 	struct dc_list **lists;		/* DC_LIST_BUCKETS chains */
 	uint32_t nr_lists;
@@ -884,8 +901,9 @@ uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len);
  * time, the table being full (a cold cache's paths, most resolved once),
  * leaves the table alone (no probe, no add) for its next DC_PACE_SKIP
  * resolves, then counts again.  Per thread, for the cache it counted in
- * last (path.c counts the probes, and only while the table is full, so
- * that a hit in a table with room pays for one test).
+ * last (path.c counts the probes, and only while the table is full
+ * (pfull), so that a hit in a table with room pays for one test of a
+ * flag that rarely changes).
  */
 #define DC_PACE_WINDOW	32
 #define DC_PACE_SKIP	992

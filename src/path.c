@@ -70,8 +70,6 @@
 
 #include "internal.h"
 
-#define DC_PATH_SHARDS	64
-
 __thread struct dc_pace dc__pace;
 
 /*
@@ -164,9 +162,8 @@ int dc__paths_init(struct dc_cache *c)
 	if (!c->ptab)
 		return -ENOMEM;
 	c->pleaf = (struct dc_pnode **)(c->ptab + (1ull << bits));
-	c->pgen = dc__calloc(c, DC_PATH_SHARDS * sizeof(*c->pgen));
 	c->pt0 = dc__now(c);
-	return c->pgen ? 0 : -ENOMEM;
+	return 0;
 }
 
 static void node_free_cb(struct rcu_head *head)
@@ -194,8 +191,6 @@ void dc__paths_free(struct dc_cache *c)
 		}
 		dc__free(c, c->ptab, (sizeof(*c->ptab) + sizeof(*c->pleaf)) << c->pbits);
 	}
-	if (c->pgen)
-		dc__free(c, c->pgen, DC_PATH_SHARDS * sizeof(*c->pgen));
 }
 
 /* The shard of a path whose first component is name (len bytes). */
@@ -230,10 +225,10 @@ static void bump(struct dc_cache *c, uint32_t shard)
 	 * a node after the first bump sees it (dc__path_lookup) */
 	if (shard == DC_PATH_ALL) {
 		for (uint32_t i = 0; i < DC_PATH_SHARDS; i++)
-			__atomic_add_fetch(&c->pgen[i], 1, __ATOMIC_SEQ_CST);
+			__atomic_add_fetch(&c->pgen[i].v, 1, __ATOMIC_SEQ_CST);
 		return;
 	}
-	__atomic_add_fetch(&c->pgen[shard], 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&c->pgen[shard].v, 1, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -257,7 +252,7 @@ uint32_t dc__path_shard(const struct dc_cache *c, const struct dc_dentry *d)
  * generation goes odd, then even again.  Write lock held. */
 void dc__path_change_begin(struct dc_cache *c, uint32_t shard)
 {
-	if (!c->pgen)
+	if (!c->ptab)
 		return;
 	/* inside a change of all (forget_all's unhashes), every shard is odd
 	 * already: a shard's own change must not make it even */
@@ -268,7 +263,7 @@ void dc__path_change_begin(struct dc_cache *c, uint32_t shard)
 
 void dc__path_change_end(struct dc_cache *c, uint32_t shard)
 {
-	if (!c->pgen)
+	if (!c->ptab)
 		return;
 	if (shard == DC_PATH_ALL ? --c->pall : c->pall)
 		return;
@@ -287,7 +282,11 @@ static void unpublish(struct dc_cache *c, struct dc_pnode *n)
 	 * release: a reader that follows the new link to the next node
 	 * sees that node's fields (pairs with the chain's acquire loads) */
 	dc__store_rel(*tp, n->next);
-	__atomic_sub_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
+	/* pfull clears a sixteenth below the cap, so that a table at the cap
+	 * does not flip it (and the line probes read) with every change */
+	if (__atomic_sub_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED) <
+	    c->pmax - c->pmax / 16 && dc__load(c->pfull))
+		dc__store(c->pfull, 0);
 	/* off both chains now (the caller took it off its leaf chain): its
 	 * writers' fields become what frees it */
 	n->c = c;
@@ -436,8 +435,7 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 
 	/* too few probes find a node, with the table full: leave it alone
 	 * for a while (dc__path_skip) */
-	if (__builtin_expect(__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >=
-			     c->pmax, 0))
+	if (__builtin_expect(dc__load(c->pfull), 0))
 		pace_count(c, n != NULL);
 	if (!n)
 		return -ECHILD;
@@ -453,7 +451,7 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	 * before any such change).  Relaxed: the acquire load that found n
 	 * keeps this one after it, and nothing read here is used on a
 	 * mismatch. */
-	if (__atomic_load_n(&c->pgen[n->shard], __ATOMIC_RELAXED) != n->gen)
+	if (__atomic_load_n(&c->pgen[n->shard].v, __ATOMIC_RELAXED) != n->gen)
 		return -ECHILD;
 	if (now && !alive(c, n, now))
 		return -ECHILD;
@@ -529,7 +527,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	 * walks of one path may race here) */
 	if ((dc__flags(d) & DC_F_DEAD) ||
 	    __atomic_load_n(&d->seq, __ATOMIC_SEQ_CST) != seq ||
-	    __atomic_load_n(&c->pgen[n->shard], __ATOMIC_ACQUIRE) != gen) {
+	    __atomic_load_n(&c->pgen[n->shard].v, __ATOMIC_ACQUIRE) != gen) {
 		pthread_mutex_unlock(&c->ptab_lock);
 		dc__free(c, n, node_size(len));
 		return;
@@ -553,7 +551,9 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	n->next = *head;
 	/* release: the node's fields before the pointer to it */
 	dc__store_rel(*head, n);
-	__atomic_add_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED);
+	if (__atomic_add_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED) >= c->pmax &&
+	    !dc__load(c->pfull))
+		dc__store(c->pfull, 1);
 	pthread_mutex_unlock(&c->ptab_lock);
 	return;
 drop:
@@ -570,5 +570,6 @@ uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len)
 
 	if (!flen)
 		return 0;
-	return __atomic_load_n(&c->pgen[shard_of_name(c, first, flen)], __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->pgen[shard_of_name(c, first, flen)].v,
+			       __ATOMIC_ACQUIRE);
 }
