@@ -16,6 +16,18 @@
 #include <string.h>
 #include <time.h>
 
+/* 1 in a ThreadSanitizer build (gcc says so one way, clang another) */
+#if defined(__SANITIZE_THREAD__)
+#define H_UNDER_TSAN	1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define H_UNDER_TSAN	1
+#endif
+#endif
+#ifndef H_UNDER_TSAN
+#define H_UNDER_TSAN	0
+#endif
+
 static unsigned long h_checks, h_failed, h_skipped;
 
 /* atomic: stress tests check from many threads */

@@ -11,17 +11,9 @@
 #include "harness.h"
 #include "torture/memstorm.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN 1
-#endif
-#endif
-
 /* Under TSan, ten times slower, a fifth of the paths: still 30 times the
  * cap, so every mode evicts thousands of times beside the lookups. */
-#ifdef UNDER_TSAN
+#if H_UNDER_TSAN
 #define NAMES 60000
 #else
 #define NAMES 300000
@@ -42,7 +34,7 @@ int main(void)
 		CHECK(r.evictions > 0);
 		CHECK(r.peak_entries > 0 && r.peak_entries <= o.cap + o.cap / 4);
 		CHECK(r.peak_bytes > 0 && r.peak_bytes <= r.bound);
-#ifdef UNDER_TSAN
+#if H_UNDER_TSAN
 		SKIP("resident growth under ThreadSanitizer");
 		(void)ret;
 #else

@@ -225,16 +225,6 @@ static void test_shrink(void)
  * 2,048 resolves.  Needs over 2^20 entries: a table's cap is four nodes
  * a head, and it has at most 2^18 heads.
  */
-#if defined(__SANITIZE_THREAD__)
-#define UNDER_TSAN	1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define UNDER_TSAN	1
-#endif
-#endif
-#ifndef UNDER_TSAN
-#define UNDER_TSAN	0
-#endif
 #define PACE_DIRS	1024
 #define PACE_FILES	1040		/* a directory: 1,064,960 files in all */
 static void test_pace(void)
@@ -673,7 +663,7 @@ int main(void)
 		test_hits(m);
 	test_changes();
 	test_shrink();
-	if (UNDER_TSAN)	/* one thread: nothing for TSan to see, 3 GB under it */
+	if (H_UNDER_TSAN)	/* one thread: nothing for TSan to see, 3 GB under it */
 		SKIP("test_pace under TSan");
 	else
 		test_pace();
