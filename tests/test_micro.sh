@@ -116,6 +116,37 @@ else
 	skip "JSON: rcu-ttl (no python3)"
 fi
 
+# rcu-as: rcu resolving as 1000:1000:5,6 (or --as's user), in the same
+# rounds; its goal is the ratio of the two cells, not measured with --as
+"$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot \
+	--impls rcu,rcu-as --no-bytes --no-updates --json > "$T/rcuas.json" 2> "$T/rcuas.txt"
+check "rcu-as: exit 0" [ $? = 0 ]
+check "rcu-as: the header gives its credential" \
+	grep -q '^rcu-as: rcu resolving as 1000:1000 with 2 groups' "$T/rcuas.txt"
+"$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot \
+	--impls rcu,rcu-as --no-bytes --no-updates --as 2000:3000 --json > "$T/rcuas2.json" 2>/dev/null
+check "rcu-as with --as: exit 0" [ $? = 0 ]
+if command -v python3 >/dev/null; then
+	check "JSON: rcu-as measured, its goal the ratio to rcu; null with --as" python3 -c '
+import json, sys
+def cells(d):
+    return {c["impl"]: c for c in d["results"] if c["scenario"] == "hot" and c["threads"] == 1}
+def goal(d):
+    g = [x for x in d["goals"] if x["goal"].startswith("hot 1 thread: rcu-as ns / rcu ns")]
+    return g[0] if len(g) == 1 else None
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+r, g = cells(a), goal(a)
+ok = (a["rcu_as_uid"] == 1000 and a["rcu_as_gid"] == 1000 and a["rcu_as_ngroups"] == 2 and
+      r["rcu-as"]["lookups"] > 0 and r["rcu-as"]["wrong_lookups"] == 0 and
+      g and g["target"] == 1.1 and
+      abs(g["value"] - r["rcu-as"]["ns_per_lookup"] / r["rcu"]["ns_per_lookup"]) < 1e-3 * g["value"])
+ok2 = (b["rcu_as_uid"] == 2000 and b["rcu_as_gid"] == 3000 and b["rcu_as_ngroups"] == 0 and
+       goal(b) and goal(b)["value"] is None and cells(b)["rcu-as"]["wrong_lookups"] == 0)
+sys.exit(not (ok and ok2))' "$T/rcuas.json" "$T/rcuas2.json"
+else
+	skip "JSON: rcu-as (no python3)"
+fi
+
 # --no-warm: the timed runs alone, still checked
 "$DCBENCH" micro "${brief[@]}" --threads 1 --scenarios small --impls rcu --no-bytes \
 	--no-updates --no-warm --json > "$T/nowarm.json" 2> "$T/nowarm.err"
@@ -223,7 +254,7 @@ if command -v python3 >/dev/null; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 r = {(c["scenario"], c["impl"]): c for c in d["results"]}
-impls = ("rcu", "rwlock", "global", "rcu-ttl", "kernel", "lfht", "mutex")
+impls = ("rcu", "rwlock", "global", "rcu-ttl", "rcu-as", "kernel", "lfht", "mutex")
 ok = all(r[("depth%d" % n, i)]["lookups"] > 0 and
          r[("depth%d" % n, i)]["wrong_lookups"] == 0 and
          r[("depth%d" % n, i)]["components"] == n * r[("depth%d" % n, i)]["lookups"]
@@ -238,7 +269,7 @@ def good(x):
     return (all(type(ns["depth%d" % n]) in (int, float) and ns["depth%d" % n] > 0
                 for n in (2, 4, 8, 16)) and
             abs(x["depth16_over_depth2"] - ns["depth16"] / ns["depth2"]) < 1e-6 * x["depth16_over_depth2"])
-sys.exit(not (len(rows) == 7 and all(good(x) for x in rows.values())))' "$T/depth.json"
+sys.exit(not (len(rows) == 8 and all(good(x) for x in rows.values())))' "$T/depth.json"
 	check "JSON: the depth goal is rcu's depth16_over_depth2, against 1.5" python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))

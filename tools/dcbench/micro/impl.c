@@ -20,8 +20,11 @@
 #include "micro/util.h"
 
 const char *const im_names[IM_NR] = {
-	"rcu", "rwlock", "global", "rcu-ttl", "kernel", "lfht", "mutex",
+	"rcu", "rwlock", "global", "rcu-ttl", "rcu-as", "kernel", "lfht", "mutex",
 };
+
+static const uint32_t rcuas_groups[] = { 5, 6 };
+const struct dc_cred rcuas_cred = { 1000, 1000, 2, rcuas_groups };
 
 int fs_build(const struct tree *t, struct fsinst *out)
 {
@@ -65,7 +68,8 @@ void fs_free(struct fsinst *f)
 static int dc_build(struct impl *im, int kind, struct scen *s, struct fsinst *shared)
 {
 	struct dc_options o = {
-		.mode = kind == IM_RCU || kind == IM_RCUTTL ? DC_MODE_RCU :
+		.mode = kind == IM_RCU || kind == IM_RCUTTL || kind == IM_RCUAS ?
+			DC_MODE_RCU :
 			kind == IM_RWLOCK ? DC_MODE_RWLOCK : DC_MODE_GLOBAL,
 		.max_entries = s->max_entries,
 		.max_negative = s->max_negative,
@@ -76,7 +80,7 @@ static int dc_build(struct impl *im, int kind, struct scen *s, struct fsinst *sh
 		o.ttl_ms = o.neg_ttl_ms = RCUTTL_DEFAULT_MS;
 	int err;
 
-	im->cred = s->cred;
+	im->cred = kind == IM_RCUAS && !s->cred ? &rcuas_cred : s->cred;
 	if (shared) {
 		im->fs = shared;
 	} else {
@@ -106,6 +110,7 @@ int im_build(struct impl *im, int kind, struct scen *s, struct fsinst *shared)
 	case IM_RWLOCK:
 	case IM_GLOBAL:
 	case IM_RCUTTL:
+	case IM_RCUAS:
 		return dc_build(im, kind, s, shared);
 	case IM_KERNEL:
 		return kernel_build(im, s);

@@ -75,14 +75,18 @@ extern const char *const sc_names[SC_NR];
 /* Components of every path of depth scenario sc, or 0 for another. */
 unsigned sc_depth(int sc);
 
-/* IM_RCUTTL: rcu with TTLs on (--ttl, or an hour), beside rcu in every
- * round, so that what expiry costs is a ratio of one run; the storm
- * (k <= IM_GLOBAL) leaves it out */
-enum { IM_RCU, IM_RWLOCK, IM_GLOBAL, IM_RCUTTL, IM_KERNEL, IM_LFHT, IM_MUTEX,
-       IM_NR };
+/* IM_RCUTTL: rcu with TTLs on (--ttl, or an hour); IM_RCUAS: rcu resolving
+ * with dc_resolve_as (--as's credential, or rcuas_cred).  Beside rcu in
+ * every round, so that what expiry and the search checks cost is a ratio
+ * of one run; the storm (k <= IM_GLOBAL) leaves them out */
+enum { IM_RCU, IM_RWLOCK, IM_GLOBAL, IM_RCUTTL, IM_RCUAS, IM_KERNEL, IM_LFHT,
+       IM_MUTEX, IM_NR };
 extern const char *const im_names[IM_NR];
-static inline bool im_is_dc(int k) { return k <= IM_RCUTTL; }
+static inline bool im_is_dc(int k) { return k <= IM_RCUAS; }
 #define RCUTTL_DEFAULT_MS	3600000u
+/* 1000:1000 with groups 5 and 6: not root, so every check is made whole
+ * (owner, then the groups, then the other bits) */
+extern const struct dc_cred rcuas_cred;
 
 /* ---- the run's output (cmd.c) ---------------------------------------------- */
 

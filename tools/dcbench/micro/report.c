@@ -237,6 +237,12 @@ static void print_header(struct bench *b, const char *date, const char *host,
 		fprintf(f, "libdcache resolves as %u:%u with %u groups (--as): "
 			"search permission checked on every directory\n",
 			b->cred.uid, b->cred.gid, b->cred.ngroups);
+	if (b->impl[IM_RCUAS]) {
+		const struct dc_cred *cr = b->as ? &b->cred : &rcuas_cred;
+
+		fprintf(f, "rcu-as: rcu resolving as %u:%u with %u groups "
+			"(dc_resolve_as)\n", cr->uid, cr->gid, cr->ngroups);
+	}
 	if (b->ref_node_bytes)
 		fprintf(f, "references padded: every cds_lfht and mutex-table node takes "
 			"at least %u bytes (--ref-node-bytes); the goals against cds_lfht "

@@ -306,6 +306,13 @@ void write_json(struct bench *b, const char *date, const char *host)
 	json_kuint(&j, "ref_node_bytes", b->ref_node_bytes);
 	json_kuint(&j, "ttl_ms", b->ttl_ms);
 	json_kuint(&j, "rcu_ttl_ms", b->ttl_ms ? b->ttl_ms : RCUTTL_DEFAULT_MS);
+	{
+		const struct dc_cred *cr = b->as ? &b->cred : &rcuas_cred;
+
+		json_kuint(&j, "rcu_as_uid", cr->uid);
+		json_kuint(&j, "rcu_as_gid", cr->gid);
+		json_kuint(&j, "rcu_as_ngroups", cr->ngroups);
+	}
 	if (b->as) {
 		json_kuint(&j, "as_uid", b->cred.uid);
 		json_kuint(&j, "as_gid", b->cred.gid);

@@ -15,7 +15,7 @@
 #include "micro/util.h"
 
 static const char *const im_colors[IM_NR] = {
-	"#d62728", "#ff7f0e", "#9467bd", "#e377c2", "#7f7f7f", "#1f77b4", "#2ca02c",
+	"#d62728", "#ff7f0e", "#9467bd", "#e377c2", "#8c564b", "#7f7f7f", "#1f77b4", "#2ca02c",
 };
 
 /* Has implementation k a point in scenario sc's panel? */

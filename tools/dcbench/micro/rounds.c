@@ -274,7 +274,7 @@ int run_scenario(struct bench *b, int id)
 	}
 	/* the dc modes share one memfs unless the scenario changes it */
 	if (!s.mixed_pct && (b->impl[IM_RCU] || b->impl[IM_RWLOCK] || b->impl[IM_GLOBAL] ||
-			       b->impl[IM_RCUTTL])) {
+			       b->impl[IM_RCUTTL] || b->impl[IM_RCUAS])) {
 		int err;
 
 		shared = xcalloc(1, sizeof(*shared));

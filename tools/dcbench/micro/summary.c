@@ -178,6 +178,9 @@ unsigned make_goals(struct bench *b, struct goal *g)
 	/* what expiry checks cost a hit, when only rcu-ttl has TTLs */
 	GOAL(b->ttl_ms ? NAN : ratio(b, SC_HOT, 1, IM_RCUTTL, IM_RCU), true, 1.05,
 	     "hot 1 thread: rcu-ttl ns / rcu ns (TTLs on / off)");
+	/* what the search checks cost a hit, when only rcu-as makes them */
+	GOAL(b->as ? NAN : ratio(b, SC_HOT, 1, IM_RCUAS, IM_RCU), true, 1.10,
+	     "hot 1 thread: rcu-as ns / rcu ns (checked / plain)");
 	for (int sc = 0; sc < SC_NR; sc++)
 		if (b->scen[sc] && sc != SC_STORM)
 			GOAL(ratio(b, sc, 1, IM_RCU, IM_GLOBAL), true, 1.05,
