@@ -85,66 +85,40 @@ check "--ref-node-bytes: still no wrong answer" grep -q '"wrong_answers": 0' "$T
 
 check "JSON: components counted" grep -Eq '"components": [1-9]' "$T/out.json"
 
-# rcu-ttl: rcu with TTLs, in the same rounds; the goal is the ratio of the
-# two cells, and not measured once --ttl gives rcu TTLs as well
+# rcu-ttl (rcu with TTLs) and rcu-as (rcu resolving as 1000:1000:5,6),
+# in the same rounds as rcu: each goal is the ratio of its cell to rcu's,
+# and not measured once --ttl or --as gives rcu the same
 "$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot \
-	--impls rcu,rcu-ttl --no-bytes --no-updates --json > "$T/ttl.json" 2> "$T/ttl.txt"
-check "rcu-ttl: exit 0" [ $? = 0 ]
-check "rcu-ttl: the header gives its TTL" \
-	grep -q '^rcu-ttl: rcu with TTLs of 3600000 ms' "$T/ttl.txt"
+	--impls rcu,rcu-ttl,rcu-as --no-bytes --no-updates --json > "$T/same.json" 2> "$T/same.txt"
+check "rcu-ttl, rcu-as: exit 0" [ $? = 0 ]
+check_all "rcu-ttl, rcu-as: the header gives the TTL and the credential" \
+	'grep -q "^rcu-ttl: rcu with TTLs of 3600000 ms" "$T/same.txt" &&
+	 grep -q "^rcu-as: rcu resolving as 1000:1000 with 2 groups" "$T/same.txt"'
 "$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot \
-	--impls rcu,rcu-ttl --no-bytes --no-updates --ttl 5000 --json > "$T/ttl2.json" 2>/dev/null
-check "rcu-ttl with --ttl: exit 0" [ $? = 0 ]
+	--impls rcu,rcu-ttl,rcu-as --no-bytes --no-updates --ttl 5000 --as 2000:3000 \
+	--json > "$T/same2.json" 2>/dev/null
+check "rcu-ttl, rcu-as with --ttl and --as: exit 0" [ $? = 0 ]
 if command -v python3 >/dev/null; then
-	check "JSON: rcu-ttl measured, its goal the ratio to rcu; null with --ttl" python3 -c '
+	check "JSON: rcu-ttl and rcu-as measured, their goals the ratios to rcu; null with --ttl, --as" python3 -c '
 import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
 def cells(d):
     return {c["impl"]: c for c in d["results"] if c["scenario"] == "hot" and c["threads"] == 1}
-def goal(d):
-    g = [x for x in d["goals"] if x["goal"].startswith("hot 1 thread: rcu-ttl ns / rcu ns")]
+def goal(d, impl):
+    g = [x for x in d["goals"] if x["goal"].startswith("hot 1 thread: %s ns / rcu ns" % impl)]
     return g[0] if len(g) == 1 else None
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
-r, g = cells(a), goal(a)
-ok = (a["ttl_ms"] == 0 and a["rcu_ttl_ms"] == 3600000 and
-      r["rcu-ttl"]["lookups"] > 0 and r["rcu-ttl"]["wrong_lookups"] == 0 and
-      g and g["target"] == 1.05 and
-      abs(g["value"] - r["rcu-ttl"]["ns_per_lookup"] / r["rcu"]["ns_per_lookup"]) < 1e-3 * g["value"])
-ok2 = (b["ttl_ms"] == 5000 and b["rcu_ttl_ms"] == 5000 and goal(b) and
-       goal(b)["value"] is None and cells(b)["rcu-ttl"]["wrong_lookups"] == 0)
-sys.exit(not (ok and ok2))' "$T/ttl.json" "$T/ttl2.json"
+def good(impl, target):
+    r, g, g2 = cells(a), goal(a, impl), goal(b, impl)
+    return (r[impl]["lookups"] > 0 and r[impl]["wrong_lookups"] == 0 and
+            cells(b)[impl]["wrong_lookups"] == 0 and g and g["target"] == target and
+            abs(g["value"] - r[impl]["ns_per_lookup"] / r["rcu"]["ns_per_lookup"]) < 1e-3 * g["value"] and
+            g2 and g2["value"] is None)
+fields = lambda d: (d["ttl_ms"], d["rcu_ttl_ms"], d["rcu_as_uid"], d["rcu_as_gid"], d["rcu_as_ngroups"])
+sys.exit(not (good("rcu-ttl", 1.05) and good("rcu-as", 1.1) and
+              fields(a) == (0, 3600000, 1000, 1000, 2) and
+              fields(b) == (5000, 5000, 2000, 3000, 0)))' "$T/same.json" "$T/same2.json"
 else
-	skip "JSON: rcu-ttl (no python3)"
-fi
-
-# rcu-as: rcu resolving as 1000:1000:5,6 (or --as's user), in the same
-# rounds; its goal is the ratio of the two cells, not measured with --as
-"$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot \
-	--impls rcu,rcu-as --no-bytes --no-updates --json > "$T/rcuas.json" 2> "$T/rcuas.txt"
-check "rcu-as: exit 0" [ $? = 0 ]
-check "rcu-as: the header gives its credential" \
-	grep -q '^rcu-as: rcu resolving as 1000:1000 with 2 groups' "$T/rcuas.txt"
-"$DCBENCH" micro --tree "$TREE" --threads 1 --runs 1 --ms 20 --scenarios hot \
-	--impls rcu,rcu-as --no-bytes --no-updates --as 2000:3000 --json > "$T/rcuas2.json" 2>/dev/null
-check "rcu-as with --as: exit 0" [ $? = 0 ]
-if command -v python3 >/dev/null; then
-	check "JSON: rcu-as measured, its goal the ratio to rcu; null with --as" python3 -c '
-import json, sys
-def cells(d):
-    return {c["impl"]: c for c in d["results"] if c["scenario"] == "hot" and c["threads"] == 1}
-def goal(d):
-    g = [x for x in d["goals"] if x["goal"].startswith("hot 1 thread: rcu-as ns / rcu ns")]
-    return g[0] if len(g) == 1 else None
-a, b = (json.load(open(f)) for f in sys.argv[1:3])
-r, g = cells(a), goal(a)
-ok = (a["rcu_as_uid"] == 1000 and a["rcu_as_gid"] == 1000 and a["rcu_as_ngroups"] == 2 and
-      r["rcu-as"]["lookups"] > 0 and r["rcu-as"]["wrong_lookups"] == 0 and
-      g and g["target"] == 1.1 and
-      abs(g["value"] - r["rcu-as"]["ns_per_lookup"] / r["rcu"]["ns_per_lookup"]) < 1e-3 * g["value"])
-ok2 = (b["rcu_as_uid"] == 2000 and b["rcu_as_gid"] == 3000 and b["rcu_as_ngroups"] == 0 and
-       goal(b) and goal(b)["value"] is None and cells(b)["rcu-as"]["wrong_lookups"] == 0)
-sys.exit(not (ok and ok2))' "$T/rcuas.json" "$T/rcuas2.json"
-else
-	skip "JSON: rcu-as (no python3)"
+	skip "JSON: rcu-ttl and rcu-as (no python3)"
 fi
 
 # --no-warm: the timed runs alone, still checked
