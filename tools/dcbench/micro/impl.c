@@ -23,8 +23,18 @@ const char *const im_names[IM_NR] = {
 	"rcu", "rwlock", "global", "rcu-ttl", "rcu-as", "kernel", "lfht", "mutex",
 };
 
-static const uint32_t rcuas_groups[] = { 5, 6 };
-const struct dc_cred rcuas_cred = { 1000, 1000, 2, rcuas_groups };
+uint32_t rcuttl_ms(uint32_t ttl_ms)
+{
+	return ttl_ms ? ttl_ms : 3600000u;
+}
+
+const struct dc_cred *rcuas_cred(const struct dc_cred *as)
+{
+	static const uint32_t groups[] = { 5, 6 };
+	static const struct dc_cred user = { 1000, 1000, 2, groups };
+
+	return as ? as : &user;
+}
 
 int fs_build(const struct tree *t, struct fsinst *out)
 {
@@ -76,11 +86,11 @@ static int dc_build(struct impl *im, int kind, struct scen *s, struct fsinst *sh
 		.ttl_ms = s->ttl_ms,
 		.neg_ttl_ms = s->ttl_ms,
 	};
-	if (kind == IM_RCUTTL && !s->ttl_ms)
-		o.ttl_ms = o.neg_ttl_ms = RCUTTL_DEFAULT_MS;
+	if (kind == IM_RCUTTL)
+		o.ttl_ms = o.neg_ttl_ms = rcuttl_ms(s->ttl_ms);
 	int err;
 
-	im->cred = kind == IM_RCUAS && !s->cred ? &rcuas_cred : s->cred;
+	im->cred = kind == IM_RCUAS ? rcuas_cred(s->cred) : s->cred;
 	if (shared) {
 		im->fs = shared;
 	} else {

@@ -76,17 +76,19 @@ extern const char *const sc_names[SC_NR];
 unsigned sc_depth(int sc);
 
 /* IM_RCUTTL: rcu with TTLs on (--ttl, or an hour); IM_RCUAS: rcu resolving
- * with dc_resolve_as (--as's credential, or rcuas_cred).  Beside rcu in
+ * with dc_resolve_as (rcuas_cred).  Beside rcu in
  * every round, so that what expiry and the search checks cost is a ratio
  * of one run; the storm (k <= IM_GLOBAL) leaves them out */
 enum { IM_RCU, IM_RWLOCK, IM_GLOBAL, IM_RCUTTL, IM_RCUAS, IM_KERNEL, IM_LFHT,
        IM_MUTEX, IM_NR };
 extern const char *const im_names[IM_NR];
 static inline bool im_is_dc(int k) { return k <= IM_RCUAS; }
-#define RCUTTL_DEFAULT_MS	3600000u
-/* 1000:1000 with groups 5 and 6: not root, so every check is made whole
- * (owner, then the groups, then the other bits) */
-extern const struct dc_cred rcuas_cred;
+/* rcu-ttl's TTL in ms, given --ttl's (0: none): --ttl's, or an hour */
+uint32_t rcuttl_ms(uint32_t ttl_ms);
+/* rcu-as's credential, given --as's (NULL: none): --as's, or 1000:1000
+ * with groups 5 and 6 (not root, so every check is made whole: owner,
+ * then the groups, then the other bits) */
+const struct dc_cred *rcuas_cred(const struct dc_cred *as);
 
 /* ---- the run's output (cmd.c) ---------------------------------------------- */
 

@@ -232,13 +232,13 @@ static void print_header(struct bench *b, const char *date, const char *host,
 			"answers (--ttl)\n", b->ttl_ms);
 	if (b->impl[IM_RCUTTL])
 		fprintf(f, "rcu-ttl: rcu with TTLs of %u ms on positive and negative "
-			"answers\n", b->ttl_ms ? b->ttl_ms : RCUTTL_DEFAULT_MS);
+			"answers\n", rcuttl_ms(b->ttl_ms));
 	if (b->as)
 		fprintf(f, "libdcache resolves as %u:%u with %u groups (--as): "
 			"search permission checked on every directory\n",
 			b->cred.uid, b->cred.gid, b->cred.ngroups);
 	if (b->impl[IM_RCUAS]) {
-		const struct dc_cred *cr = b->as ? &b->cred : &rcuas_cred;
+		const struct dc_cred *cr = rcuas_cred(b->as ? &b->cred : NULL);
 
 		fprintf(f, "rcu-as: rcu resolving as %u:%u with %u groups "
 			"(dc_resolve_as)\n", cr->uid, cr->gid, cr->ngroups);

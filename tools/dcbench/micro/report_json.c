@@ -305,9 +305,9 @@ void write_json(struct bench *b, const char *date, const char *host)
 	json_kuint(&j, "ms_per_run", b->ms);
 	json_kuint(&j, "ref_node_bytes", b->ref_node_bytes);
 	json_kuint(&j, "ttl_ms", b->ttl_ms);
-	json_kuint(&j, "rcu_ttl_ms", b->ttl_ms ? b->ttl_ms : RCUTTL_DEFAULT_MS);
+	json_kuint(&j, "rcu_ttl_ms", rcuttl_ms(b->ttl_ms));
 	{
-		const struct dc_cred *cr = b->as ? &b->cred : &rcuas_cred;
+		const struct dc_cred *cr = rcuas_cred(b->as ? &b->cred : NULL);
 
 		json_kuint(&j, "rcu_as_uid", cr->uid);
 		json_kuint(&j, "rcu_as_gid", cr->gid);
