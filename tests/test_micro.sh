@@ -183,6 +183,14 @@ order=$(sed -n 's/^lfht\(-warm\)\{0,1\} T\([0-9]*\) w0:.*/\1\2/p' "$T/order.txt"
 check "runs: a warm-up, then the thread counts interleaved (warm1 1 2 warm1 1 2), were: $order" \
 	[ "$order" = "warm1 1 2 warm1 1 2 " ]
 
+# The depth scenarios, compared with each other, take turns in every
+# round (2 16 2 16), so that their ratio pairs runs made side by side.
+DCBENCH_MICRO_DEBUG=1 "$DCBENCH" micro "${brief[@]}" --runs 2 --threads 1 \
+	--scenarios depth2,depth16 --impls lfht --no-bytes --no-updates > /dev/null 2> "$T/dorder.txt"
+order=$(sed -n 's/^lfht T1 w0:.* \[depth\([0-9]*\)\]$/\1/p' "$T/dorder.txt" | tr '\n' ' ')
+check "runs: the depths take turns in each round (2 16 2 16), were: $order" \
+	[ "$order" = "2 16 2 16 " ]
+
 # Scaling is the wall-clock throughput at N threads over the 1-thread run
 # beside it (all threads' operations over the time from the start barrier
 # to the last thread's end), not a rate over each thread's time on a CPU:

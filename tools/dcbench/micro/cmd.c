@@ -340,9 +340,28 @@ static int measure_and_report(struct bench *b)
 	strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 	if (!b->no_bytes)
 		run_bytes(b);
-	for (int sc = 0; sc < SC_NR; sc++)
-		if (b->scen[sc] && (sc == SC_STORM ? run_storm(b) : run_scenario(b, sc)))
+	for (int sc = 0; sc < SC_NR; sc++) {
+		int ids[SC_NR], n = 0;
+
+		if (!b->scen[sc])
+			continue;
+		if (sc == SC_STORM) {
+			if (run_storm(b))
+				status = 1;
+			continue;
+		}
+		/* the depths are compared with each other: measured together */
+		if (is_depth(sc)) {
+			for (; sc < SC_NR && is_depth(sc); sc++)
+				if (b->scen[sc])
+					ids[n++] = sc;
+			sc--;
+		} else {
+			ids[n++] = sc;
+		}
+		if (run_scenarios(b, ids, n))
 			status = 1;
+	}
 	if (!b->no_updates)
 		run_updates(b);
 	summarize(b);

@@ -70,6 +70,12 @@ enum { SC_HOT, SC_SMALL, SC_NEGATIVE, SC_DEEP, SC_LONGNAMES, SC_COLD,
        SC_MIXED1, SC_MIXED10, SC_SAMEFILE, SC_DEPTH2, SC_DEPTH4, SC_DEPTH8,
        SC_DEPTH16, SC_STORM, SC_NR };
 extern const char *const sc_names[SC_NR];
+
+/* depth2 to depth16: the trees that differ only in their paths' depth. */
+static inline bool is_depth(int sc)
+{
+	return sc >= SC_DEPTH2 && sc <= SC_DEPTH16;
+}
 #define DEPTH_LEAVES	4096		/* files of each depth scenario's tree */
 #define NDEPTH		4		/* depth2 ... depth16 */
 /* Components of every path of depth scenario sc, or 0 for another. */
@@ -363,6 +369,7 @@ struct pool {
 	pthread_barrier_t go, done;
 	int stop, quit;
 	struct impl *im;
+	int scen;		/* the scenario whose paths it looks up */
 	bool floor;		/* the kernel's syscall floor, not the paths */
 	bool warm;		/* an untimed warm run (not through run_timed) */
 	bool pin;
@@ -472,10 +479,10 @@ struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im);
 /* Raise the soft descriptor limit to the hard one (kernel workers hold
  * directories open). */
 void raise_nofile(void);
-/* Build scenario id, check and time every implementation asked for, in
- * interleaved rounds, into b's cells: 0, or -1 if it had nothing to
- * look up. */
-int run_scenario(struct bench *b, int id);
+/* Build scenarios ids[0, n), check and time every implementation asked
+ * for, in interleaved rounds, into b's cells; scenarios given together
+ * take turns within each round: 0, or -1 if one had nothing to look up. */
+int run_scenarios(struct bench *b, const int *ids, int n);
 
 /* storm.c: the cold-miss storm */
 

@@ -136,11 +136,11 @@ static void timed_run(struct bench *b, struct pool *p, struct impl *im,
 		rate += (double)w->ops / eff;
 		crate += (double)w->comps / eff;
 		if (debug_runs)
-			fprintf(stderr, "%s%s T%u w%u: wall %.1f ms wait %.1f cpu %.1f: ns/op wall-wait %.1f cpu %.1f\n",
+			fprintf(stderr, "%s%s T%u w%u: wall %.1f ms wait %.1f cpu %.1f: ns/op wall-wait %.1f cpu %.1f [%s]\n",
 				im_names[im->kind], floor ? "-floor" : kind == RUN_WARM ? "-warm" : "",
 				p->n, i, wi / 1e6,
 				wait / 1e6, (w->run1 - w->run0) / 1e6, eff / w->ops,
-				(double)(w->run1 - w->run0) / w->ops);
+				(double)(w->run1 - w->run0) / w->ops, sc_names[p->scen]);
 		busy += wi - wait;
 		wallsum += wi;
 		ops += w->ops;
@@ -222,6 +222,7 @@ static void pools_start(struct bench *b, int id, struct scen *s, struct impl *im
 		}
 		progress("scenario %s: %u thread%s", sc_names[id], T, plural(T));
 		pool_start(p, T, b->pin);
+		p->scen = id;
 		make_arrays(p, s, b->seed);
 		for (int k = 0; k < IM_NR && s->mixed_pct; k++)
 			for (unsigned w = 0; w < T && live[ti][k]; w++) {
@@ -257,98 +258,151 @@ static void pools_stop(struct bench *b, int id, struct impl *ims, struct pool *p
 	}
 }
 
-int run_scenario(struct bench *b, int id)
-{
+/* A scenario being measured: its implementations, built and checked, and
+ * a pool of threads for each thread count.  Never moved once open (the
+ * pools' threads hold pointers into it). */
+struct srun {
+	int id;
 	struct scen s;
 	struct impl ims[IM_NR];
-	struct fsinst *shared = NULL;
-	int order[IM_NR], nim = 0;
+	struct fsinst *shared;
+	int order[IM_NR], nim;
 	struct pool pools[MAX_TLIST];
 	bool live[MAX_TLIST][IM_NR];
+};
 
+/* Build scenario id and every implementation asked for, check their
+ * answers and start the pools: 0, or -1 with nothing left open. */
+static int srun_open(struct bench *b, int id, struct srun *r)
+{
+	struct scen *s = &r->s;
+
+	r->id = id;
 	progress("scenario %s: building", sc_names[id]);
-	if (scen_build(b, &s, id)) {
+	if (scen_build(b, s, id)) {
 		fprintf(stderr, "dcbench micro: %s: nothing to look up\n", sc_names[id]);
-		scen_free(b, &s);
+		scen_free(b, s);
 		return -1;
 	}
 	/* the dc modes share one memfs unless the scenario changes it */
-	if (!s.mixed_pct && (b->impl[IM_RCU] || b->impl[IM_RWLOCK] || b->impl[IM_GLOBAL] ||
-			       b->impl[IM_RCUTTL] || b->impl[IM_RCUAS])) {
+	if (!s->mixed_pct && (b->impl[IM_RCU] || b->impl[IM_RWLOCK] || b->impl[IM_GLOBAL] ||
+			      b->impl[IM_RCUTTL] || b->impl[IM_RCUAS])) {
 		int err;
 
-		shared = xcalloc(1, sizeof(*shared));
-		err = fs_build(s.t, shared);
+		r->shared = xcalloc(1, sizeof(*r->shared));
+		err = fs_build(s->t, r->shared);
 		if (err) {
-			free(shared);
-			shared = NULL;
+			free(r->shared);
+			r->shared = NULL;
 		}
 	}
 	for (int k = 0; k < IM_NR; k++) {
+		struct impl *im = &r->ims[k];
 		uint64_t bad;
 
-		memset(&ims[k], 0, sizeof(ims[k]));
-		ims[k].kind = k;
+		memset(im, 0, sizeof(*im));
+		im->kind = k;
 		if (!b->impl[k]) {
-			snprintf(ims[k].why, sizeof(ims[k].why), "not asked for (--impls)");
+			snprintf(im->why, sizeof(im->why), "not asked for (--impls)");
 			continue;
 		}
 		progress("scenario %s: building %s", sc_names[id], im_names[k]);
-		if (im_build(&ims[k], k, &s, !s.mixed_pct ? shared : NULL)) {
-			if (!ims[k].why[0])
-				snprintf(ims[k].why, sizeof(ims[k].why), "could not be built");
-			im_destroy(&ims[k]);
+		if (im_build(im, k, s, !s->mixed_pct ? r->shared : NULL)) {
+			if (!im->why[0])
+				snprintf(im->why, sizeof(im->why), "could not be built");
+			im_destroy(im);
 			continue;
 		}
 		progress("scenario %s: checking and warming %s (%u paths)", sc_names[id],
-			 im_names[k], s.tg.n);
-		bad = im_check(&ims[k], &s);
+			 im_names[k], s->tg.n);
+		bad = im_check(im, s);
 		if (bad) {
 			b->mismatches += bad;
-			snprintf(ims[k].why, sizeof(ims[k].why), "%" PRIu64 " wrong answers", bad);
-			im_destroy(&ims[k]);
+			snprintf(im->why, sizeof(im->why), "%" PRIu64 " wrong answers", bad);
+			im_destroy(im);
 			continue;
 		}
-		ims[k].ok = true;
-		order[nim++] = k;
+		im->ok = true;
+		r->order[r->nim++] = k;
 	}
-	pools_start(b, id, &s, ims, pools, live);
-	/*
-	 * Interleaved: every implementation, and within it every thread count,
-	 * in turn, once a round, so that each run at N threads has a 1-thread
-	 * run of the same implementation beside it (scaling pairs them).
-	 */
-	for (unsigned r = 0; r < b->runs; r++)
-		for (int q = 0; q < nim; q++) {
-			warm_run(b, id, pools, ims, order[q], live);
-			for (unsigned ti = 0; ti < b->ntl; ti++) {
-				int k = order[q];
-				struct cell *cl = cell_at(b, id, ti, k);
+	pools_start(b, id, s, r->ims, r->pools, r->live);
+	return 0;
+}
 
-				if (!live[ti][k])
-					continue;
-				timed_run(b, &pools[ti], &ims[k], cl, RUN_TIMED, b->ms);
-				if (k == IM_KERNEL && !s.mixed_pct)
-					timed_run(b, &pools[ti], &ims[k], cl, RUN_FLOOR, b->ms);
-			}
+/*
+ * One round: every implementation, and within it every thread count, in
+ * turn, so that each run at N threads has a 1-thread run of the same
+ * implementation beside it (scaling pairs them).
+ */
+static void srun_round(struct bench *b, struct srun *r)
+{
+	for (int q = 0; q < r->nim; q++) {
+		int k = r->order[q];
+
+		warm_run(b, r->id, r->pools, r->ims, k, r->live);
+		for (unsigned ti = 0; ti < b->ntl; ti++) {
+			struct cell *cl = cell_at(b, r->id, ti, k);
+
+			if (!r->live[ti][k])
+				continue;
+			timed_run(b, &r->pools[ti], &r->ims[k], cl, RUN_TIMED, b->ms);
+			if (k == IM_KERNEL && !r->s.mixed_pct)
+				timed_run(b, &r->pools[ti], &r->ims[k], cl, RUN_FLOOR, b->ms);
 		}
-	pools_stop(b, id, ims, pools);
+	}
+}
+
+static void srun_close(struct bench *b, struct srun *r)
+{
+	struct scen *s = &r->s;
+	int id = r->id;
+
+	pools_stop(b, id, r->ims, r->pools);
 	for (int k = 0; k < IM_NR; k++)
-		im_destroy(&ims[k]);
-	fs_free(shared);
-	if (s.negatives)
+		im_destroy(&r->ims[k]);
+	fs_free(r->shared);
+	if (s->negatives)
 		snprintf(b->scen_note[id], sizeof(b->scen_note[id]),
-			 "%u paths, half of them misses in the last component", s.tg.n);
-	else if (s.samefile)
+			 "%u paths, half of them misses in the last component", s->tg.n);
+	else if (s->samefile)
 		snprintf(b->scen_note[id], sizeof(b->scen_note[id]), "every thread: %s",
-			 s.tg.path[0]);
+			 s->tg.path[0]);
 	else
 		snprintf(b->scen_note[id], sizeof(b->scen_note[id]),
 			 "%u entries, %u paths looked up, %.1f components each%s",
-			 s.t->nn - 1, s.tg.n, (double)tg_comps(&s.tg) / s.tg.n,
-			 s.mixed_pct ? (s.mixed_pct == 1 ? "; 1% of operations update" :
-					"; 10% of operations update") : "");
+			 s->t->nn - 1, s->tg.n, (double)tg_comps(&s->tg) / s->tg.n,
+			 s->mixed_pct ? (s->mixed_pct == 1 ? "; 1% of operations update" :
+					 "; 10% of operations update") : "");
 	b->ran[id] = true;
-	scen_free(b, &s);
-	return 0;
+	scen_free(b, s);
+}
+
+/*
+ * Scenarios ids[0, n), measured together: all are built first, then each
+ * round runs every one of them in turn, so that a figure that compares
+ * them (the depths' ratio) pairs runs made side by side, not minutes
+ * apart on a machine whose speed drifts.  0, or -1 if one could not be
+ * built (the others are still measured).
+ */
+int run_scenarios(struct bench *b, const int *ids, int n)
+{
+	struct srun *runs = xcalloc((size_t)n, sizeof(*runs));
+	bool *open = xcalloc((size_t)n, sizeof(*open));
+	int status = 0;
+
+	for (int i = 0; i < n; i++) {
+		open[i] = srun_open(b, ids[i], &runs[i]) == 0;
+		if (!open[i])
+			status = -1;
+	}
+	for (unsigned rd = 0; rd < b->runs; rd++)
+		for (int i = 0; i < n; i++)
+			if (open[i])
+				srun_round(b, &runs[i]);
+	for (int i = 0; i < n; i++)
+		if (open[i])
+			srun_close(b, &runs[i]);
+	free(open);
+	free(runs);
+	return status;
 }
