@@ -218,6 +218,14 @@ else
         notok "compare of the kernel build: goals or a mode do not say what the time in the cache holds"
         { grep '^goals' "$TMP/out"; cache_lines "$TMP/out"; } | diag
     fi
+    # each mode's share of lookups answered by one probe of the whole
+    # path: rcu's above 0, global's 0 (it has no path table)
+    probes=$(awk '/^(rcu|global|rwlock) /{m=$1} /one-probe/{for(i=1;i<=NF;i++) if($i=="one-probe") print m, $(i+1)}' "$TMP/out" | tr '\n' ' ')
+    if printf '%s\n' "$probes" | grep -qE '^rcu [1-9][0-9]?\.[0-9]% global 0\.0% rcu [1-9][0-9]?\.[0-9]% global 0\.0% $'; then
+        ok "compare reports each mode's one-probe share (rcu's above 0, global's 0): $probes"
+    else
+        notok "compare's one-probe shares, rcu then global at 1 and 2 threads, were: $probes"
+    fi
 fi
 
 # --- version ----------------------------------------------------------------------------------

@@ -95,6 +95,7 @@ struct rp_result {
 	uint64_t lookups;	/* dc_get_stats (null mode: planned_lookups) */
 	uint64_t components;	/* path components resolved */
 	uint64_t hits, negative_hits, misses, restarts, lock_waits;
+	uint64_t path_hits;	/* of hits and negative_hits: one probe */
 	uint64_t negative_misses, complete_answers, readdirs;
 	uint64_t entries;	/* cache entries at the end */
 	uint64_t checked;	/* outcomes compared */

@@ -59,6 +59,7 @@ void report_derive(struct agg *a, const struct agg *null)
 	a->negative_hits = MEDIAN_U(a, negative_hits);
 	a->misses = MEDIAN_U(a, misses);
 	a->restarts = MEDIAN_U(a, restarts);
+	a->path_hits = MEDIAN_U(a, path_hits);
 	a->lock_waits = MEDIAN_U(a, lock_waits);
 	a->entries = MEDIAN_U(a, entries);
 	a->negative_misses = MEDIAN_U(a, negative_misses);
@@ -87,6 +88,8 @@ void report_derive(struct agg *a, const struct agg *null)
 	a->hit_share = cache && a->lookups ? (double)a->hits / (double)a->lookups : NAN;
 	a->negative_share = cache && a->lookups ?
 			    (double)a->negative_hits / (double)a->lookups : NAN;
+	a->path_hit_share = cache && a->lookups ?
+			    (double)a->path_hits / (double)a->lookups : NAN;
 	a->too_short = cache && !(a->elapsed_s >= MIN_TIMED_S);
 }
 
@@ -138,7 +141,7 @@ static void print_cache_time(FILE *f, const struct agg *a)
 
 void report_agg(FILE *f, const struct agg *a)
 {
-	char b1[32], b2[32], b3[32];
+	char b1[32], b2[32], b3[32], b4[32];
 
 	fprintf(f, "%-7s Elapsed: %.3fs User: %.3fs System: %.3fs CPU: %.1f%%  "
 		"[median of %u; mean %.3fs sd %s]\n",
@@ -159,10 +162,11 @@ void report_agg(FILE *f, const struct agg *a)
 		fprintf(f, "  CPU beyond null %.3fs", a->cpu_over_null_s);
 	else if (!isnan(a->cpu_ns_per_lookup))
 		fprintf(f, "  %.0f ns CPU/lookup", a->cpu_ns_per_lookup);
-	fprintf(f, "\n        lookups %llu  hits %s  negative %s  misses %llu"
+	fprintf(f, "\n        lookups %llu  hits %s  negative %s  one-probe %s  misses %llu"
 		"  restarts %llu  lock waits %llu  mismatches %llu",
 		(unsigned long long)a->lookups, fmt_pct(a->hit_share, b1, sizeof(b1)),
-		fmt_pct(a->negative_share, b3, sizeof(b3)), (unsigned long long)a->misses,
+		fmt_pct(a->negative_share, b3, sizeof(b3)),
+		fmt_pct(a->path_hit_share, b4, sizeof(b4)), (unsigned long long)a->misses,
 		(unsigned long long)a->restarts, (unsigned long long)a->lock_waits,
 		(unsigned long long)a->mismatches);
 	if (a->update_errors)
@@ -219,6 +223,7 @@ static const struct {
 	UINT(lookups), NUM(lookups_per_s), NUM(ns_per_lookup), NUM(ns_per_component),
 	NUM(cpu_ns_per_lookup), UINT(components),
 	CACHE(hits), NUM(hit_share), CACHE(negative_hits), NUM(negative_share),
+	CACHE(path_hits), NUM(path_hit_share),
 	CACHE(misses), CACHE(restarts), CACHE(lock_waits), CACHE(entries),
 	CACHE(negative_misses), CACHE(complete_answers), CACHE(readdirs),
 	UINT(checked), UINT(mismatches), UINT(unchecked), UINT(update_errors),

@@ -46,9 +46,9 @@ struct agg {
 	double cache_s, cache_sd;		/* measured inside the ops */
 	double cpu_over_null_s, cpu_over_null_sd;	/* cpu_s beyond null's */
 	double lookups_per_s, ns_per_lookup, ns_per_component, cpu_ns_per_lookup;
-	double hit_share, negative_share;
+	double hit_share, negative_share, path_hit_share;
 	uint64_t lookups, hits, negative_hits, misses, restarts, lock_waits,
-		 entries, components;
+		 entries, components, path_hits;
 	uint64_t negative_misses, complete_answers, readdirs;
 	uint64_t checked, mismatches, unchecked, update_errors;
 };

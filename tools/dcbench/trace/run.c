@@ -354,6 +354,7 @@ int rp_run(struct rp_prep *p, const struct rp_config *cfg, struct rp_result *res
 		res->negative_hits = ds.negative_hits;
 		res->misses = ds.misses;
 		res->restarts = ds.restarts;
+		res->path_hits = ds.path_hits;
 		res->lock_waits = ds.lock_waits;
 		res->entries = ds.entries;
 		res->negative_misses = ds.negative_misses;
