@@ -358,15 +358,15 @@ DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 /* Take d out of its chain for good.  Readers on it see DEAD or a new seq. */
 void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
 {
-	uint32_t fl = dc__flags(d), shard = 0;
+	uint32_t fl = dc__flags(d), shards = 0;
 	bool dir = dc__is_dir(d->mode);
 
 	if (fl & DC_F_DEAD)
 		return;
 	/* paths through a directory may lead elsewhere (path.c) */
 	if (dir) {
-		shard = dc__path_shard(c, d);
-		dc__path_change_begin(c, shard);
+		shards = dc__path_shards(c, d);
+		dc__path_change_begin(c, shards);
 	}
 	/* d's nodes go first, and an adder sees the odd seq (path.c) */
 	dc__entry_write_begin(c, d);
@@ -374,7 +374,7 @@ void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
 	dc__hash_remove(c, d);
 	dc__entry_write_end(d);
 	if (dir)
-		dc__path_change_end(c, shard);
+		dc__path_change_end(c, shards);
 }
 
 /* What an in-place change replaces, kept until no reader can reach it. */

@@ -266,8 +266,12 @@ struct dc_hkey {
 
 /* One shard's generation of the one-probe table (path.c), on a line of
  * its own: a change bumps its shard's alone, and the probes of the other
- * shards keep theirs in their caches. */
-#define DC_PATH_SHARDS	64
+ * shards keep theirs in their caches.  The shards are 64 groups of 4: a
+ * path's group is its first component's, its place in the group its
+ * second's. */
+#define DC_PATH_GROUPS	64
+#define DC_PATH_SLOTS	4
+#define DC_PATH_SHARDS	(DC_PATH_GROUPS * DC_PATH_SLOTS)
 struct dc_pgen {
 	_Alignas(64) uint64_t v;	/* odd while a change is under way */
 };
@@ -876,10 +880,22 @@ void dc__lru_free_all(struct dc_cache *c);
 struct dc_pnode;
 int dc__paths_init(struct dc_cache *c);
 void dc__paths_free(struct dc_cache *c);
-#define DC_PATH_ALL	UINT32_MAX
-uint32_t dc__path_shard(const struct dc_cache *c, const struct dc_dentry *d);
-void dc__path_change_begin(struct dc_cache *c, uint32_t shard);
-void dc__path_change_end(struct dc_cache *c, uint32_t shard);
+/* A set of shards a change moves: n of them from first (one, a group, or
+ * all); two sets either nest or are disjoint. */
+#define DC_PATH_SET(first, n)	((uint32_t)(first) | (uint32_t)(n) << 16)
+#define DC_PATH_ALL		DC_PATH_SET(0, DC_PATH_SHARDS)
+uint32_t dc__path_shards(const struct dc_cache *c, const struct dc_dentry *d);
+/* Sets a and b as one change moves them: each shard once, so where they
+ * overlap both become the wider. */
+static inline void dc__path_sets_join(uint32_t *a, uint32_t *b)
+{
+	uint32_t af = *a & 0xffff, an = *a >> 16, bf = *b & 0xffff, bn = *b >> 16;
+
+	if (af < bf + bn && bf < af + an)
+		*a = *b = an >= bn ? *a : *b;
+}
+void dc__path_change_begin(struct dc_cache *c, uint32_t set);
+void dc__path_change_end(struct dc_cache *c, uint32_t set);
 void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d);
 void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d);
 /* The end of dc__entry_write_begin's seq write. */

@@ -275,17 +275,17 @@ static void set_attrs(struct dc_cache *c, struct dc_dentry *d,
 		      const struct dc_inode *in)
 {
 	bool dir = dc__is_dir(d->mode);
-	uint32_t shard = dir ? dc__path_shard(c, d) : 0;
+	uint32_t shards = dir ? dc__path_shards(c, d) : 0;
 
 	if (dir)
-		dc__path_change_begin(c, shard);
+		dc__path_change_begin(c, shards);
 	dc__entry_write_begin(c, d);
 	dc__store(d->mode, (uint16_t)in->mode);
 	dc__store(d->uid, in->uid);
 	dc__store(d->gid, in->gid);
 	dc__entry_write_end(d);
 	if (dir)
-		dc__path_change_end(c, shard);
+		dc__path_change_end(c, shards);
 }
 
 /*

@@ -31,10 +31,16 @@
  *    generation first: a directory unhashed (forgotten, evicted, removed),
  *    moved (rename), made suspect or its attributes refreshed in place (its
  *    permission bits may have changed), and the root replaced.  The
- *    generations are sharded by the path's first component (the child of
- *    the root the path goes through): a change below /usr moves the shard
- *    of "usr", and only paths through /usr, and those that share the shard,
- *    fall back to the walk; a change of the root itself moves every shard.
+ *    generations are sharded by the path's first two components: the
+ *    first picks a group of shards, the second one shard in it.  A change
+ *    of a directory two or more below the root moves the one shard of its
+ *    ancestor two below the root (a change below /usr/lib moves that of
+ *    "usr/lib"), one of a directory just below the root its whole group
+ *    (every path through /usr, whatever comes next), one of the root every
+ *    shard; only the paths of the shards moved, and those that share
+ *    them, fall back to the walk.  A path of one component passes no
+ *    directory but the root, one of two only the root and its first: any
+ *    shard of the first's group is theirs.
  *    Each generation is a seqcount: odd while such a change is made, bumped
  *    (seq_cst) before it and after it.  A walk makes a node only with the
  *    even generation it read before it started, re-checked under ptab_lock,
@@ -193,10 +199,19 @@ void dc__paths_free(struct dc_cache *c)
 	}
 }
 
-/* The shard of a path whose first component is name (len bytes). */
-static uint32_t shard_of_name(const struct dc_cache *c, const char *name, size_t len)
+/* The first shard of the group of the paths whose first component is
+ * name (len bytes). */
+static uint32_t group_of(const struct dc_cache *c, const char *name, size_t len)
 {
-	return (uint32_t)(dc__hash_key(c, name, len) >> 58) % DC_PATH_SHARDS;
+	return (uint32_t)(dc__hash_key(c, name, len) >> 58) % DC_PATH_GROUPS *
+	       DC_PATH_SLOTS;
+}
+
+/* The place in its group of the shard of the paths whose second component
+ * is name (len bytes). */
+static uint32_t slot_of(const struct dc_cache *c, const char *name, size_t len)
+{
+	return (uint32_t)(dc__hash_key(c, name, len) >> 32) % DC_PATH_SLOTS;
 }
 
 static struct dc_pnode **leaf_chain(struct dc_cache *c, const struct dc_dentry *d)
@@ -216,58 +231,63 @@ static struct dc_pnode **leaf_chain(struct dc_cache *c, const struct dc_dentry *
  * node nor makes one.
  */
 
-static void bump(struct dc_cache *c, uint32_t shard)
+static void bump(struct dc_cache *c, uint32_t set)
 {
+	uint32_t first = set & 0xffff, n = set >> 16;
+
 	/* seq_cst: the first bump before the change's stores (which come
 	 * after in program order, and are release or seq writes), the second
 	 * after them; pairs with the acquire loads of dc__path_gen (before a
 	 * walk) and dc__path_add (under ptab_lock), and a reader that finds
 	 * a node after the first bump sees it (dc__path_lookup) */
-	if (shard == DC_PATH_ALL) {
-		for (uint32_t i = 0; i < DC_PATH_SHARDS; i++)
-			__atomic_add_fetch(&c->pgen[i].v, 1, __ATOMIC_SEQ_CST);
-		return;
-	}
-	__atomic_add_fetch(&c->pgen[shard].v, 1, __ATOMIC_SEQ_CST);
+	for (uint32_t i = first; i < first + n; i++)
+		__atomic_add_fetch(&c->pgen[i].v, 1, __ATOMIC_SEQ_CST);
 }
 
 /*
- * The shard of the paths through directory d: that of its top-level
- * ancestor (the child of the root it hangs below, d itself at the top),
- * or DC_PATH_ALL for a root, current or former.  Write lock held:
- * parents are stable.
+ * The shards of the paths through directory d: the one of its ancestor
+ * two below the root (d itself at that depth), the group of d just below
+ * the root, or DC_PATH_ALL for a root, current or former.  Write lock
+ * held: parents are stable.
  */
-uint32_t dc__path_shard(const struct dc_cache *c, const struct dc_dentry *d)
+uint32_t dc__path_shards(const struct dc_cache *c, const struct dc_dentry *d)
 {
-	const struct dc_dentry *top = d;
+	const struct dc_dentry *top = d, *second = NULL;
 
-	while (top->parent && top->parent->parent)
+	while (top->parent && top->parent->parent) {
+		second = top;
 		top = top->parent;
+	}
 	if (!top->parent)
 		return DC_PATH_ALL;
-	return shard_of_name(c, top->name->s, top->name->len);
+	if (!second)
+		return DC_PATH_SET(group_of(c, top->name->s, top->name->len),
+				   DC_PATH_SLOTS);
+	return DC_PATH_SET(group_of(c, top->name->s, top->name->len) +
+			   slot_of(c, second->name->s, second->name->len), 1);
 }
 
-/* Before and after a change of the paths of shard (DC_PATH_ALL: all): the
- * generation goes odd, then even again.  Write lock held. */
-void dc__path_change_begin(struct dc_cache *c, uint32_t shard)
+/* Before and after a change of the paths of a set of shards (a
+ * dc__path_shards; DC_PATH_ALL: all): their generations go odd, then even
+ * again.  Write lock held. */
+void dc__path_change_begin(struct dc_cache *c, uint32_t set)
 {
 	if (!c->ptab)
 		return;
 	/* inside a change of all (forget_all's unhashes), every shard is odd
-	 * already: a shard's own change must not make it even */
-	if (shard == DC_PATH_ALL ? c->pall++ : c->pall)
+	 * already: a set's own change must not make it even */
+	if (set == DC_PATH_ALL ? c->pall++ : c->pall)
 		return;
-	bump(c, shard);
+	bump(c, set);
 }
 
-void dc__path_change_end(struct dc_cache *c, uint32_t shard)
+void dc__path_change_end(struct dc_cache *c, uint32_t set)
 {
 	if (!c->ptab)
 		return;
-	if (shard == DC_PATH_ALL ? --c->pall : c->pall)
+	if (set == DC_PATH_ALL ? --c->pall : c->pall)
 		return;
-	bump(c, shard);
+	bump(c, set);
 }
 
 /* Unpublish n from its key chain (readers may still hold it: it is freed
@@ -383,6 +403,20 @@ static size_t first_component(const char *path, size_t len, const char **name)
 	return j - i;
 }
 
+/* The shard of path's node (see the top of this file), or -1 for a path
+ * with no first component, which gets none. */
+static int32_t shard_of_path(const struct dc_cache *c, const char *path, size_t len)
+{
+	const char *a, *b;
+	size_t alen = first_component(path, len, &a), rest, blen;
+
+	if (!alen)
+		return -1;
+	rest = (size_t)(a + alen - path);
+	blen = first_component(a + alen, len - rest, &b);
+	return (int32_t)(group_of(c, a, alen) + (blen ? slot_of(c, b, blen) : 0));
+}
+
 static uint64_t path_key(const struct dc_cache *c, const char *path, size_t len)
 {
 	return dc__hash_bytes(&c->hkey, path, len);
@@ -479,13 +513,12 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		  struct dc_dentry *d, uint32_t seq, const struct dc_inode *in,
 		  uint64_t gen, bool allx, uint64_t until)
 {
-	const char *first;
-	size_t flen = first_component(path, len, &first);
+	int32_t shard = shard_of_path(c, path, len);
 	uint64_t key;
 	struct dc_pnode *n, *o, **head;
 	uint32_t ticks;
 
-	if (!flen || (gen & 1) || !deadline_ticks(c, until, &ticks))
+	if (shard < 0 || (gen & 1) || !deadline_ticks(c, until, &ticks))
 		return;
 	key = path_key(c, path, len);
 	/* a full table takes a node only in place of one for the same
@@ -499,7 +532,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		return;
 	n->key = key;
 	n->d = d;
-	n->shard = (uint8_t)shard_of_name(c, first, flen);
+	n->shard = (uint8_t)shard;
 	n->gen = gen;
 	n->len = (uint16_t)len;
 	n->allx = allx;
@@ -565,11 +598,9 @@ drop:
  * dc__path_add; its shard's. */
 uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len)
 {
-	const char *first;
-	size_t flen = first_component(path, len, &first);
+	int32_t shard = shard_of_path(c, path, len);
 
-	if (!flen)
+	if (shard < 0)
 		return 0;
-	return __atomic_load_n(&c->pgen[shard_of_name(c, first, flen)].v,
-			       __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->pgen[shard].v, __ATOMIC_ACQUIRE);
 }

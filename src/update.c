@@ -366,13 +366,13 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 	struct dc_dentry *odir = d->parent;
 	bool dir = dc__is_dir(d->mode);
 	/* paths through a directory, old and new, may lead elsewhere
-	 * (path.c): the new place's shard is its new parent's, or all at the
-	 * top (the new name's, which is not d's yet) */
-	uint32_t s1 = dir ? dc__path_shard(c, d) : 0;
-	uint32_t s2 = dir ? dc__path_shard(c, ndir) : 0;
+	 * (path.c): the new place's shards are its new parent's (a whole
+	 * group when that parent is just below the root, all when it is the
+	 * root: there they depend on the new name, which is not d's yet) */
+	uint32_t s1 = dir ? dc__path_shards(c, d) : 0;
+	uint32_t s2 = dir ? dc__path_shards(c, ndir) : 0;
 
-	if (s1 == DC_PATH_ALL || s2 == DC_PATH_ALL)
-		s1 = s2 = DC_PATH_ALL;
+	dc__path_sets_join(&s1, &s2);
 	if (dir) {	/* each shard once: odd for the whole move */
 		dc__path_change_begin(c, s1);
 		if (s2 != s1)
@@ -716,14 +716,14 @@ static void suspect(struct dc_cache *c, struct dc_dentry *d)
 {
 	/* its listing (complete.c) may no longer be all its names; and a
 	 * path through it is checked again by the walk (path.c) */
-	uint32_t shard = dc__path_shard(c, d);
+	uint32_t shards = dc__path_shards(c, d);
 
 	dc__dir_changed(c, d);
-	dc__path_change_begin(c, shard);
+	dc__path_change_begin(c, shards);
 	dc__entry_write_begin(c, d);
 	dc__flags_set(d, DC_F_SUSPECT);
 	dc__entry_write_end(d);
-	dc__path_change_end(c, shard);
+	dc__path_change_end(c, shards);
 }
 
 DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)

@@ -20,6 +20,9 @@
  *    (dc_invalidate_dir, dc_invalidate_child, dc_invalidate), its
  *    attributes changed; everything forgotten (dc_invalidate_all);
  *  - a stale node is replaced, and the path is a hit again;
+ *  - a change two or more below the root sends back to the walk the paths
+ *    through that second-level directory, not its siblings'; one just
+ *    below the root, every path through it;
  *  - a hit leaves no LRU mark on its entry, yet the entry is evicted as
  *    any unused one is (dc_shrink), its node with it: the path is then
  *    asked of the backend again, and answered right;
@@ -45,6 +48,7 @@
 #include "dcache-debug.h"
 #include "harness.h"
 #include "memfs_tree.h"
+#include "../src/internal.h"
 
 static struct dc_cache *open_cache(enum dc_mode m, uint32_t ttl)
 {
@@ -432,6 +436,144 @@ static void test_changes(void)
 	close_last_cache(c);
 }
 
+/*
+ * A change below the root's children sends back to the walk only the
+ * paths through its ancestor two below the root (and those that share
+ * its shard, one in four of its siblings'): of 16 paths /s/dK/q/r/f, a
+ * change at /s/d0, /s/d0/q or /s/d0/q/r sends the one through d0 back,
+ * and most of the others are still answered by one probe.  A change of
+ * /s itself sends every path through /s back.  Each first resolve after
+ * a change is looked at alone: a path hit or not.  Shards depend on the
+ * cache's random key, so each check is made in four caches: a change
+ * that moved the wrong shard would still send d0's path back by chance
+ * in one cache in four.  Then directories below the second level are
+ * renamed, within it and up into /s, and every path answers the truth.
+ */
+#define NSIB	16
+
+static uint64_t is, idk[NSIB], iq[NSIB], ir[NSIB], ifile[NSIB];
+static char sibp[NSIB][32];
+
+static bool hit_once(struct dc_cache *c, const char *p, int64_t want)
+{
+	uint64_t h = path_hits(c);
+
+	CHECK_EQ(res(c, NULL, p), want);
+	return path_hits(c) - h == 1;
+}
+
+static void make_siblings(void)
+{
+	fresh_fs();
+	is = add(DC_MEMFS_ROOT, "s", DIR_M, NULL);
+	for (int k = 0; k < NSIB; k++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "d%d", k);
+		idk[k] = add(is, name, DIR_M, NULL);
+		iq[k] = add(idk[k], "q", DIR_M, NULL);
+		ir[k] = add(iq[k], "r", DIR_M, NULL);
+		ifile[k] = add(ir[k], "f", REG_M, NULL);
+		snprintf(sibp[k], sizeof(sibp[k]), "/s/d%d/q/r/f", k);
+	}
+}
+
+/* Made suspect: dir (d0 or below), then /s. */
+static void shards_once(uint64_t dir)
+{
+	struct dc_cache *c = open_cache(DC_MODE_RCU, 0);
+	int kept = 0;
+
+	for (int k = 0; k < NSIB; k++)
+		twice(c, sibp[k], (int64_t)ifile[k], true);
+	CHECK_EQ(dc_invalidate_inode(c, dir, 0), 0);
+	CHECK(!hit_once(c, sibp[0], (int64_t)ifile[0]));
+	for (int k = 1; k < NSIB; k++)
+		kept += hit_once(c, sibp[k], (int64_t)ifile[k]);
+	/* only (1/4)^15 of the keys put all 15 in d0's shard */
+	CHECK(kept > 0);
+	if (!kept)
+		fprintf(stderr, "  every sibling's path walked after a change below d0\n");
+	for (int k = 0; k < NSIB; k++)
+		twice(c, sibp[k], (int64_t)ifile[k], true);
+
+	CHECK_EQ(dc_invalidate_inode(c, is, 0), 0);
+	for (int k = 0; k < NSIB; k++)
+		CHECK(!hit_once(c, sibp[k], (int64_t)ifile[k]));
+	close_last_cache(c);
+}
+
+/* /s/d1/q -> /s/d2/q1 (two shards of one group, or one), then
+ * /s/d3/q -> /s/q3 (a shard and its whole group, moved once). */
+static void shards_renamed(void)
+{
+	struct dc_cache *c = open_cache(DC_MODE_RCU, 0);
+	struct dc_dentry *s, *d1, *d2, *d3;
+
+	for (int k = 0; k < NSIB; k++)
+		twice(c, sibp[k], (int64_t)ifile[k], true);
+	CHECK_EQ(dc_walk(c, NULL, "/s", 0, &s), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/s/d1", 0, &d1), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/s/d2", 0, &d2), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/s/d3", 0, &d3), 0);
+	CHECK_EQ(dc_memfs_rename(fs, idk[1], "q", idk[2], "q1", 0), 0);
+	CHECK_EQ(dc_rename(c, d1, "q", d2, "q1", 0), 0);
+	twice(c, sibp[1], -ENOENT, false);	/* "q" is missing above f */
+	twice(c, "/s/d2/q1/r/f", (int64_t)ifile[1], true);
+	twice(c, sibp[2], (int64_t)ifile[2], true);
+	CHECK_EQ(dc_memfs_rename(fs, idk[3], "q", is, "q3", 0), 0);
+	CHECK_EQ(dc_rename(c, d3, "q", s, "q3", 0), 0);
+	twice(c, sibp[3], -ENOENT, false);
+	twice(c, "/s/q3/r/f", (int64_t)ifile[3], true);
+	for (int k = 4; k < NSIB; k++)
+		twice(c, sibp[k], (int64_t)ifile[k], true);
+	dc_put(c, d3);
+	dc_put(c, d2);
+	dc_put(c, d1);
+	dc_put(c, s);
+	close_last_cache(c);
+}
+
+static void test_shards(void)
+{
+	make_siblings();
+	for (int i = 0; i < 4; i++) {
+		shards_once(idk[0]);		/* /s/d0, two below the root */
+		shards_once(iq[0]);		/* /s/d0/q */
+		shards_once(ir[0]);		/* /s/d0/q/r */
+	}
+	shards_renamed();
+}
+
+/* A change moves each shard once: two sets of a rename (the old place's
+ * and the new one's) that overlap become the wider, others stay apart. */
+static void test_sets_join(void)
+{
+	const uint32_t one = DC_PATH_SET(DC_PATH_SLOTS + 2, 1);
+	const uint32_t other = DC_PATH_SET(DC_PATH_SLOTS + 3, 1);
+	const uint32_t group = DC_PATH_SET(DC_PATH_SLOTS, DC_PATH_SLOTS);
+	const uint32_t far = DC_PATH_SET(2 * DC_PATH_SLOTS, DC_PATH_SLOTS);
+	const struct { uint32_t a, b, ja, jb; } t[] = {
+		{ one, group, group, group },
+		{ group, one, group, group },
+		{ one, one, one, one },
+		{ one, other, one, other },
+		{ one, far, one, far },
+		{ group, far, group, far },
+		{ DC_PATH_ALL, one, DC_PATH_ALL, DC_PATH_ALL },
+		{ far, DC_PATH_ALL, DC_PATH_ALL, DC_PATH_ALL },
+		{ 0, 0, 0, 0 },		/* not a directory: no set */
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint32_t a = t[i].a, b = t[i].b;
+
+		dc__path_sets_join(&a, &b);
+		CHECK_EQ(a, t[i].ja);
+		CHECK_EQ(b, t[i].jb);
+	}
+}
+
 /* ---- stress ---------------------------------------------------------------
  *
  * /p1 and /p2; the writer moves /p?/x (holding y/z/w/f) between them, each
@@ -662,6 +804,8 @@ int main(void)
 	for (enum dc_mode m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++)
 		test_hits(m);
 	test_changes();
+	test_shards();
+	test_sets_join();
 	test_shrink();
 	if (H_UNDER_TSAN)	/* one thread: nothing for TSan to see, 3 GB under it */
 		SKIP("test_pace under TSan");
