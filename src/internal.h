@@ -266,11 +266,11 @@ struct dc_hkey {
 
 /* One shard's generation of the one-probe table (path.c), on a line of
  * its own: a change bumps its shard's alone, and the probes of the other
- * shards keep theirs in their caches.  The shards are 64 groups of 4: a
+ * shards keep theirs in their caches.  The shards are 32 groups of 8: a
  * path's group is its first component's, its place in the group its
  * second's. */
-#define DC_PATH_GROUPS	64
-#define DC_PATH_SLOTS	4
+#define DC_PATH_GROUPS	32
+#define DC_PATH_SLOTS	8
 #define DC_PATH_SHARDS	(DC_PATH_GROUPS * DC_PATH_SLOTS)
 struct dc_pgen {
 	_Alignas(64) uint64_t v;	/* odd while a change is under way */

@@ -439,14 +439,14 @@ static void test_changes(void)
 /*
  * A change below the root's children sends back to the walk only the
  * paths through its ancestor two below the root (and those that share
- * its shard, one in four of its siblings'): of 16 paths /s/dK/q/r/f, a
+ * its shard, one in eight of its siblings'): of 16 paths /s/dK/q/r/f, a
  * change at /s/d0, /s/d0/q or /s/d0/q/r sends the one through d0 back,
  * and most of the others are still answered by one probe.  A change of
  * /s itself sends every path through /s back.  Each first resolve after
  * a change is looked at alone: a path hit or not.  Shards depend on the
  * cache's random key, so each check is made in four caches: a change
  * that moved the wrong shard would still send d0's path back by chance
- * in one cache in four.  Then directories below the second level are
+ * in one cache in eight.  Then directories below the second level are
  * renamed, within it and up into /s, and every path answers the truth.
  */
 #define NSIB	16
@@ -490,7 +490,7 @@ static void shards_once(uint64_t dir)
 	CHECK(!hit_once(c, sibp[0], (int64_t)ifile[0]));
 	for (int k = 1; k < NSIB; k++)
 		kept += hit_once(c, sibp[k], (int64_t)ifile[k]);
-	/* only (1/4)^15 of the keys put all 15 in d0's shard */
+	/* only (1/8)^15 of the keys put all 15 in d0's shard */
 	CHECK(kept > 0);
 	if (!kept)
 		fprintf(stderr, "  every sibling's path walked after a change below d0\n");
