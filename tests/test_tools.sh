@@ -204,9 +204,9 @@ else
     [ "$RC" -eq 0 ] && ok "import of the shipped kernel-build log" || { notok "import of $KLOG: exit $RC"; diag <"$TMP/err"; }
     run "$DCBENCH" compare "$TMP/k.trace" --threads 1,2 --runs 1 --modes rcu,global
     goals=$(sed -n '/^goals/,$p' "$TMP/out" | tail -n +2)
-    want='^  (mismatches in every mode and run: [0-9]+ \(goal 0\)|rcu time in the cache at [0-9]+ threads? \([0-9]+ cop(y|ies)\) vs global: [0-9.]+x \([0-9.]+s vs [0-9.]+s; goal <= [0-9.]+x\)|rcu lookups/s at [0-9]+ threads? \([0-9]+ cop(y|ies)\) vs [0-9]+ threads? \([0-9]+ cop(y|ies)\): [0-9.]+x \([0-9.]+[kM]?/s vs [0-9.]+[kM]?/s; goal >= [0-9.]+x\)): (met|NOT MET)$'
+    want='^  ((mismatches in every mode and run: [0-9]+ \(goal 0\)|rcu time in the cache at [0-9]+ threads? \([0-9]+ cop(y|ies)\) vs global: [0-9.]+x \([0-9.]+s vs [0-9.]+s; goal <= [0-9.]+x\)|rcu lookups/s at [0-9]+ threads? \([0-9]+ cop(y|ies)\) vs [0-9]+ threads? \([0-9]+ cop(y|ies)\): [0-9.]+x \([0-9.]+[kM]?/s vs [0-9.]+[kM]?/s; goal >= [0-9.]+x\)): (met|NOT MET)|rcu lookups/s at (8|16|32) threads vs its best: not measured \(rcu was not run at (8|16|32) threads\))$'
     bad=$(printf '%s\n' "$goals" | grep -vE "$want")
-    if [ "$RC" -gt 1 ] || [ "$(printf '%s\n' "$goals" | grep -c .)" -ne 4 ] || [ -n "$bad" ]; then
+    if [ "$RC" -gt 1 ] || [ "$(printf '%s\n' "$goals" | grep -c .)" -ne 7 ] || [ -n "$bad" ]; then
         notok "compare goal lines name what was measured (exit $RC)"; printf '%s\n' "$goals" | diag
     else
         ok "compare goal lines name what was measured"
@@ -225,6 +225,35 @@ else
         ok "compare reports each mode's one-probe share (rcu's above 0, global's 0): $probes"
     else
         notok "compare's one-probe shares, rcu then global at 1 and 2 threads, were: $probes"
+    fi
+    # above the cores: rcu's lookups/s at 8 threads over its best in the
+    # run (here the 2-thread one, or the 8-thread one itself), from the
+    # JSON's figures; at 8 threads alone, no run at or below the cores
+    if ! command -v python3 >/dev/null; then
+        skip "compare: rcu at 8 threads over its best (no python3)"
+    else
+    run "$DCBENCH" compare "$TMP/k.trace" --threads 2,8 --runs 1 --modes rcu --json
+    line=$(grep '^  rcu lookups/s at 8 threads' "$TMP/err")
+    want=$(python3 -c '
+import json, sys
+r = {x["threads"]: x["lookups_per_s"] for x in json.load(open(sys.argv[1]))["results"] if x["mode"] == "rcu"}
+print("%.2fx" % (r[8] / max(r.values())))' "$TMP/out" 2>/dev/null)
+    if [ "$RC" -le 1 ] && [ -n "$want" ] &&
+       printf '%s\n' "$line" | grep -qE "^  rcu lookups/s at 8 threads \(8 copies\) vs its best, at (2|8) threads \((2|8) copies\): $want \([0-9.]+[kM]?/s vs [0-9.]+[kM]?/s; goal >= 0\.90x\): (met|NOT MET)$"; then
+        ok "compare: rcu at 8 threads over its best, $want"
+    else
+        notok "compare: rcu at 8 threads over its best: exit $RC, want $want, line: $line"
+    fi
+    fi
+    if [ "$(nproc)" -ge 8 ]; then
+        skip "compare at 8 threads alone: $(nproc) cores, so 8 threads are not above them"
+    else
+        run "$DCBENCH" compare "$TMP/k.trace" --threads 8 --runs 1 --modes rcu
+        if grep -qE '^  rcu lookups/s at 8 threads vs its best: not measured \(rcu was not run at [0-9]+ threads? or fewer, the cores\)$' "$TMP/out"; then
+            ok "compare: rcu above the cores alone is not judged against itself"
+        else
+            notok "compare at 8 threads alone: exit $RC, $(grep 'at 8 threads' "$TMP/out")"
+        fi
     fi
 fi
 

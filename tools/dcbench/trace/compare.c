@@ -207,13 +207,58 @@ static void goal_scaling(FILE *f, const struct agg *r1, const struct agg *r2, do
 }
 
 /*
+ * rcu's lookups/s at threads against its best in the run, at whatever
+ * thread count that was: more threads than a machine has cores must not
+ * cost much of what it can do.  Judged only beside a run at or below the
+ * core count, where the best can be.
+ */
+static void goal_oversub(FILE *f, struct agg *ag, unsigned nag, unsigned threads,
+			 unsigned cores, double goal, bool judge)
+{
+	struct agg *r = find_agg(ag, nag, RP_RCU, threads), *best = NULL;
+	char w1[64], w2[64], b1[32], b2[32], why[128];
+	const char *no = rate_unmeasured(r, threads, why, sizeof(why));
+	bool under = false;
+
+	for (unsigned i = 0; i < nag; i++) {
+		if (ag[i].mode != RP_RCU || !(ag[i].lookups_per_s > 0))
+			continue;
+		under |= !ag[i].over;
+		if (!best || ag[i].lookups_per_s > best->lookups_per_s)
+			best = &ag[i];
+	}
+	if (!no && !under) {
+		snprintf(why, sizeof(why), "rcu was not run at %u thread%s or fewer, "
+			 "the cores", cores, cores == 1 ? "" : "s");
+		no = why;
+	}
+	if (no) {
+		fprintf(f, "  rcu lookups/s at %s vs its best: not measured (%s)\n",
+			threads_s(threads, w1, sizeof(w1)), no);
+		return;
+	}
+	if (!judge) {
+		fprintf(f, "  rcu lookups/s at %s vs its best: not judged (too short to "
+			"time)\n", where(r, w1, sizeof(w1)));
+		return;
+	}
+	fprintf(f, "  rcu lookups/s at %s vs its best, at %s: %.2fx (%s/s vs %s/s; "
+		"goal >= %.2fx): %s\n", where(r, w1, sizeof(w1)), where(best, w2, sizeof(w2)),
+		r->lookups_per_s / best->lookups_per_s,
+		report_fmt_rate(r->lookups_per_s, b1, sizeof(b1)),
+		report_fmt_rate(best->lookups_per_s, b2, sizeof(b2)), goal,
+		met(r->lookups_per_s >= goal * best->lookups_per_s));
+}
+
+/*
  * The goals, a line each, naming what was measured; a goal whose figures
  * are missing says why.  Timing goals are only judged when every cache
  * mode's runs were long enough to time; false when they were not judged.
  */
 static bool print_goals(FILE *f, const struct dct_trace *t, struct agg *ag,
-			unsigned nag, unsigned runs)
+			unsigned nag, unsigned runs, unsigned cores)
 {
+	static const unsigned over[] = { 8, 16, 32 };
 	struct agg *r1 = find_agg(ag, nag, RP_RCU, 1), *g1 = find_agg(ag, nag, RP_GLOBAL, 1);
 	struct agg *r2 = find_agg(ag, nag, RP_RCU, 2), *g2 = find_agg(ag, nag, RP_GLOBAL, 2);
 	struct agg *shortest = NULL;
@@ -236,6 +281,8 @@ static bool print_goals(FILE *f, const struct dct_trace *t, struct agg *ag,
 	goal_cache(f, r1, g1, 1, 1.02, !shortest);
 	goal_cache(f, r2, g2, 2, 0.70, !shortest);
 	goal_scaling(f, r1, r2, 1.8, !shortest);
+	for (unsigned i = 0; i < sizeof(over) / sizeof(over[0]); i++)
+		goal_oversub(f, ag, nag, over[i], cores, 0.9, !shortest);
 	return !shortest;
 }
 
@@ -402,7 +449,7 @@ int cmd_compare(int argc, char **argv)
 		}
 		fputs(too_short ? "  (too short to time)\n" : "\n", rep);
 	}
-	judged = print_goals(rep, s.t, ag, nag, o.runs);
+	judged = print_goals(rep, s.t, ag, nag, o.runs, cores);
 	if (plotfile && compare_plot(plotfile, s.file, ag, nag, tl, nt, modes, nm, o.copies) == 0)
 		fprintf(rep, "plot: %s\n", plotfile);
 
