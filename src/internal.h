@@ -907,8 +907,9 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 		    bool checked, uint64_t now, struct dc_inode *st);
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		  struct dc_dentry *d, uint32_t seq, const struct dc_inode *in,
-		  uint64_t gen, bool allx, uint64_t until);
-uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len);
+		  int32_t shard, uint64_t gen, bool allx, uint64_t until);
+uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len,
+		      int32_t *shard);
 
 /*
  * A probe that finds no node costs a resolve a hash and its misses in

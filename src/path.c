@@ -503,17 +503,16 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 /*
  * Remember path's answer d (its seq seq, read by the rcu-walk that just
  * answered, which met no ".", ".." or symlink and started at the root;
- * in, d's inode data as that walk copied it at seq), with gen the
- * shard's generation read before that walk, and until the earliest
+ * in, d's inode data as that walk copied it at seq), with shard and gen
+ * as dc__path_gen gave them before that walk, and until the earliest
  * deadline the walk passed (0: none).  Best effort:
  * nothing on no memory, past the cap, or with ptab_lock busy.  No lock
  * held.
  */
 void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		  struct dc_dentry *d, uint32_t seq, const struct dc_inode *in,
-		  uint64_t gen, bool allx, uint64_t until)
+		  int32_t shard, uint64_t gen, bool allx, uint64_t until)
 {
-	int32_t shard = shard_of_path(c, path, len);
 	uint64_t key;
 	struct dc_pnode *n, *o, **head;
 	uint32_t ticks;
@@ -594,13 +593,13 @@ drop:
 	dc__free(c, n, node_size(len));
 }
 
-/* The generation a walk of path reads before it starts, to hand to
- * dc__path_add; its shard's. */
-uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len)
+/* The shard of path's node (*shard; -1: it gets none) and its generation,
+ * which a walk of path reads before it starts, to hand to dc__path_add. */
+uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len,
+		      int32_t *shard)
 {
-	int32_t shard = shard_of_path(c, path, len);
-
-	if (shard < 0)
+	*shard = shard_of_path(c, path, len);
+	if (*shard < 0)
 		return 0;
-	return __atomic_load_n(&c->pgen[shard].v, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->pgen[*shard].v, __ATOMIC_ACQUIRE);
 }

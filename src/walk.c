@@ -782,17 +782,18 @@ bool path_cacheable(const struct dc_cache *c, const struct dc_dentry *base,
  * Inside the read section. */
 static void keep_path(struct nameidata *nd, const char *path, size_t len, int err,
 		      struct dc_dentry *d, uint32_t seq, const struct dc_inode *st,
-		      uint64_t gen)
+		      int32_t shard, uint64_t gen)
 {
 	static const struct dc_inode none;
 
 	if (!nd->plain || nd->nlinks)
 		return;
 	if (err == -ENOENT && nd->neg)
-		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, &none, gen,
-			     nd->allx, nd->until);
+		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, &none, shard,
+			     gen, nd->allx, nd->until);
 	else if (err == 0 && !dc__is_lnk(st->mode))
-		dc__path_add(nd->c, path, len, d, seq, st, gen, nd->allx, nd->until);
+		dc__path_add(nd->c, path, len, d, seq, st, shard, gen, nd->allx,
+			     nd->until);
 }
 
 /* rcu-walk at clock now (dc__walk_clock), then (if it could not finish)
@@ -807,13 +808,14 @@ int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
 	struct dc_dentry *d = NULL;
 	uint32_t seq = 0;	/* walk_rcu sets it when it answers 0 */
 	uint64_t pgen = 0;
+	int32_t pshard = -1;
 	int err;
 
 	if (c->mode == DC_MODE_RCU) {
 		dc__rcu_lock();
 		/* before the walk: a directory changed since fails the add */
 		if (table)
-			pgen = dc__path_gen(c, path, len);
+			pgen = dc__path_gen(c, path, len, &pshard);
 		/* a clock not read (TTLs were off) while TTLs are on now: this
 		 * walk notes no deadline, so it may make no node.  TTLs are
 		 * turned on before everything is forgotten (dc_set_ttl), whose
@@ -839,7 +841,7 @@ int walk_path(struct dc_cache *c, struct dc_dentry *base, const char *path,
 			}
 		}
 		if (table && (err == 0 || err == -ENOENT))
-			keep_path(&nd, path, len, err, d, seq, st, pgen);
+			keep_path(&nd, path, len, err, d, seq, st, pshard, pgen);
 		dc__rcu_unlock();
 		if (err != -ECHILD) {
 			count_answer(c, &nd, err);
