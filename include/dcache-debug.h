@@ -30,6 +30,15 @@ uint64_t dc_debug_live_entries(void);
 uint64_t dc_debug_live_bytes(void);
 /* Check the cache's invariants (quiescent callers only); 0 or -EUCLEAN. */
 int dc_debug_check(struct dc_cache *c);
+/*
+ * Call fn(arg) in each miss of c that asks the backend, from inside its
+ * first locked section (in rcu mode the write lock's miss side and the
+ * name's bucket stripe; in the other modes the write lock), just after
+ * it hashes its pending entry (NULL: no more): a test holds a miss there,
+ * as a preempted thread would, to see who waits for it.  Set it while no
+ * lookup runs.
+ */
+void dc_debug_on_miss(struct dc_cache *c, void (*fn)(void *arg), void *arg);
 
 #ifdef __cplusplus
 }

@@ -158,6 +158,10 @@ static void locks_init(struct dc_cache *c)
 	pthread_mutex_init(&c->stat_lock, NULL);
 	pthread_mutex_init(&c->list_lock, NULL);
 	pthread_mutex_init(&c->ptab_lock, NULL);
+	for (unsigned i = 0; i < DC_CHAIN_LOCKS; i++)
+		pthread_mutex_init(&c->chain_lock[i], NULL);
+	for (unsigned i = 0; i < DC_INDEX_LOCKS; i++)
+		pthread_mutex_init(&c->index_lock[i], NULL);
 }
 
 static void locks_destroy(struct dc_cache *c)
@@ -174,6 +178,10 @@ static void locks_destroy(struct dc_cache *c)
 	pthread_mutex_destroy(&c->stat_lock);
 	pthread_mutex_destroy(&c->list_lock);
 	pthread_mutex_destroy(&c->ptab_lock);
+	for (unsigned i = 0; i < DC_CHAIN_LOCKS; i++)
+		pthread_mutex_destroy(&c->chain_lock[i]);
+	for (unsigned i = 0; i < DC_INDEX_LOCKS; i++)
+		pthread_mutex_destroy(&c->index_lock[i]);
 }
 
 static int root_init(struct dc_cache *c)
@@ -404,6 +412,12 @@ static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 	}
 	/* a hashed child holds a count on its parent */
 	return dc__load(d->parent->count) > 0 ? 0 : -1;
+}
+
+DC_API void dc_debug_on_miss(struct dc_cache *c, void (*fn)(void *arg), void *arg)
+{
+	c->dbg_miss_arg = arg;
+	c->dbg_miss = fn;
 }
 
 DC_API int dc_debug_check(struct dc_cache *c)

@@ -34,8 +34,8 @@
  *
  * Locking: records are found, changed and used under c->list_lock, which
  * nests inside the write lock; dc__lookup_slow (miss.c) calls in with
- * the write lock held, which is what makes the record's state and the
- * orphan test stable.  An entry with a record carries DC_F_HASLIST; dc__free_now drops the record
+ * the miss side of it held, which keeps out every update, and that is
+ * what makes the record's state and the orphan test stable.  An entry with a record carries DC_F_HASLIST; dc__free_now drops the record
  * (list_lock alone) before the entry's memory goes, so a record's dir
  * pointer always names a live entry and is never reused while the record
  * exists.  The lister holds a reference on the directory (its lookup's
@@ -161,8 +161,8 @@ static void restart(struct dc_cache *c, struct dc_list *l)
 	l->state = LS_COUNTING;
 }
 
-/* dir's record, made if there is none (NULL: no memory).  Write lock and
- * list_lock held. */
+/* dir's record, made if there is none (NULL: no memory).  Write lock (or
+ * its miss side) and list_lock held. */
 static struct dc_list *record_of(struct dc_cache *c, struct dc_dentry *dir)
 {
 	struct dc_list **pp = slot_of(c, dir), *l = *pp;
@@ -285,8 +285,8 @@ static void tell_record(struct dc_cache *c, struct dc_dentry *dir, const uint64_
  * under two names (a bind mount inside the tree) changes under both, and
  * an update names one.  Directories are always in the inode index (the
  * root is not indexed: it is checked apart).  Records are made under the
- * write lock, which we hold, so none means none will appear meanwhile.
- * Write lock held.
+ * write lock or its miss side, which the write lock we hold keeps out, so
+ * none means none will appear meanwhile.  Write lock held.
  */
 static void tell_records(struct dc_cache *c, struct dc_dentry *dir, const uint64_t *key)
 {
@@ -323,7 +323,8 @@ void dc__dir_changed(struct dc_cache *c, struct dc_dentry *dir)
 	tell_records(c, dir, NULL);
 }
 
-/* Is the listing still what dir holds?  Write lock and list_lock held. */
+/* Is the listing still what dir holds?  Write lock (or its miss side) and
+ * list_lock held. */
 static bool listing_holds(struct dc_cache *c, const struct dc_list *l)
 {
 	uint64_t ttl = dc__load(c->ttl_neg), now;
@@ -338,8 +339,8 @@ static bool listing_holds(struct dc_cache *c, const struct dc_list *l)
 
 /*
  * Does dir's listing say name is not there?  Then *asked is when the
- * listing was asked (the negative entry's TTL counts from it).  Write lock
- * held; dir not orphaned.
+ * listing was asked (the negative entry's TTL counts from it).  The miss
+ * side of the write lock held; dir not orphaned.
  */
 bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
 		       const char *name, size_t len, uint64_t *asked)
@@ -365,7 +366,8 @@ bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
  * Count one more reason to list dir (misses more of them: 1 for each
  * -ENOENT answer; a directory just made counts as all it needs), and
  * start listing it when the count is made.  true: the caller is to list
- * dir now (dc__list_dir), with no lock held.  Write lock held.
+ * dir now (dc__list_dir), with no lock held.  Write lock or its miss
+ * side held.
  */
 static bool count_toward_listing(struct dc_cache *c, struct dc_dentry *dir,
 				 uint32_t more)
@@ -389,7 +391,7 @@ static bool count_toward_listing(struct dc_cache *c, struct dc_dentry *dir,
 }
 
 /* The backend answered -ENOENT for a name in dir, and nothing in dir
- * changed while it was asked.  Write lock held; dir not orphaned. */
+ * changed while it was asked.  The miss side held; dir not orphaned. */
 bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir)
 {
 	return count_toward_listing(c, dir, 1);

@@ -6,7 +6,10 @@
  * Locking rules:
  *  - dc__alloc, dc__alloc_prepared, dc__unhash, dc__set_inode,
  *    dc__replace_inode and dc__bump_dirgen are called with the write lock
- *    held; dc__prepare and dc__unprepare with no cache lock.
+ *    held, except that a miss (miss.c) makes, unhashes and settles its
+ *    own PENDING entry in the write lock's miss side, under the entry's
+ *    chain stripe (lock.c): no other thread writes that entry meanwhile;
+ *    dc__prepare and dc__unprepare with no cache lock.
  *  - d->count is changed with atomics anywhere.  A count of 0 means
  *    "unused", not "free": the entry stays cached until the LRU evicts it.
  *    The shrinker claims an entry by moving its count from 0 to
@@ -103,7 +106,7 @@ static bool name_is_inline(const struct dc_dentry *d, const struct dc_name *n)
  * that a writer does not hold the write lock across the slab's lock, the
  * page faults of a new chunk, or a long name's allocation.  Nothing else
  * is set and nothing counts it yet: dc__alloc_prepared makes it an entry
- * under the write lock, or dc__unprepare gives it back.  NULL when memory
+ * under the write lock (or a miss's), or dc__unprepare gives it back.  NULL when memory
  * is short.
  */
 struct dc_dentry *dc__prepare(struct dc_cache *c, const char *name, size_t len)
@@ -181,7 +184,7 @@ struct dc_dentry *dc__alloc_prepared(struct dc_cache *c, struct dc_dentry *d,
 
 /*
  * dc__prepare and dc__alloc_prepared in one, for callers that hold the
- * write lock already.  NULL when memory is short; then target is still
+ * write lock (or a miss's) already.  NULL when memory is short; then target is still
  * the caller's.
  */
 struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
@@ -353,7 +356,8 @@ DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 	dc__rcu_unlock();
 }
 
-/* ---- state changes (write lock held) ------------------------------------ */
+/* ---- state changes (write lock held; a miss, its own entry's, in the miss
+ * side under the entry's chain stripe) ---------------------------------- */
 
 /* Take d out of its chain for good.  Readers on it see DEAD or a new seq. */
 void dc__unhash(struct dc_cache *c, struct dc_dentry *d)
@@ -492,8 +496,8 @@ void dc__bump_dirgen(struct dc_cache *c, struct dc_dentry *dir)
 
 /*
  * Is d forgotten, or below a forgotten directory (an orphan: see forget
- * in update.c)?  Write lock held (or a lock mode's read lock): parents
- * are stable.
+ * in update.c)?  Write lock or its miss side held (or a lock mode's read
+ * lock): parents are stable.
  */
 bool dc__orphaned(const struct dc_dentry *d)
 {

@@ -9,7 +9,8 @@
  * never needs to grow; see docs/design.md for why we chose this over a
  * resizable table.)
  *
- * Writers (holding wlock) publish with release stores -- every store of
+ * Writers (holding wlock, or a miss its chain's stripe) publish with
+ * release stores -- every store of
  * a chain link, hnext included -- and readers follow chains with acquire
  * loads under rcu_read_lock.  Removing an entry keeps
  * its hnext intact, so a reader standing on it walks on into the rest of
@@ -110,8 +111,10 @@ int dc__hash_init(struct dc_cache *c, uint64_t max_entries)
  * the same directory here, when the name no longer leads to it (after an
  * exchange or an invalidation); and a watcher that knows only an inode
  * (dc_invalidate_child, dc_invalidate_inode) finds every cached name of
- * it.  Written and walked under the write lock; the heads are stored as
- * relaxed atomics because dc__prefetch_inode reads one without it.
+ * it.  Walked and changed under the write lock, and added to by misses
+ * in its miss side under the chain's index stripe (dc__inodes_add); the
+ * heads are stored as relaxed atomics because dc__prefetch_inode reads
+ * one without a lock.
  */
 
 /* Bytes of the index: a head per two hash buckets (at most 4 bytes per
@@ -162,20 +165,32 @@ void dc__prefetch_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
 void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **h = inodes_head(c, d->ino, d->gen), *e;
+	/* misses settle side by side (the miss side of the write lock), so
+	 * in rcu mode a chain's adds take its stripe; the index's other
+	 * users hold the write lock, which keeps the misses out */
+	pthread_mutex_t *stripe = c->mode == DC_MODE_RCU ?
+		&c->index_lock[(size_t)(h - c->inodes) % DC_INDEX_LOCKS] : NULL;
 	unsigned same = 0;
 
+	if (stripe)
+		pthread_mutex_lock(stripe);
 	if (!dc__is_dir(d->mode))
 		for (e = *h; e && same < DC_INDEX_MAX; e = (struct dc_dentry *)e->aux)
 			same += e->ino == d->ino && e->gen == d->gen;
 	if (same >= DC_INDEX_MAX) {
 		dc__flags_set(d, DC_F_UNINDEXED);
-		c->unindexed[dc__inval_slot(d->ino, d->gen)]++;
-		return;
+		/* atomic: two stripes' chains may share the slot */
+		__atomic_add_fetch(&c->unindexed[dc__inval_slot(d->ino, d->gen)], 1,
+				   __ATOMIC_RELAXED);
+	} else {
+		/* relaxed atomic: a reader that saw this entry as a symlink
+		 * may load aux meanwhile (its seq check then fails before it
+		 * uses it) */
+		dc__store(d->aux, (uintptr_t)*h);
+		dc__store(*h, d);	/* atomic: dc__prefetch_inode reads heads unlocked */
 	}
-	/* relaxed atomic: a reader that saw this entry as a symlink may load
-	 * aux meanwhile (its seq check then fails before it uses it) */
-	dc__store(d->aux, (uintptr_t)*h);
-	dc__store(*h, d);	/* atomic: dc__prefetch_inode reads heads unlocked */
+	if (stripe)
+		pthread_mutex_unlock(stripe);
 }
 
 void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d)
@@ -184,7 +199,8 @@ void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d)
 
 	if (dc__flags(d) & DC_F_UNINDEXED) {
 		dc__flags_clear(d, DC_F_UNINDEXED);
-		c->unindexed[dc__inval_slot(d->ino, d->gen)]--;
+		__atomic_sub_fetch(&c->unindexed[dc__inval_slot(d->ino, d->gen)], 1,
+				   __ATOMIC_RELAXED);
 		return;
 	}
 	for (e = *h; e && e != d; e = (struct dc_dentry *)e->aux)
@@ -203,8 +219,9 @@ struct dc_dentry *dc__inodes_first(struct dc_cache *c, uint64_t ino, uint32_t ge
 	return *inodes_head(c, ino, gen);
 }
 
-/* The same under the write lock (or a lock mode's read lock): no races,
- * and pending entries are found too. */
+/* The same under the write lock, a miss's chain stripe for hash (lock.c),
+ * or a lock mode's read lock: no races, and pending entries are found
+ * too. */
 struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 				  const char *s, size_t len, uint32_t hash)
 {
@@ -217,7 +234,8 @@ struct dc_dentry *dc__find_locked(struct dc_cache *c, struct dc_dentry *dir,
 	return NULL;
 }
 
-/* Publish d at the head of its chain.  wlock held; d fully initialized. */
+/* Publish d at the head of its chain.  wlock held, or the miss side and
+ * d's chain stripe (dc__chain_lock); d fully initialized. */
 void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **b = dc__bucket(c, d->hash);
@@ -226,7 +244,10 @@ void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 	 * release: a rename re-links d while readers may stand on it
 	 * (move_entry), and they follow this pointer into the new chain, to
 	 * entries they never reached through a bucket head; we saw those
-	 * entries' initialisation through the write lock, and this passes it
+	 * entries' initialisation through the write lock (a miss's entry
+	 * through the miss side: its count's release, our acquire in
+	 * shut_misses; and a miss inserting sees the chain's earlier
+	 * entries through the stripe), and this passes it
 	 * on to the readers' acquire of d->hnext (tests/test_relink.c).
 	 */
 	dc__store_rel(d->hnext, dc__load(*b));
@@ -236,7 +257,8 @@ void dc__hash_insert(struct dc_cache *c, struct dc_dentry *d)
 		dc__inodes_add(c, d);
 }
 
-/* Unlink d from its chain, leaving d->hnext for readers on it.  wlock. */
+/* Unlink d from its chain, leaving d->hnext for readers on it.  wlock, or
+ * the miss side and d's chain stripe. */
 void dc__hash_remove(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry **pp = dc__bucket(c, d->hash);

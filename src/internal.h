@@ -9,15 +9,28 @@
  *	insert/remove, an entry's parent, name, hash, inode fields, flags
  *	DEAD/PENDING/STALE/REVAL, the inode index, dir_stamp,
  *	deadlines (expires),
- *	c->rename_seq, nr_neg_astray, and the choice of LRU victims.  In
+ *	c->rename_seq, nr_neg_astray, and the choice of LRU victims -- but
+ *	for what a miss does in rcu mode, in the miss side (below).  In
  *	global mode the same mutex is also taken by readers, one component
  *	at a time.  Never held across a backend call.
+ *  the miss side (rcu mode: c->mslots, c->wside; lock.c)
+ *	a miss's two short sections (miss.c) take, instead of wlock, a count
+ *	that keeps every writer out, as wlock would, but not other misses;
+ *	a writer raises wside and waits for the counts to drain.  Misses
+ *	order among themselves by c->chain_lock (a stripe per hash bucket:
+ *	find and insert of a name, and removal from its chain) and
+ *	c->index_lock (a stripe per inode-index chain: dc__inodes_add),
+ *	which nest inside the miss side, chain before index.  A miss
+ *	writes no entry but its own PENDING one (hashing, settling or
+ *	unhashing it), which others only wait on.  In the other modes a
+ *	miss takes the write lock and neither stripe.
  *  c->lru_lock (mutex)
  *	the two LRU lists, each entry's lru_next, LISTED and ONNEG, and
- *	nr_isolated.  Nests inside wlock; dc_put takes it alone.
+ *	nr_isolated.  Nests inside wlock and the miss side's stripes;
+ *	dc_put takes it alone.
  *  c->list_lock (mutex)
  *	complete-directory records (complete.c) and DC_F_HASLIST.  Nests
- *	inside wlock; dc__free_now takes it alone.
+ *	inside wlock and the miss side; dc__free_now takes it alone.
  *  c->shrink_lock + c->shrink_cv
  *	only to ask the shrinker thread to run (lru.c) and to stop it.
  *	Innermost; never held while the thread shrinks.
@@ -130,7 +143,8 @@ struct dc_xname {
  * rather than in the entry.
  */
 struct dc_dentry {
-	struct dc_dentry *hnext;	/* hash chain; wlock, RCU-read */
+	struct dc_dentry *hnext;	/* hash chain; wlock or a miss's chain
+					 * stripe, RCU-read */
 	struct dc_dentry *parent;	/* holds a count on it; wlock */
 	struct dc_name *name;		/* iname or an xname; wlock */
 	uint32_t hash;			/* of the name alone; wlock */
@@ -146,7 +160,7 @@ struct dc_dentry {
 	int32_t count;			/* references; atomic */
 	uintptr_t aux;			/* symlink: xname target (wlock + seq, RCU-read);
 					 * other hashed positives: next in c->inodes
-					 * (wlock only) */
+					 * (wlock, or a miss's index stripe) */
 	struct dc_dentry *lru_next;	/* lru_lock */
 	uint64_t expires;		/* the answer's deadline (dc__now() time), 0:
 					 * none; wlock, RCU-read (see dc__expired) */
@@ -244,6 +258,15 @@ struct dc_slab;
 
 #define DC_INVAL_SLOTS	64
 #define DC_WAIT_SLOTS	64	/* sleepers on PENDING / REVAL entries, by address */
+#define DC_MISS_SLOTS	16	/* the miss side's counts, by thread (lock.c) */
+#define DC_CHAIN_LOCKS	64	/* misses' stripes of the hash buckets */
+#define DC_INDEX_LOCKS	16	/* misses' stripes of the inode index */
+
+/* One slot's count of misses inside their sections, on a line of its own:
+ * misses write it, writers read them all. */
+struct dc_mslot {
+	_Alignas(64) uint32_t n;
+};
 #define DC_DIR_SLOTS	256
 #define DC_INDEX_MAX	32	/* names of one non-directory inode indexed */
 
@@ -308,9 +331,15 @@ struct dc_cache {
 	uint64_t pmax;			/* nodes at most: four a head, within the cap */
 
 	_Alignas(64) pthread_mutex_t wlock;
+	uint32_t wside;			/* rcu mode: 1 while a writer shuts the
+					 * misses out (lock.c); atomic */
+	/* a test's hook, called inside every miss's first section */
+	void (*dbg_miss)(void *);
+	void *dbg_miss_arg;
 	struct dc_dentry **inodes;	/* hashed positives but symlinks, by
-					 * (ino, gen); wlock (heads atomic:
-					 * read unlocked to prefetch) */
+					 * (ino, gen); wlock, or a miss's index
+					 * stripe to add (heads atomic: read
+					 * unlocked to prefetch) */
 	unsigned inodes_shift;
 	/* inode invalidations (wlock): a count, and per slot of (ino, gen)
 	 * the count when one last hit it, so that a miss in flight across
@@ -332,7 +361,9 @@ struct dc_cache {
 	struct dc_lru lru_pos, lru_neg;
 	uint64_t nr_entries;		/* allocated, not yet evicted; atomic */
 	uint64_t nr_negative;		/* of which negative; atomic */
-	uint64_t nr_neg_astray;		/* negative, on lru_pos; wlock + lru_lock */
+	uint64_t nr_neg_astray;		/* negative, on lru_pos; wlock (misses
+					 * never change it: a PENDING entry is
+					 * on lru_neg, and not negative) */
 	uint64_t nr_isolated;		/* held, so taken off the lists; lru_lock */
 	uint64_t max_entries, max_negative;
 	uint64_t nr_freeing;		/* evicted, waiting for a grace period */
@@ -374,6 +405,12 @@ struct dc_cache {
 	uint32_t complete_after, complete_max;	/* DC_COMPLETE_OFF: off */
 
 	struct dc_waitq waitq[DC_WAIT_SLOTS];	/* see wait_clear (miss.c) */
+
+	/* the miss side of the write lock (lock.c): a count of misses in
+	 * their sections per slot of threads, a line each */
+	struct dc_mslot mslots[DC_MISS_SLOTS];
+	pthread_mutex_t chain_lock[DC_CHAIN_LOCKS];
+	pthread_mutex_t index_lock[DC_INDEX_LOCKS];
 };
 
 /* ---- alloc.c ---------------------------------------------------------- */
@@ -400,6 +437,10 @@ void dc__read_lock(struct dc_cache *c);
 void dc__read_unlock(struct dc_cache *c);
 void dc__write_lock(struct dc_cache *c);
 void dc__write_unlock(struct dc_cache *c);
+void dc__miss_begin(struct dc_cache *c);
+void dc__miss_end(struct dc_cache *c);
+void dc__chain_lock(struct dc_cache *c, uint32_t hash);
+void dc__chain_unlock(struct dc_cache *c, uint32_t hash);
 void dc__stat_add_slow(struct dc_cache *c, int which, uint64_t n);
 void dc__stat_sum(struct dc_cache *c, uint64_t out[DC_ST_NR]);
 void dc__stat_free(struct dc_cache *c);
@@ -429,7 +470,8 @@ static inline void dc__stat_inc(struct dc_cache *c, int which)
 }
 
 /*
- * Sequence counts.  A writer (holding wlock) makes seq odd, changes the
+ * Sequence counts.  A writer (holding wlock, or a miss settling its own
+ * entry under the entry's chain stripe) makes seq odd, changes the
  * fields, makes it even; a reader snapshots an even seq, reads, and
  * re-checks.  Fields are relaxed atomics, so the fences carry the order.
  */
@@ -511,7 +553,8 @@ static inline unsigned dc__dir_slot(const struct dc_dentry *dir)
 	return (unsigned)(((uintptr_t)dir * 0x9e3779b97f4a7c15ull) >> 56);
 }
 
-/* Did names in directory dir change since c->inval_seq was since?  wlock. */
+/* Did names in directory dir change since c->inval_seq was since?  wlock or
+ * its miss side. */
 static inline bool dc__dir_changed_since(const struct dc_cache *c,
 					 const struct dc_dentry *dir, uint64_t since)
 {
@@ -544,7 +587,8 @@ void dc__inodes_del(struct dc_cache *c, struct dc_dentry *d);
 struct dc_dentry *dc__inodes_first(struct dc_cache *c, uint64_t ino, uint32_t gen);
 size_t dc__inodes_size(const struct dc_cache *c);
 unsigned dc__inval_slot(uint64_t ino, uint32_t gen);
-/* Was inode (ino, gen) invalidated since c->inval_seq was since?  wlock. */
+/* Was inode (ino, gen) invalidated since c->inval_seq was since?  wlock or
+ * its miss side. */
 static inline bool dc__inode_changed_since(const struct dc_cache *c, uint64_t ino,
 					   uint32_t gen, uint64_t since)
 {
@@ -788,7 +832,8 @@ static inline size_t dc__xname_size(size_t len)
 uint64_t dc__now(const struct dc_cache *c);
 
 /* Stamp d's answer with its deadline, from the cache's TTL for its kind
- * (0: none).  Write lock held; a relaxed store, as readers load it. */
+ * (0: none).  Write lock held (or a miss's, for its own entry); a relaxed
+ * store, as readers load it. */
 static inline void dc__stamp(struct dc_cache *c, struct dc_dentry *d)
 {
 	uint64_t ttl = dc__load(d->mode) ? dc__load(c->ttl_pos) : dc__load(c->ttl_neg);

@@ -7,13 +7,18 @@
  * what a writer takes around one update:
  *
  *	mode	reader			writer
- *	rcu	rcu_read_lock		wlock (readers never wait for it)
+ *	rcu	rcu_read_lock		wlock (readers never wait for it;
+ *					misses take its miss side, below)
  *	global	wlock			wlock (Linux 2.5.40's dcache_lock)
  *	rwlock	rwlock, shared		rwlock, exclusive
  *
  * Every mode frees entries through call_rcu, so reclamation is the same code.
  */
+#include <limits.h>
+#include <linux/futex.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -92,6 +97,136 @@ void dc__read_unlock(struct dc_cache *c)
 	}
 }
 
+/* ---- the write lock and its miss side ------------------------------------
+ *
+ * In rcu mode the write lock has two sides.  A writer (an update, the
+ * shrinker, a revalidation, a listing) takes wlock and then shuts the
+ * misses out: it raises c->wside and waits until every miss slot's count
+ * is 0.  A miss's two short sections (miss.c: hashing its PENDING entry,
+ * settling it) take the miss side alone: a count in its thread's slot,
+ * which no writer passes.  So a writer holds the cache as wlock alone
+ * held it before, misses in different chains never wait for each other,
+ * nor for a miss preempted in its section, and a writer waits only for
+ * the misses already inside (sleeping, woken by the last one out);
+ * misses that come while a writer holds the lock sleep on wside until it
+ * is done.  Misses order among themselves
+ * with the chain and index stripes (dc__chain_lock, dc__inodes_add).
+ * The other modes keep one lock: a miss takes the write lock.
+ */
+
+/* The calling thread's miss slot: threads take them in turn, so that
+ * each of up to DC_MISS_SLOTS threads counts on a line of its own. */
+static unsigned miss_slot(void)
+{
+	static unsigned next;
+	static __thread unsigned mine;
+
+	if (!mine)
+		mine = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED) % DC_MISS_SLOTS + 1;
+	return mine - 1;
+}
+
+/* wside: misses may enter; a writer shuts them out; and some sleep on it */
+enum { WS_OPEN, WS_SHUT, WS_SLEEPERS };
+
+/* Sleep while *addr holds val (returns at once if it does not). */
+static void futex_wait(uint32_t *addr, uint32_t val)
+{
+	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+}
+
+static void futex_wake_all(uint32_t *addr)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+/*
+ * Take our count back.  seq_cst, the decrement and then the load of
+ * wside: a writer that saw the count and may sleep on it (shut_misses)
+ * raised wside before it looked, so the last miss out sees it raised
+ * and wakes the writer; one that sees it lowered had no writer waiting.
+ * The decrement is also a release: what the section stored is seen by
+ * the writer that acquires the count 0.
+ */
+static void miss_leave(struct dc_cache *c, uint32_t *n)
+{
+	if (__atomic_sub_fetch(n, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&c->wside, __ATOMIC_SEQ_CST) != WS_OPEN)
+		futex_wake_all(n);
+}
+
+void dc__miss_begin(struct dc_cache *c)
+{
+	uint32_t *n, shut;
+
+	if (c->mode != DC_MODE_RCU) {
+		dc__write_lock(c);
+		return;
+	}
+	n = &c->mslots[miss_slot()].n;
+	for (;;) {
+		/*
+		 * seq_cst, the count's increment and then the load of wside:
+		 * Dekker's, against shut_misses, which stores wside and then
+		 * loads the counts.  Either the writer sees our count and
+		 * waits for it, or we see wside raised and back out.  Reading
+		 * it open is an acquire of the release in dc__write_unlock:
+		 * the last writer's changes are seen in our section.
+		 */
+		__atomic_add_fetch(n, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&c->wside, __ATOMIC_SEQ_CST) == WS_OPEN)
+			return;
+		miss_leave(c, n);
+		/* a writer is in: say we sleep (SHUT -> SLEEPERS; left as it
+		 * is if the writer has gone, or others said so), then sleep
+		 * until dc__write_unlock opens it (at once if it has) */
+		dc__stat_inc(c, DC_ST_LOCK_WAITS);
+		shut = WS_SHUT;
+		__atomic_compare_exchange_n(&c->wside, &shut, WS_SLEEPERS, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		futex_wait(&c->wside, WS_SLEEPERS);
+	}
+}
+
+void dc__miss_end(struct dc_cache *c)
+{
+	if (c->mode != DC_MODE_RCU) {
+		dc__write_unlock(c);
+		return;
+	}
+	miss_leave(c, &c->mslots[miss_slot()].n);
+}
+
+/*
+ * Keep misses out (wlock held) and wait for those inside.  Their
+ * sections are short and never wait for a writer, but the thread in one
+ * may have been preempted: spin a little, then sleep until the last one
+ * out of the slot wakes us (miss_leave).
+ */
+static void shut_misses(struct dc_cache *c)
+{
+	bool waited = false;
+	uint32_t v;
+
+	/* seq_cst: the store before the loads of the counts (dc__miss_begin) */
+	__atomic_store_n(&c->wside, WS_SHUT, __ATOMIC_SEQ_CST);
+	for (unsigned i = 0; i < DC_MISS_SLOTS; i++) {
+		unsigned spins = 0;
+
+		/* seq_cst, and an acquire of miss_leave's release: what the
+		 * miss did in its section is seen here */
+		while ((v = __atomic_load_n(&c->mslots[i].n, __ATOMIC_SEQ_CST))) {
+			waited = true;
+			if (++spins < 64)
+				caa_cpu_relax();
+			else
+				futex_wait(&c->mslots[i].n, v);
+		}
+	}
+	if (waited)
+		dc__stat_inc(c, DC_ST_LOCK_WAITS);
+}
+
 void dc__write_lock(struct dc_cache *c)
 {
 	if (c->mode == DC_MODE_RWLOCK) {
@@ -102,14 +237,47 @@ void dc__write_lock(struct dc_cache *c)
 		return;
 	}
 	mutex_lock_counted(c, &c->wlock);
+	if (c->mode == DC_MODE_RCU)
+		shut_misses(c);
 }
 
 void dc__write_unlock(struct dc_cache *c)
 {
-	if (c->mode == DC_MODE_RWLOCK)
+	if (c->mode == DC_MODE_RWLOCK) {
 		pthread_rwlock_unlock(&c->rwlock);
-	else
+		return;
+	}
+	if (c->mode != DC_MODE_RCU) {
 		pthread_mutex_unlock(&c->wlock);
+		return;
+	}
+	/* release: the writer's changes before the misses that read wside
+	 * open (dc__miss_begin); those that said they sleep are woken */
+	if (__atomic_exchange_n(&c->wside, WS_OPEN, __ATOMIC_RELEASE) == WS_SLEEPERS) {
+		pthread_mutex_unlock(&c->wlock);
+		futex_wake_all(&c->wside);
+		return;
+	}
+	pthread_mutex_unlock(&c->wlock);
+}
+
+/* The stripe of hash's bucket a miss holds to find and hash a name, or
+ * to take it off its chain (rcu mode; the others hold the write lock). */
+static pthread_mutex_t *chain_stripe(struct dc_cache *c, uint32_t hash)
+{
+	return &c->chain_lock[dc__bucket_index(hash, c->shift) % DC_CHAIN_LOCKS];
+}
+
+void dc__chain_lock(struct dc_cache *c, uint32_t hash)
+{
+	if (c->mode == DC_MODE_RCU)
+		mutex_lock_counted(c, chain_stripe(c, hash));
+}
+
+void dc__chain_unlock(struct dc_cache *c, uint32_t hash)
+{
+	if (c->mode == DC_MODE_RCU)
+		pthread_mutex_unlock(chain_stripe(c, hash));
 }
 
 /* ---- per-thread statistics --------------------------------------------- */

@@ -132,7 +132,7 @@ void dc__lru_relist(struct dc_cache *c, struct dc_dentry *d)
 	pthread_mutex_unlock(&c->lru_lock);
 }
 
-/* A new entry joins the lists.  Write lock held. */
+/* A new entry joins the lists.  Write lock or miss side held. */
 void dc__lru_add(struct dc_cache *c, struct dc_dentry *d)
 {
 	pthread_mutex_lock(&c->lru_lock);
@@ -349,7 +349,9 @@ static void shrink_to_target(struct dc_cache *c)
  * (shrinker_main) before its pass reads the counts under the write lock,
  * so that pass counts the entry this adder added.  (Had the pass already
  * come and gone, its clearing of the request came before our insert in
- * the write lock's order, so we would read it clear, or a newer request.)
+ * the write lock's order -- a miss's insert in its miss side, which the
+ * pass's write lock orders the same way -- so we would read it clear, or
+ * a newer request.)
  */
 static void kick_shrinker(struct dc_cache *c)
 {

@@ -4,9 +4,10 @@
  * asked of the backend, one thread per (dir, name) at a time, and an
  * answer past its TTL or suspect is checked with it (revalidation).
  *
- * dc__lookup_slow, under the write lock, finds the entry or hashes a
- * PENDING one; the thread that hashed it asks the backend with no lock
- * held and settles it under the write lock again, unless an update of the
+ * dc__lookup_slow, in the miss side of the write lock (lock.c), finds the
+ * entry or hashes a PENDING one; the thread that hashed it asks the
+ * backend with no lock held and settles it in the miss side again,
+ * unless an update of the
  * directory (dc__dir_changed_since) or a forget above it overtook the
  * question: then the answer is this caller's and is not cached.  Others
  * that find it PENDING sleep until it settles and take its answer (Linux's
@@ -14,9 +15,15 @@
  * the REVAL flag.  Below a forgotten directory nothing is cached
  * (lookup_uncached).
  *
- * Locking: the write lock is never held across a backend call; PENDING
- * and REVAL are set and cleared under it, the clear a release after the
- * answer's fields.  A waiter sleeps on its entry's wait slot (waitq_of),
+ * Locking: neither side of the write lock is held across a backend
+ * call.  The miss side keeps every update out but lets other misses in:
+ * a miss finds and hashes its name under the name's chain stripe
+ * (dc__chain_lock), so one name has one PENDING entry, and settles it
+ * under the same stripe; what else a miss writes has its own lock or is
+ * atomic.  An answer found past its TTL is revalidated under the write
+ * lock.  PENDING and REVAL are set and cleared under these, the clear a
+ * release after the answer's fields.  A waiter sleeps on its entry's
+ * wait slot (waitq_of),
  * innermost, taken with no other lock held; the thread that cleared the
  * flag wakes that slot after the clear (wait_clear says why no wake-up is
  * lost).  See "Misses: single flight, never stale" in docs/design.md.
@@ -151,7 +158,8 @@ again:
 /* ---- settling a miss ---------------------------------------------------- */
 
 /* Give a settled answer to pending entry p, which the backend gave when
- * asked at asked (dc__now time; 0: TTLs were off).  Write lock held. */
+ * asked at asked (dc__now time; 0: TTLs were off).  The miss side and
+ * p's chain stripe held (or the write lock). */
 static void settle(struct dc_cache *c, struct dc_dentry *p, int err,
 		   const struct dc_inode *in, struct dc_xname *target,
 		   uint64_t asked)
@@ -201,13 +209,15 @@ static int lookup_uncached(struct dc_cache *c, struct dc_dentry *dir,
 	err = backend_lookup(c, dir, name, len, &in, &target);
 	if (err && err != -ENOENT)
 		return err;
-	dc__write_lock(c);
+	/* an entry of our own, never hashed: the miss side keeps the
+	 * shrinker out while it joins the lists */
+	dc__miss_begin(c);
 	d = dc__alloc(c, dir, name, len, hash, DC_F_DEAD, err ? NULL : &in, target);
 	if (d) {
 		d->count = 1;
 		dc__lru_add(c, d);
 	}
-	dc__write_unlock(c);
+	dc__miss_end(c);
 	if (!d) {
 		if (err == 0) {
 			if (c->be.ops->release)
@@ -361,8 +371,8 @@ int dc__revalidate(struct dc_cache *c, struct dc_dentry *dir, struct dc_dentry *
 /* ---- the slow path ------------------------------------------------------ */
 
 /*
- * A new entry for a miss, under the write lock: the one prepared before
- * the lock (*spare, then used up) if there is one, else one made here.
+ * A new entry for a miss, in the miss side: the one prepared before the
+ * lock (*spare, then used up) if there is one, else one made here.
  * NULL when memory is short.
  */
 static struct dc_dentry *new_entry(struct dc_cache *c, struct dc_dentry **spare,
@@ -379,8 +389,8 @@ static struct dc_dentry *new_entry(struct dc_cache *c, struct dc_dentry **spare,
 
 /*
  * name is not in dir's complete listing: cache it as negative, as if the
- * backend had said so when the listing was asked.  Called with the write
- * lock, which it drops.
+ * backend had said so when the listing was asked.  Called in the miss
+ * side with hash's chain stripe, which it leaves.
  */
 static int add_listed_negative(struct dc_cache *c, struct dc_dentry *dir,
 			       const char *name, size_t len, uint32_t hash,
@@ -390,14 +400,16 @@ static int add_listed_negative(struct dc_cache *c, struct dc_dentry *dir,
 	struct dc_dentry *d = new_entry(c, spare, dir, name, len, hash, 0);
 
 	if (!d) {
-		dc__write_unlock(c);
+		dc__chain_unlock(c, hash);
+		dc__miss_end(c);
 		return -ENOMEM;
 	}
 	d->count = 1;
 	dc__stamp_asked(c, d, asked);
 	dc__lru_add(c, d);	/* before it is reachable, as in install() */
 	dc__hash_insert(c, d);
-	dc__write_unlock(c);
+	dc__chain_unlock(c, hash);
+	dc__miss_end(c);
 	dc__stat_inc(c, DC_ST_COMPLETE);
 	dc__maybe_shrink(c);
 	*out = d;
@@ -405,7 +417,31 @@ static int add_listed_negative(struct dc_cache *c, struct dc_dentry *dir,
 }
 
 /*
- * The slow path of one component: under the write lock, find the entry or
+ * The miss found name settled in dir but past its TTL or suspect: under
+ * the write lock (revalidation changes what updates change), find it
+ * again and revalidate it if it still needs it.  1: *d holds, referenced
+ * for the caller; 0: look the name up again.
+ */
+static int revalidate_found(struct dc_cache *c, struct dc_dentry *dir,
+			    const char *name, size_t len, uint32_t hash,
+			    struct dc_dentry **d)
+{
+	struct dc_dentry *e;
+
+	dc__write_lock(c);
+	/* forgotten meanwhile: the caller's next try goes uncached */
+	e = dc__orphaned(dir) ? NULL : dc__find_locked(c, dir, name, len, hash);
+	if (e && !(dc__flags(e) & DC_F_PENDING) &&
+	    ((dc__flags(e) & DC_F_SUSPECT) || dc__expired(e, dc__walk_clock(c)))) {
+		*d = e;
+		return dc__revalidate(c, dir, e);	/* drops the lock */
+	}
+	dc__write_unlock(c);
+	return 0;
+}
+
+/*
+ * The slow path of one component: in the miss side, find the entry or
  * hash a PENDING one; if we hashed it, ask the backend with no lock held
  * and settle it; if another thread had, wait for its answer.  Like Linux's
  * d_alloc_parallel, one backend lookup per (dir, name) at a time.
@@ -429,11 +465,13 @@ static int lookup_slow(struct dc_cache *c, struct dc_dentry *dir,
 
 again:
 	dc__prefetch_chain(c, hash);
-	dc__write_lock(c);
+	dc__miss_begin(c);
 	if (orphan || dc__orphaned(dir)) {
-		dc__write_unlock(c);
+		dc__miss_end(c);
 		return lookup_uncached(c, dir, name, len, hash, out);
 	}
+	/* the name's find and hash are one step against other misses */
+	dc__chain_lock(c, hash);
 	d = dc__find_locked(c, dir, name, len, hash);
 	if (d) {
 		/*
@@ -449,14 +487,17 @@ again:
 
 		if (!pending && ((dc__flags(d) & DC_F_SUSPECT) ||
 				 dc__expired(d, dc__walk_clock(c)))) {
-			if (dc__revalidate(c, dir, d)) {
+			dc__chain_unlock(c, hash);
+			dc__miss_end(c);
+			if (revalidate_found(c, dir, name, len, hash, &d) > 0) {
 				*out = d;
 				return 0;
 			}
 			goto again;
 		}
 		__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
-		dc__write_unlock(c);
+		dc__chain_unlock(c, hash);
+		dc__miss_end(c);
 		if (!pending) {
 			*out = d;
 			return 0;
@@ -481,30 +522,37 @@ again:
 		return add_listed_negative(c, dir, name, len, hash, asked, spare, out);
 	d = new_entry(c, spare, dir, name, len, hash, DC_F_PENDING);
 	if (!d) {
-		dc__write_unlock(c);
+		dc__chain_unlock(c, hash);
+		dc__miss_end(c);
 		return -ENOMEM;
 	}
 	d->count = 1;
+	/* no update runs while we are in the miss side: none of this moves */
 	since = c->inval_seq;
 	dc__lru_add(c, d);	/* before it is reachable, as in install() */
 	dc__hash_insert(c, d);
-	dc__write_unlock(c);
+	if (c->dbg_miss)
+		c->dbg_miss(c->dbg_miss_arg);
+	dc__chain_unlock(c, hash);
+	dc__miss_end(c);
 
 	asked = dc__walk_clock(c);
 	err = backend_lookup(c, dir, name, len, &in, &target);
 
 	if (!err && dc__indexed(in.mode))
 		dc__prefetch_inode(c, in.ino, in.gen);
-	dc__write_lock(c);
+	dc__miss_begin(c);
+	dc__chain_lock(c, hash);
 	/* the directory changed under us, or was forgotten with what was
 	 * above it: the answer is this caller's, not the cache's */
 	if (dc__dir_changed_since(c, dir, since) || dc__orphaned(dir) ||
 	    (!err && dc__inode_changed_since(c, in.ino, in.gen, since)))
 		dc__unhash(c, d);	/* the directory (or the inode) changed */
 	settle(c, d, err, &in, target, asked);
+	dc__chain_unlock(c, hash);
 	list = err == -ENOENT && !(dc__flags(d) & DC_F_DEAD) &&
 	       dc__note_negative(c, dir);
-	dc__write_unlock(c);
+	dc__miss_end(c);
 	/* settle cleared PENDING (release) before this takes d's slot lock:
 	 * see wait_clear */
 	wake_waiters(c, d);
@@ -520,7 +568,7 @@ again:
 }
 
 /*
- * The entry a miss may hash is prepared before the write lock is taken
+ * The entry a miss may hash is prepared before its lock is taken
  * (dc__prepare says why), and given back if the miss found the name
  * cached after all.
  */

@@ -353,8 +353,9 @@ void dc__path_forget_leaf(struct dc_cache *c, struct dc_dentry *d)
 }
 
 /*
- * Begin a change of entry d (write lock held; dc__entry_write_end ends
- * it): d's seq goes odd, then d's nodes are unpublished, before the
+ * Begin a change of entry d (write lock held, or a miss's own PENDING
+ * entry under its chain stripe; dc__entry_write_end ends it): d's seq
+ * goes odd, then d's nodes are unpublished, before the
  * caller's first store.  Only an entry marked DC_F_HASPATH can have a
  * node, and the mark is read without ptab_lock, so that a change of an
  * entry without nodes costs no lock; against an adder that read d's
@@ -373,7 +374,8 @@ void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d)
 {
 	uint32_t fl;
 
-	/* seq_cst: see above; writers of d's seq hold the write lock */
+	/* seq_cst: see above; writers of d's seq hold the write lock, or
+	 * are the miss that owns d while it is PENDING (no nodes: below) */
 	__atomic_fetch_add(&d->seq, 1, __ATOMIC_SEQ_CST);
 	fl = __atomic_load_n(&d->flags, __ATOMIC_SEQ_CST);
 	/* none to take, nor any to come, from an entry still PENDING (set

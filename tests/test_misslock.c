@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * test_misslock.c - in rcu mode a miss holds no cache-wide lock: a miss
+ * stopped inside its locked section, as a preempted thread would be,
+ * keeps out the updates (they change what it reads) and a miss of the
+ * same name (single flight), and nobody else.
+ *
+ * A debug hook (dc_debug_on_miss) stops the first miss of "a" in the root
+ * just after it hashed its pending entry, with its chain stripe held.
+ * Meanwhile:
+ *  - misses of other names in the root, chosen (by reaching into the
+ *    table) to fall in other chain stripes, must all be answered;
+ *  - an update (dc_create, in another directory) must not finish;
+ *  - a second lookup of "a" must not finish.
+ * Then the stopped miss goes on, and every answer must be right, with one
+ * backend lookup of "a".  Each staging runs in a new cache, so in caches
+ * with new hash keys; the global and rwlock modes, where a miss takes the
+ * one write lock, are checked to keep misses out while one is stopped.
+ * Waits for what must finish give up after 10 s and fail the check.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dcache-debug.h"
+#include "harness.h"
+#include "../src/internal.h"
+
+#define OTHERS	8	/* misses of other names while "a"'s is stopped */
+
+struct stop {
+	int armed;	/* the next miss stops */
+	int stopped;	/* a miss is stopped in the hook */
+	int go;		/* it may go on */
+};
+
+static void stop_here(void *arg)
+{
+	struct stop *s = arg;
+	struct timespec ts = { 0, 1000000 };
+
+	if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_store_n(&s->stopped, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&s->go, __ATOMIC_ACQUIRE))
+		nanosleep(&ts, NULL);
+}
+
+struct job {
+	struct dc_cache *c;
+	struct dc_dentry *root;	/* where name is */
+	char name[16];
+	bool update;		/* dc_create name, else resolve it */
+	struct dc_inode in;	/* the backend's inode of name */
+	int err;
+	struct dc_inode got;
+	int done;
+};
+
+static void *run_job(void *arg)
+{
+	struct job *j = arg;
+
+	if (j->update)
+		j->err = dc_create(j->c, j->root, j->name, &j->in);
+	else
+		j->err = dc_resolve(j->c, j->root, j->name, 0, &j->got);
+	__atomic_store_n(&j->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Wait up to 10 s for *flag; true when it was set. */
+static bool wait_for(int *flag)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	for (int i = 0; i < 10000; i++) {
+		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
+			return true;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
+static unsigned stripe_of(struct dc_cache *c, struct dc_dentry *dir, const char *name)
+{
+	return dc__bucket_index(dc__hash_name(c, dir, name, strlen(name)), c->shift) %
+	       DC_CHAIN_LOCKS;
+}
+
+static void start(struct job *j, pthread_t *t)
+{
+	CHECK_EQ(pthread_create(t, NULL, run_job, j), 0);
+}
+
+static void stage(enum dc_mode mode)
+{
+	struct dc_options o = { .mode = mode, .max_entries = 4096 };
+	struct job a = { 0 }, a2 = { 0 }, up = { 0 }, other[OTHERS];
+	pthread_t ta, ta2, tup, tother[OTHERS];
+	struct stop s = { .armed = 1 };
+	struct dc_memfs *fs;
+	struct dc_cache *c;
+	struct dc_dentry *root, *d = NULL;
+	struct dc_inode din;
+	struct dc_stats st;
+	struct timespec pause = { 0, 50000000 };
+	unsigned sa;
+	int n = 0;
+
+	if (dc_memfs_new(&fs) || (o.backend = dc_memfs_backend(fs),
+				  dc_cache_create(&o, &c))) {
+		CHECK(!"cannot create the cache");
+		return;
+	}
+	root = dc_root(c);
+	memset(other, 0, sizeof(other));
+	snprintf(a.name, sizeof(a.name), "a");
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "a", S_IFREG | 0644, NULL, &a.in), 0);
+	a2 = a;
+	sa = stripe_of(c, root, "a");
+	for (int i = 0; n < OTHERS && i < 10000; i++) {
+		struct job *j = &other[n];
+
+		snprintf(j->name, sizeof(j->name), "o%d", i);
+		if (stripe_of(c, root, j->name) == sa)
+			continue;
+		CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, j->name, S_IFREG | 0644, NULL,
+				      &j->in), 0);
+		n++;
+	}
+	CHECK_EQ(n, OTHERS);
+	/* the update is in a directory of its own: one in the root would
+	 * overtake the stopped miss, which then asks again */
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "d", S_IFDIR | 0755, NULL, &din), 0);
+	CHECK_EQ(dc_mkdir(c, root, "d", &din), 0);
+	CHECK_EQ(dc_lookup(c, root, "d", 1, &d), 0);
+	snprintf(up.name, sizeof(up.name), "new");
+	up.update = true;
+	CHECK_EQ(dc_memfs_add(fs, din.ino, "new", S_IFREG | 0644, NULL, &up.in), 0);
+	a.c = a2.c = up.c = c;
+	a.root = a2.root = root;
+	up.root = d;
+	for (int i = 0; i < n; i++) {
+		other[i].c = c;
+		other[i].root = root;
+	}
+
+	dc_debug_on_miss(c, stop_here, &s);
+	start(&a, &ta);
+	CHECK(wait_for(&s.stopped));
+	for (int i = 0; i < n; i++)
+		start(&other[i], &tother[i]);
+	if (mode == DC_MODE_RCU) {
+		/* every other name is answered while "a"'s miss is stopped */
+		for (int i = 0; i < n; i++)
+			CHECK(wait_for(&other[i].done));
+	} else {
+		nanosleep(&pause, NULL);
+		for (int i = 0; i < n; i++)
+			CHECK(!__atomic_load_n(&other[i].done, __ATOMIC_ACQUIRE));
+	}
+	/* a miss of the same name waits for it: on its chain stripe, as no
+	 * writer is in yet (given time to be wrong) */
+	start(&a2, &ta2);
+	nanosleep(&pause, NULL);
+	CHECK(!__atomic_load_n(&a2.done, __ATOMIC_ACQUIRE));
+	/* and so does an update, started last, as a writer waiting for the
+	 * misses inside keeps new ones out */
+	start(&up, &tup);
+	nanosleep(&pause, NULL);
+	CHECK(!__atomic_load_n(&up.done, __ATOMIC_ACQUIRE));
+	CHECK(!__atomic_load_n(&a2.done, __ATOMIC_ACQUIRE));
+	__atomic_store_n(&s.go, 1, __ATOMIC_RELEASE);
+
+	pthread_join(ta, NULL);
+	pthread_join(ta2, NULL);
+	pthread_join(tup, NULL);
+	for (int i = 0; i < n; i++)
+		pthread_join(tother[i], NULL);
+	dc_debug_on_miss(c, NULL, NULL);
+	CHECK_EQ(a.err, 0);
+	CHECK_EQ(a.got.ino, a.in.ino);
+	CHECK_EQ(a2.err, 0);
+	CHECK_EQ(a2.got.ino, a.in.ino);
+	CHECK_EQ(up.err, 0);
+	for (int i = 0; i < n; i++) {
+		CHECK_EQ(other[i].err, 0);
+		CHECK_EQ(other[i].got.ino, other[i].in.ino);
+	}
+	/* "a" was asked once: the second lookup took the first one's answer */
+	dc_get_stats(c, &st);
+	CHECK_EQ(st.misses, (uint64_t)n + 1);
+	CHECK_EQ(dc_resolve(c, root, "d/new", 0, &a.got), 0);
+	CHECK_EQ(a.got.ino, up.in.ino);
+	CHECK_EQ(dc_debug_check(c), 0);
+	if (d)
+		dc_put(c, d);
+	dc_put(c, root);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+}
+
+int main(void)
+{
+	for (int i = 0; i < 3; i++)
+		stage(DC_MODE_RCU);
+	stage(DC_MODE_GLOBAL);
+	stage(DC_MODE_RWLOCK);
+	CHECK_EQ(dc_debug_live_entries(), 0);
+	return h_done("test_misslock");
+}
