@@ -331,8 +331,9 @@ struct dc_cache {
 	uint64_t pmax;			/* nodes at most: four a head, within the cap */
 
 	_Alignas(64) pthread_mutex_t wlock;
-	uint32_t wside;			/* rcu mode: 1 while a writer shuts the
-					 * misses out (lock.c); atomic */
+	uint32_t wside;			/* rcu mode: open to misses, or shut by
+					 * a writer, with misses asleep on it
+					 * or not (lock.c); atomic */
 	/* a test's hook, called inside every miss's first section */
 	void (*dbg_miss)(void *);
 	void *dbg_miss_arg;

@@ -129,15 +129,23 @@ static unsigned miss_slot(void)
 /* wside: misses may enter; a writer shuts them out; and some sleep on it */
 enum { WS_OPEN, WS_SHUT, WS_SLEEPERS };
 
-/* Sleep while *addr holds val (returns at once if it does not). */
+/* Sleep while *addr holds val (returns at once if it does not, and may
+ * return early: callers look again).  errno is the caller's: the library
+ * sets none. */
 static void futex_wait(uint32_t *addr, uint32_t val)
 {
+	int e = errno;
+
 	syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, NULL, NULL, 0);
+	errno = e;
 }
 
 static void futex_wake_all(uint32_t *addr)
 {
+	int e = errno;
+
 	syscall(SYS_futex, addr, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	errno = e;
 }
 
 /*
