@@ -370,6 +370,14 @@ int dc__revalidate(struct dc_cache *c, struct dc_dentry *dir, struct dc_dentry *
 
 /* ---- the slow path ------------------------------------------------------ */
 
+/* Leave a miss's section on hash's name: its chain stripe, then the miss
+ * side (lock.c). */
+static void unlock_name(struct dc_cache *c, uint32_t hash)
+{
+	dc__chain_unlock(c, hash);
+	dc__miss_end(c);
+}
+
 /*
  * A new entry for a miss, in the miss side: the one prepared before the
  * lock (*spare, then used up) if there is one, else one made here.
@@ -400,16 +408,14 @@ static int add_listed_negative(struct dc_cache *c, struct dc_dentry *dir,
 	struct dc_dentry *d = new_entry(c, spare, dir, name, len, hash, 0);
 
 	if (!d) {
-		dc__chain_unlock(c, hash);
-		dc__miss_end(c);
+		unlock_name(c, hash);
 		return -ENOMEM;
 	}
 	d->count = 1;
 	dc__stamp_asked(c, d, asked);
 	dc__lru_add(c, d);	/* before it is reachable, as in install() */
 	dc__hash_insert(c, d);
-	dc__chain_unlock(c, hash);
-	dc__miss_end(c);
+	unlock_name(c, hash);
 	dc__stat_inc(c, DC_ST_COMPLETE);
 	dc__maybe_shrink(c);
 	*out = d;
@@ -487,8 +493,7 @@ again:
 
 		if (!pending && ((dc__flags(d) & DC_F_SUSPECT) ||
 				 dc__expired(d, dc__walk_clock(c)))) {
-			dc__chain_unlock(c, hash);
-			dc__miss_end(c);
+			unlock_name(c, hash);
 			if (revalidate_found(c, dir, name, len, hash, &d) > 0) {
 				*out = d;
 				return 0;
@@ -496,8 +501,7 @@ again:
 			goto again;
 		}
 		__atomic_add_fetch(&d->count, 1, __ATOMIC_RELAXED);
-		dc__chain_unlock(c, hash);
-		dc__miss_end(c);
+		unlock_name(c, hash);
 		if (!pending) {
 			*out = d;
 			return 0;
@@ -522,8 +526,7 @@ again:
 		return add_listed_negative(c, dir, name, len, hash, asked, spare, out);
 	d = new_entry(c, spare, dir, name, len, hash, DC_F_PENDING);
 	if (!d) {
-		dc__chain_unlock(c, hash);
-		dc__miss_end(c);
+		unlock_name(c, hash);
 		return -ENOMEM;
 	}
 	d->count = 1;
@@ -533,8 +536,7 @@ again:
 	dc__hash_insert(c, d);
 	if (c->dbg_miss)
 		c->dbg_miss(c->dbg_miss_arg);
-	dc__chain_unlock(c, hash);
-	dc__miss_end(c);
+	unlock_name(c, hash);
 
 	asked = dc__walk_clock(c);
 	err = backend_lookup(c, dir, name, len, &in, &target);
