@@ -21,8 +21,10 @@
  *	find and insert of a name, and removal from its chain) and
  *	c->index_lock (a stripe per inode-index chain: dc__inodes_add),
  *	which nest inside the miss side, chain before index.  A miss
- *	writes no entry but its own PENDING one (hashing, settling or
- *	unhashing it), which others only wait on.  In the other modes a
+ *	writes no entry but those it makes: its PENDING one (hashing,
+ *	settling or unhashing it), which others only wait on, a negative
+ *	one from a complete listing, an unhashed one below a forgotten
+ *	directory.  In the other modes a
  *	miss takes the write lock and neither stripe.
  *  c->lru_lock (mutex)
  *	the two LRU lists, each entry's lru_next, LISTED and ONNEG, and

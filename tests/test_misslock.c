@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * test_misslock.c - in rcu mode a miss holds no cache-wide lock: a miss
- * stopped inside its locked section, as a preempted thread would be,
- * keeps out the updates (they change what it reads) and a miss of the
- * same name (single flight), and nobody else.
+ * test_misslock.c - in rcu mode misses of different names do not wait for
+ * each other: a miss stopped inside its locked section, as a preempted
+ * thread would be, keeps out the updates (they change what it reads) and
+ * a miss of the same name (single flight), and no miss of a name in
+ * another bucket stripe.
  *
  * A debug hook (dc_debug_on_miss) stops the first miss of "a" in the root
  * just after it hashed its pending entry, with its chain stripe held.
