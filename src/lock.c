@@ -104,13 +104,14 @@ void dc__read_unlock(struct dc_cache *c)
  * misses out: it raises c->wside and waits until every miss slot's count
  * is 0.  A miss's two short sections (miss.c: hashing its PENDING entry,
  * settling it) take the miss side alone: a count in its thread's slot,
- * which no writer passes.  So a writer holds the cache as wlock alone
- * held it before, misses in different chains never wait for each other,
- * nor for a miss preempted in its section, and a writer waits only for
- * the misses already inside (sleeping, woken by the last one out);
- * misses that come while a writer holds the lock sleep on wside until it
- * is done.  Misses order among themselves
- * with the chain and index stripes (dc__chain_lock, dc__inodes_add).
+ * which no writer passes.  So a writer has the cache to itself, as with
+ * one lock; misses in different chain stripes do not wait for each
+ * other, nor for a miss preempted in its section, unless a writer comes
+ * meanwhile; a writer waits only for the misses already inside
+ * (sleeping, woken by the last one out), and misses that come while a
+ * writer holds the lock sleep on wside until it is done.  Misses order
+ * among themselves with the chain and index stripes (dc__chain_lock,
+ * dc__inodes_add).
  * The other modes keep one lock: a miss takes the write lock.
  */
 
