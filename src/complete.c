@@ -33,9 +33,13 @@
  * of, the same promise a cached negative entry makes.
  *
  * Locking: records are found, changed and used under c->list_lock, which
- * nests inside the write lock; dc__lookup_slow (miss.c) calls in with
- * the miss side of it held, which keeps out every update, and that is
- * what makes the record's state and the orphan test stable.  An entry with a record carries DC_F_HASLIST; dc__free_now drops the record
+ * nests inside the write lock and inside its miss side.  Changes of names
+ * reach records under the write lock; dc__lookup_slow (miss.c) calls in,
+ * and dc__list_dir installs a listing, with the miss side held, which
+ * keeps out every update, so the changed mark and the orphan test hold
+ * still; list_lock orders a record's state among misses and the lister
+ * (only the lister ends LS_LISTING).  An entry with a record carries
+ * DC_F_HASLIST; dc__free_now drops the record
  * (list_lock alone) before the entry's memory goes, so a record's dir
  * pointer always names a live entry and is never reused while the record
  * exists.  The lister holds a reference on the directory (its lookup's
@@ -488,16 +492,23 @@ void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir)
 	uint64_t asked;
 	int err;
 
-	dc__write_lock(c);
+	/* the miss side: dir's inode data changes only under the write
+	 * lock, which it keeps out */
+	dc__miss_begin(c);
 	din = dc__inode_of(dir);
-	dc__write_unlock(c);
+	dc__miss_end(c);
 	asked = dc__walk_clock(c);	/* the TTL counts from the asking */
 	dc__stat_inc(c, DC_ST_READDIRS);
 	err = c->be.ops->readdir(c->be.ctx, &din, collect_name, &k);
 	if (!err && !settle_keys(&k))
 		err = -ENOMEM;
 
-	dc__write_lock(c);
+	/* the miss side again: what marks the record changed or dir
+	 * orphaned holds the write lock, so either it is done and seen here
+	 * (changed: the listing is dropped) or it waits for this install and
+	 * then reaches the installed record; list_lock orders the install
+	 * with other misses' use of the record */
+	dc__miss_begin(c);
 	pthread_mutex_lock(&c->list_lock);
 	l = *slot_of(c, dir);	/* never evicted while LS_LISTING */
 	if (!err && !l->changed && !dc__orphaned(dir)) {
@@ -512,7 +523,7 @@ void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir)
 		restart(c, l);
 	}
 	pthread_mutex_unlock(&c->list_lock);
-	dc__write_unlock(c);
+	dc__miss_end(c);
 	if (k.keys)
 		dc__free(c, k.keys, (size_t)k.cap * sizeof(*k.keys));
 }

@@ -100,10 +100,11 @@ void dc__read_unlock(struct dc_cache *c)
 /* ---- the write lock and its miss side ------------------------------------
  *
  * In rcu mode the write lock has two sides.  A writer (an update, the
- * shrinker, a revalidation, a listing) takes wlock and then shuts the
- * misses out: it raises c->wside and waits until every miss slot's count
- * is 0.  A miss's two short sections (miss.c: hashing its PENDING entry,
- * settling it) take the miss side alone: a count in its thread's slot,
+ * shrinker, a revalidation) takes wlock and then shuts the misses out:
+ * it raises c->wside and waits until every miss slot's count is 0.  A
+ * miss's short sections (miss.c: hashing its PENDING entry, settling it;
+ * complete.c: reading a directory to list, installing the listing) take
+ * the miss side alone: a count in its thread's slot,
  * which no writer passes.  So a writer has the cache to itself, as with
  * one lock; misses in different chain stripes do not wait for each
  * other, nor for a miss preempted in its section, unless a writer comes
