@@ -39,11 +39,11 @@
  * keeps out every update, so the changed mark and the orphan test hold
  * still; list_lock orders a record's state among misses and the lister
  * (only the lister ends LS_LISTING).  An entry with a record carries
- * DC_F_HASLIST; dc__free_now drops the record
- * (list_lock alone) before the entry's memory goes, so a record's dir
- * pointer always names a live entry and is never reused while the record
- * exists.  The lister holds a reference on the directory (its lookup's
- * caller does), and a record being listed (LS_LISTING) is never evicted.
+ * DC_F_HASLIST; dc__free_now drops the record (list_lock alone) before
+ * the entry's memory goes, so a record's dir pointer always names a live
+ * entry and is never reused while the record exists.  The lister holds a
+ * reference on the directory (its lookup's caller does), and a record
+ * being listed (LS_LISTING) is never evicted.
  * Nothing here is lock-free: the rcu-walk never reads a record; it meets
  * the negative entries lookup_slow makes from them.
  */
