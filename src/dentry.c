@@ -106,8 +106,8 @@ static bool name_is_inline(const struct dc_dentry *d, const struct dc_name *n)
  * that a writer does not hold the write lock across the slab's lock, the
  * page faults of a new chunk, or a long name's allocation.  Nothing else
  * is set and nothing counts it yet: dc__alloc_prepared makes it an entry
- * under the write lock (or a miss's), or dc__unprepare gives it back.  NULL when memory
- * is short.
+ * under the write lock (or a miss's), or dc__unprepare gives it back.
+ * NULL when memory is short.
  */
 struct dc_dentry *dc__prepare(struct dc_cache *c, const char *name, size_t len)
 {
@@ -184,8 +184,8 @@ struct dc_dentry *dc__alloc_prepared(struct dc_cache *c, struct dc_dentry *d,
 
 /*
  * dc__prepare and dc__alloc_prepared in one, for callers that hold the
- * write lock (or a miss's) already.  NULL when memory is short; then target is still
- * the caller's.
+ * write lock (or a miss's) already.  NULL when memory is short; then
+ * target is still the caller's.
  */
 struct dc_dentry *dc__alloc(struct dc_cache *c, struct dc_dentry *parent,
 			    const char *name, size_t len, uint32_t hash,

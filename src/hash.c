@@ -10,9 +10,9 @@
  * resizable table.)
  *
  * Writers (holding wlock, or a miss its chain's stripe) publish with
- * release stores -- every store of
- * a chain link, hnext included -- and readers follow chains with acquire
- * loads under rcu_read_lock.  Removing an entry keeps
+ * release stores -- every store of a chain link, hnext included -- and
+ * readers follow chains with acquire loads under rcu_read_lock.
+ * Removing an entry keeps
  * its hnext intact, so a reader standing on it walks on into the rest of
  * the chain.  An entry MOVED to another chain (rename) can lead a reader
  * into the wrong chain: c->rename_seq is odd across every move, and a

@@ -104,8 +104,8 @@ void dc__read_unlock(struct dc_cache *c)
  * it raises c->wside and waits until every miss slot's count is 0.  A
  * miss's short sections (miss.c: hashing its PENDING entry, settling it;
  * complete.c: reading a directory to list, installing the listing) take
- * the miss side alone: a count in its thread's slot,
- * which no writer passes.  So a writer has the cache to itself, as with
+ * the miss side alone: a count in its thread's slot, which no writer
+ * passes.  So a writer has the cache to itself, as with
  * one lock; misses in different chain stripes do not wait for each
  * other, nor for a miss preempted in its section, unless a writer comes
  * meanwhile; a writer waits only for the misses already inside

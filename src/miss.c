@@ -7,13 +7,12 @@
  * dc__lookup_slow, in the miss side of the write lock (lock.c), finds the
  * entry or hashes a PENDING one; the thread that hashed it asks the
  * backend with no lock held and settles it in the miss side again,
- * unless an update of the
- * directory (dc__dir_changed_since) or a forget above it overtook the
- * question: then the answer is this caller's and is not cached.  Others
- * that find it PENDING sleep until it settles and take its answer (Linux's
- * d_alloc_parallel).  dc__revalidate is single-flight the same way, with
- * the REVAL flag.  Below a forgotten directory nothing is cached
- * (lookup_uncached).
+ * unless an update of the directory (dc__dir_changed_since) or a forget
+ * above it overtook the question: then the answer is this caller's and is
+ * not cached.  Others that find it PENDING sleep until it settles and
+ * take its answer (Linux's d_alloc_parallel).  dc__revalidate is
+ * single-flight the same way, with the REVAL flag.  Below a forgotten
+ * directory nothing is cached (lookup_uncached).
  *
  * Locking: neither side of the write lock is held across a backend
  * call.  The miss side keeps every update out but lets other misses in:
@@ -23,10 +22,10 @@
  * atomic.  An answer found past its TTL is revalidated under the write
  * lock.  PENDING and REVAL are set and cleared under these, the clear a
  * release after the answer's fields.  A waiter sleeps on its entry's
- * wait slot (waitq_of),
- * innermost, taken with no other lock held; the thread that cleared the
- * flag wakes that slot after the clear (wait_clear says why no wake-up is
- * lost).  See "Misses: single flight, never stale" in docs/design.md.
+ * wait slot (waitq_of), innermost, taken with no other lock held; the
+ * thread that cleared the flag wakes that slot after the clear
+ * (wait_clear says why no wake-up is lost).  See "Misses: single flight,
+ * never stale" in docs/design.md.
  */
 #include <string.h>
 

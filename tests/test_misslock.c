@@ -27,7 +27,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "dcache-debug.h"
@@ -45,13 +44,12 @@ struct stop {
 static void stop_here(void *arg)
 {
 	struct stop *s = arg;
-	struct timespec ts = { 0, 1000000 };
 
 	if (!__atomic_exchange_n(&s->armed, 0, __ATOMIC_ACQ_REL))
 		return;
 	__atomic_store_n(&s->stopped, 1, __ATOMIC_RELEASE);
 	while (!__atomic_load_n(&s->go, __ATOMIC_ACQUIRE))
-		nanosleep(&ts, NULL);
+		h_sleep_ms(1);
 }
 
 struct job {
@@ -82,12 +80,10 @@ static void *run_job(void *arg)
 /* Wait up to 10 s for *flag; true when it was set. */
 static bool wait_for(int *flag)
 {
-	struct timespec ts = { 0, 1000000 };
-
 	for (int i = 0; i < 10000; i++) {
 		if (__atomic_load_n(flag, __ATOMIC_ACQUIRE))
 			return true;
-		nanosleep(&ts, NULL);
+		h_sleep_ms(1);
 	}
 	return false;
 }
@@ -114,7 +110,6 @@ static void stage(enum dc_mode mode)
 	struct dc_dentry *root, *d = NULL, *e = NULL;
 	struct dc_inode din, ein, f;
 	struct dc_stats st;
-	struct timespec pause = { 0, 50000000 };
 	unsigned sa;
 	int n = 0;
 
@@ -187,7 +182,7 @@ static void stage(enum dc_mode mode)
 		dc_get_stats(c, &st);	/* "d", listed when made, and "e" */
 		CHECK_EQ(st.readdirs, 2);
 	} else {
-		nanosleep(&pause, NULL);
+		h_sleep_ms(50);
 		for (int i = 0; i < n; i++)
 			CHECK(!__atomic_load_n(&other[i].done, __ATOMIC_ACQUIRE));
 		CHECK(!__atomic_load_n(&lister.done, __ATOMIC_ACQUIRE));
@@ -195,12 +190,12 @@ static void stage(enum dc_mode mode)
 	/* a miss of the same name waits for it: on its chain stripe, as no
 	 * writer is in yet (given time to be wrong) */
 	start(&a2, &ta2);
-	nanosleep(&pause, NULL);
+	h_sleep_ms(50);
 	CHECK(!__atomic_load_n(&a2.done, __ATOMIC_ACQUIRE));
 	/* and so does an update, started last, as a writer waiting for the
 	 * misses inside keeps new ones out */
 	start(&up, &tup);
-	nanosleep(&pause, NULL);
+	h_sleep_ms(50);
 	CHECK(!__atomic_load_n(&up.done, __ATOMIC_ACQUIRE));
 	CHECK(!__atomic_load_n(&a2.done, __ATOMIC_ACQUIRE));
 	__atomic_store_n(&s.go, 1, __ATOMIC_RELEASE);
