@@ -192,8 +192,12 @@ int coherence_start(const char *source)
 	};
 	int err;
 
-	if (dcfs.coherence == DC_WATCH_OFF)
+	if (dcfs.coherence == DC_WATCH_OFF) {
+		/* said as the watcher says its mode, so the log always names one */
+		dcfs_log(LOG_NOTICE, "coherence: off on %s (the cache trusts its updates alone)",
+			 source);
 		return 0;
+	}
 	err = dc_watch_start(dcfs.cache, source, &o, &watch);
 	if (err) {
 		dcfs_log(LOG_ERR, "--coherence=%s on '%s': %s",
