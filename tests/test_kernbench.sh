@@ -85,6 +85,31 @@ check "nothing left mounted" sh -c "! grep -q ' $T/' /proc/mounts"
 check "make clean ran before each run: run 2 compiled every file again" \
 	[ "$(grep -c -- '-c lib/f[0-9].c' "$T"/work/build-*cpu-rcu-2.log)" = 7 ]
 
+# the comparison the coherence goal is judged on: native, dcfs coherent
+# with its long timeouts, dcfs with no watcher, passthrough_ll at 0
+"$DCBENCH" kernbench --tree "$tree" --runs 1 --work "$T/work3" \
+	--modes native,rcu@default,rcu@3600/off,passthrough_ll@0 > "$err" 2>&1
+rc=$?
+check "kernbench with a mode's own timeouts and coherence, and passthrough_ll, exits 0 (rc $rc)" \
+	[ $rc = 0 ]
+[ $rc = 0 ] || sed 's/^/    /' "$err"
+check "a summary line for each of the four modes" \
+	[ "$(grep -cE '^(native|rcu@default|rcu@3600/off|passthrough_ll@0) +Elapsed: ' "$err")" = 4 ]
+check "passthrough_ll's CPU on a line of its own" \
+	[ "$(grep -cE '^ +passthrough_ll daemon: User: [0-9.]+s' "$err")" = 1 ]
+check "the coherent goal line" \
+	[ "$(grep -cE '^goal: rcu@default Elapsed / native = [0-9.]+ \(<= 1\.03, dcfs coherent' "$err")" = 1 ]
+check_all "coherent dcfs against passthrough_ll@0 and against no watcher" \
+	'[ "$(grep -cE "^info: passthrough_ll@0 Elapsed / rcu@default = [0-9.]+$" "$err")" = 1 ] &&
+	 [ "$(grep -cE "^info: rcu@default Elapsed / rcu@3600/off = [0-9.]+$" "$err")" = 1 ]'
+check "the build through passthrough_ll@0 compiled every file" \
+	[ "$(grep -c -- '-c lib/f[0-9].c' "$T"/work3/build-*cpu-passthrough_ll@0-1.log)" = 7 ]
+check_all "rcu@3600/off's log named without its slash, and its dcfs ran with no watcher" \
+	'ls "$T"/work3/build-*cpu-rcu@3600-off-1.log > /dev/null &&
+	 grep -q "coherence: off" "$T/work3/daemon-rcu.log"'
+check "the program built through passthrough_ll runs" "$tree/prog"
+check "nothing left mounted after four modes" sh -c "! grep -q ' $T/' /proc/mounts"
+
 # refusals: clear message, documented exit status
 "$DCBENCH" kernbench --tree "$T/none" --modes native > /dev/null 2> "$err"
 rc=$?
@@ -105,6 +130,11 @@ check "unknown option: exit 2" [ $? = 2 ]
 check "--runs 0: exit 2" [ $? = 2 ]
 "$DCBENCH" kernbench --tree "$tree" --modes native,zfs > /dev/null 2>&1
 check "unknown mode: exit 2" [ $? = 2 ]
+for m in native@5 passthrough_ll/off rcu@x rcu/sometimes rcu,rcu passthrough_hp; do
+	"$DCBENCH" kernbench --tree "$tree" --modes "$m" > /dev/null 2> "$err"
+	rc=$?
+	check_all "--modes $m: exit 2 with a message" '[ $rc = 2 ] && grep -q -- "--modes" "$err"'
+done
 if command -v setpriv >/dev/null; then
 	setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		"$DCBENCH" kernbench --tree "$tree" --modes rcu > /dev/null 2> "$err"

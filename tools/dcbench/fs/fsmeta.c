@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,7 +19,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "dcache.h"
 #include "fs/fsload.h"
 #include "fs/fsmeta.h"
 #include "fs/fsmeta_report.h"
@@ -113,59 +111,14 @@ static void on_signal(int sig)
 
 /* ---- options --------------------------------------------------------------- */
 
-/*
- * One name of --configs: KIND[@T][/COHERENCE] -- the fsmount kind; @T its
- * own kernel timeouts, T seconds or "default" (the daemon's own: dcfs
- * chooses by its coherence mode, passthrough_ll 1 s); /COHERENCE dcfs's
- * --coherence mode.  The label shown is the name, dcfs kinds prefixed.
- */
+/* One name of --configs (fsm_config_parse); the label shown is the name,
+ * dcfs kinds prefixed. */
 static int parse_config(const char *name, struct config *c)
 {
-	bool prefixed = !strncmp(name, "dcfs-", 5);
-	char kind[32];
-	const char *at = strchr(name, '@'), *sl = strchr(name, '/');
-	const char *base = prefixed ? name + 5 : name;
-	size_t klen = strcspn(base, "@/");
-	const char *k;
-
-	if (klen >= sizeof(kind) || (at && sl && sl < at))
+	if (fsm_config_parse(name, &c->fs))
 		return -1;
-	memcpy(kind, base, klen);
-	kind[klen] = '\0';
-	k = fsm_kind(kind);
-	if (!k || (prefixed && !fsm_kind_dcfs(k)) || (at && !strcmp(k, "native")))
-		return -1;
-	if (!strncmp(k, "passthrough_hp", 14) && at && strcmp(at, "@0") && strcmp(at, "@default"))
-		return -1;
-	c->kind = k;
-	if (at) {
-		char t[24], *end;
-		size_t tlen = sl ? (size_t)(sl - at - 1) : strlen(at + 1);
-
-		if (tlen == 0 || tlen >= sizeof(t))
-			return -1;
-		memcpy(t, at + 1, tlen);
-		t[tlen] = '\0';
-		c->own_to = true;
-		if (!strcmp(t, "default")) {
-			c->to = -1;
-		} else {
-			errno = 0;
-			c->to = strtod(t, &end);
-			if (*end || errno || !isfinite(c->to) || c->to < 0 || c->to > 86400)
-				return -1;
-		}
-	}
-	if (sl) {
-		enum dc_watch_mode m;
-
-		if (!fsm_kind_dcfs(k) || fsm_kind_nfs(k) || dc_watch_mode_parse(sl + 1, &m) ||
-		    strlen(sl + 1) >= sizeof(c->coherence))
-			return -1;
-		snprintf(c->coherence, sizeof(c->coherence), "%s", sl + 1);
-	}
-	snprintf(c->label, sizeof(c->label), "%s%s", fsm_kind_dcfs(k) && !prefixed ?
-		 "dcfs-" : "", name);
+	snprintf(c->label, sizeof(c->label), "%s%s",
+		 fsm_kind_dcfs(c->fs.kind) && !c->fs.prefixed ? "dcfs-" : "", name);
 	return 0;
 }
 
@@ -339,7 +292,7 @@ static int check_host(const struct config *cfg, unsigned n, const char *dir_arg,
 	if (any_fuse && fsh_check_fuse(CMD) < 0)
 		return -1;
 	for (unsigned i = 0; i < n; i++)
-		if (fsm_kind_dcfs(cfg[i].kind) && !dcfs_built()) {
+		if (fsm_kind_dcfs(cfg[i].fs.kind) && !dcfs_built()) {
 			fprintf(stderr, "dcbench fsmeta: no dcfs beside dcbench (make)\n");
 			return -1;
 		}
@@ -392,12 +345,12 @@ static int run_one(const struct setup *s, struct config *c, unsigned r, const ch
 	 * whatever the timeouts; the user's options after, to win */
 	snprintf(opts, sizeof(opts), "--readdirplus auto %s%s%s",
 		 s->dcfs_opts ? s->dcfs_opts : "",
-		 c->coherence[0] ? " --coherence=" : "", c->coherence);
+		 c->fs.coherence[0] ? " --coherence=" : "", c->fs.coherence);
 	/* dcfs over NFS reads no host directory: the user's options alone */
-	if (fsm_start(&m, c->kind, s->dir, mnt, c->own_to ? c->to : s->entry_to,
-		      c->own_to ? c->to : s->attr_to, NULL, s->work,
-		      fsm_kind_nfs(c->kind) ? s->dcfs_opts :
-		      fsm_kind_dcfs(c->kind) ? opts : NULL) < 0)
+	if (fsm_start(&m, c->fs.kind, s->dir, mnt, c->fs.own_to ? c->fs.to : s->entry_to,
+		      c->fs.own_to ? c->fs.to : s->attr_to, NULL, s->work,
+		      fsm_kind_nfs(c->fs.kind) ? s->dcfs_opts :
+		      fsm_kind_dcfs(c->fs.kind) ? opts : NULL) < 0)
 		return -1;
 	lo.dir = m.dir;
 	lrc = fsl_run(&lo, &x->res);
@@ -412,7 +365,7 @@ static int run_one(const struct setup *s, struct config *c, unsigned r, const ch
 	if (!x->daemon_ok)
 		fprintf(stderr, "dcbench fsmeta: %s, run %u: the daemon did not "
 			"end cleanly; see %s/daemon-%s.log\n", c->label, r + 1,
-			s->work, c->kind);
+			s->work, c->fs.kind);
 	return 0;
 }
 
@@ -484,7 +437,7 @@ int dcb_fsmeta_main(int argc, char **argv)
 		}
 	}
 	for (unsigned i = 0; i < ncfg; i++)
-		if (!strncmp(cfg[i].kind, "passthrough_ll", 14)) {
+		if (!strncmp(cfg[i].fs.kind, "passthrough_ll", 14)) {
 			if (fsm_build_peer(work) < 0)
 				goto out;
 			break;

@@ -20,7 +20,7 @@
 
 bool fsmeta_is_fuse(const struct config *c)
 {
-	return strcmp(c->kind, "native") != 0;
+	return strcmp(c->fs.kind, "native") != 0;
 }
 
 static double total_rate(const struct run *r)
@@ -69,27 +69,25 @@ static struct config *find(struct config *cfg, unsigned n, const char *kind)
 {
 	/* the kind as it comes, without timeouts or coherence of its own */
 	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(cfg[i].kind, kind) && !cfg[i].own_to && !cfg[i].coherence[0])
+		if (!strcmp(cfg[i].fs.kind, kind) && !cfg[i].fs.own_to && !cfg[i].fs.coherence[0])
 			return &cfg[i];
 	return NULL;
 }
 
-/* dcfs with a watcher and long timeouts (@default or @3600 and more). */
+/* dcfs with a watcher and long timeouts (fsm_config_coherent). */
 static struct config *find_coherent(struct config *cfg, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		if (fsm_kind_dcfs(cfg[i].kind) && cfg[i].own_to &&
-		    (cfg[i].to < 0 || cfg[i].to >= 3600) &&
-		    strcmp(cfg[i].coherence, "off") && strcmp(cfg[i].coherence, "ttl"))
+		if (fsm_config_coherent(&cfg[i].fs))
 			return &cfg[i];
 	return NULL;
 }
 
-/* passthrough_ll at timeout 0, its only setting that shows every change. */
+/* passthrough_ll at timeout 0 (fsm_config_peer0). */
 static struct config *find_peer0(struct config *cfg, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(cfg[i].kind, "passthrough_ll") && cfg[i].own_to && cfg[i].to == 0)
+		if (fsm_config_peer0(&cfg[i].fs))
 			return &cfg[i];
 	return NULL;
 }
@@ -300,7 +298,7 @@ static int write_json(const struct setup *s, struct config *cfg, unsigned n,
 
 		json_obj_begin(&j);
 		json_kstr(&j, "config", c->label);
-		json_kstr(&j, "kind", c->kind);
+		json_kstr(&j, "kind", c->fs.kind);
 		json_kuint(&j, "median_run", c->median + 1);
 		json_knum(&j, "walk_ops_per_s", fsl_rate(&m->res.phase[FSL_WALK]));
 		json_knum(&j, "stat_ops_per_s", fsl_rate(&m->res.phase[FSL_STAT]));

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "fs/fsload.h"
+#include "fs/fsmount.h"
 
 #define MAX_REPEAT	1000	/* runs of a configuration at most (--repeat) */
 
@@ -24,11 +25,8 @@ struct run {
 
 /* A file system as --configs names it, and its runs. */
 struct config {
-	const char *kind;	/* fsm_start's name */
+	struct fsm_config fs;	/* what is mounted, and how */
 	char label[64];		/* native, dcfs-rcu, passthrough_ll@0... */
-	bool own_to;		/* @T: its own timeouts (entry and attr) */
-	double to;		/* ... T seconds; < 0: the daemon's default */
-	char coherence[16];	/* /MODE: dcfs --coherence (empty: its default) */
 	struct run *runs;
 	unsigned median;	/* index of the median run by total ops/s */
 	double med, mean, sd, lo, hi;	/* of the total ops/s */

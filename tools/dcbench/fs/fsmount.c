@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dcache.h"
 #include "common/clock.h"
 #include "fs/fsmount.h"
 
@@ -76,6 +78,69 @@ int fsm_first_cpus(unsigned n, cpu_set_t *set)
 			got++;
 		}
 	return got == n ? 0 : -1;
+}
+
+int fsm_config_parse(const char *name, struct fsm_config *c)
+{
+	bool prefixed = !strncmp(name, "dcfs-", 5);
+	const char *base = prefixed ? name + 5 : name;
+	const char *at = strchr(base, '@'), *sl = strchr(base, '/');
+	size_t klen = strcspn(base, "@/");
+	char kind[32];
+	const char *k;
+
+	memset(c, 0, sizeof(*c));
+	if (klen >= sizeof(kind) || (at && sl && sl < at))
+		return -1;
+	memcpy(kind, base, klen);
+	kind[klen] = '\0';
+	k = fsm_kind(kind);
+	if (!k || (prefixed && !fsm_kind_dcfs(k)) || (at && !strcmp(k, "native")))
+		return -1;
+	/* passthrough_hp takes no timeout, only its cache on or off */
+	if (!strncmp(k, "passthrough_hp", 14) && at && strcmp(at, "@0") && strcmp(at, "@default"))
+		return -1;
+	c->kind = k;
+	c->prefixed = prefixed;
+	if (at) {
+		char t[24], *end;
+		size_t tlen = sl ? (size_t)(sl - at - 1) : strlen(at + 1);
+
+		if (tlen == 0 || tlen >= sizeof(t))
+			return -1;
+		memcpy(t, at + 1, tlen);
+		t[tlen] = '\0';
+		c->own_to = true;
+		if (!strcmp(t, "default")) {
+			c->to = -1;
+		} else {
+			errno = 0;
+			c->to = strtod(t, &end);
+			if (*end || errno || !isfinite(c->to) || c->to < 0 || c->to > 86400)
+				return -1;
+		}
+	}
+	if (sl) {
+		enum dc_watch_mode m;
+
+		if (!fsm_kind_dcfs(k) || fsm_kind_nfs(k) || dc_watch_mode_parse(sl + 1, &m) ||
+		    strlen(sl + 1) >= sizeof(c->coherence))
+			return -1;
+		snprintf(c->coherence, sizeof(c->coherence), "%s", sl + 1);
+	}
+	return 0;
+}
+
+bool fsm_config_coherent(const struct fsm_config *c)
+{
+	return fsm_kind_dcfs(c->kind) && !fsm_kind_nfs(c->kind) && c->own_to &&
+	       (c->to < 0 || c->to >= 3600) && strcmp(c->coherence, "off") &&
+	       strcmp(c->coherence, "ttl");
+}
+
+bool fsm_config_peer0(const struct fsm_config *c)
+{
+	return !strcmp(c->kind, "passthrough_ll") && c->own_to && c->to == 0;
 }
 
 /* In the child: affinity, output, exec.  Never returns. */

@@ -82,4 +82,30 @@ void fsm_set_stop_flag(volatile sig_atomic_t *flag);
 /* The first n CPUs this process may run on, in *set; -1 if fewer. */
 int fsm_first_cpus(unsigned n, cpu_set_t *set);
 
+/*
+ * One file system to measure, as fsmeta's --configs and kernbench's
+ * --modes name it: KIND[@T][/COHERENCE].  KIND is a kind fsm_start knows
+ * (a dcfs kind may be written with "dcfs-" before it); @T its own kernel
+ * timeouts, T seconds (0 to 86400) or "default" (the daemon's own: dcfs
+ * chooses by its coherence mode, passthrough_ll 1 s); /COHERENCE dcfs's
+ * --coherence mode (a dcfs kind on the host's tree only).
+ */
+struct fsm_config {
+	const char *kind;	/* fsm_kind's name */
+	bool prefixed;		/* written "dcfs-KIND..." */
+	bool own_to;		/* @T: its own timeouts (entry and attr) */
+	double to;		/* ... T seconds; < 0: the daemon's default */
+	char coherence[16];	/* /MODE: dcfs --coherence (empty: its default) */
+};
+
+/* Parses name into *c: 0, or -1 if it names no configuration. */
+int fsm_config_parse(const char *name, struct fsm_config *c);
+
+/* dcfs with a watcher and long timeouts: @default or @3600 and more, and
+ * a coherence mode other than off and ttl. */
+bool fsm_config_coherent(const struct fsm_config *c);
+
+/* passthrough_ll at timeout 0, its only setting that shows every change. */
+bool fsm_config_peer0(const struct fsm_config *c);
+
 #endif /* DCBENCH_FSMOUNT_H */

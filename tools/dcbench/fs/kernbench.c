@@ -49,18 +49,27 @@ const char dcb_kernbench_help[] =
 "then a timed make -j N, through a dcfs mounted for that run alone.\n"
 "\n"
 "  --tree DIR           the configured kernel tree (needs DIR/.config)\n"
-"  --modes LIST         native, rcu, global, rwlock, nfs, nfs-nocache (dcfs\n"
-"                       over the export --nfs names; default native,rcu,global)\n"
+"  --modes LIST         of native, rcu, global, rwlock (dcfs in that mode),\n"
+"                       rcu-uring, global-uring, rwlock-uring (with --uring),\n"
+"                       passthrough_ll, passthrough_ll-dp (libfuse's example,\n"
+"                       built here; -dp with dcfs's mount options), nfs,\n"
+"                       nfs-nocache (dcfs over the export --nfs names); each\n"
+"                       may add @T, its own timeouts (T seconds, or @default:\n"
+"                       the daemon's; dcfs picks by its coherence mode), and a\n"
+"                       dcfs one /MODE, its --coherence mode: e.g.\n"
+"                       native,rcu@default,rcu@3600/off,passthrough_ll@0\n"
+"                       (default native,rcu,global)\n"
 "  --cpus LIST          CPU counts, each a whole comparison with the build and\n"
 "                       the daemon confined to that many CPUs (default 2, or\n"
 "                       all this machine has if fewer)\n"
 "  --jobs N             make -j N (default 2 x the CPU count of the comparison)\n"
 "  --runs R             runs per mode (default 3)\n"
-"  --entry-timeout S    dcfs's kernel timeouts, seconds (default 1, as\n"
-"  --attr-timeout S     libfuse; 0 sends every path component to dcfs)\n"
+"  --entry-timeout S    the kernel timeouts, seconds, of modes without @T\n"
+"  --attr-timeout S     (default 1, as libfuse; 0 sends every path component\n"
+"                       to the daemon)\n"
 "  --target T           the make target (default: the default target)\n"
 "  --work DIR           mount point and logs (default a new /tmp/dcbench-kernbench-*)\n"
-"  --dcfs-opts \"OPTS\"   more dcfs options, e.g. \"--threads 4\"\n"
+"  --dcfs-opts \"OPTS\"   more dcfs options, e.g. \"--threads 4\" (dcfs modes)\n"
 "  --nfs URL            nfs://HOST/EXPORT, an export of the tree, for the\n"
 "                       modes nfs and nfs-nocache (scripts/nfs-server.sh\n"
 "                       serves one)\n"
@@ -83,7 +92,8 @@ struct stat3 {
 };
 
 struct series {
-	const char *mode;
+	const char *mode;		/* as --modes names it */
+	const struct fsm_config *fs;
 	unsigned cpus, jobs, n;
 	struct sample s[MAX_RUNS];
 	struct stat3 f[NFIELDS];
@@ -92,6 +102,7 @@ struct series {
 static struct {
 	const char *tree, *target, *work, *dcfs_opts;
 	const char *modes[MAX_MODES];
+	struct fsm_config fs[MAX_MODES];
 	unsigned nmodes, cpus[MAX_CPUS], ncpus, jobs, runs;
 	double entry_to, attr_to;
 	bool json;
@@ -152,12 +163,20 @@ static int parse_modes(char *s)
 {
 	opt.nmodes = 0;
 	for (char *save, *m = strtok_r(s, ",", &save); m; m = strtok_r(NULL, ",", &save)) {
-		if (strcmp(m, "native") && strcmp(m, "rcu") && strcmp(m, "global") &&
-		    strcmp(m, "rwlock") && strcmp(m, "nfs") && strcmp(m, "nfs-nocache"))
-			return cli_usage(CMD, "--modes: '%s' is not native, rcu, global, rwlock, "
-					 "nfs or nfs-nocache", m);
+		struct fsm_config *c = &opt.fs[opt.nmodes];
+
 		if (opt.nmodes == MAX_MODES)
 			return cli_usage(CMD, "--modes: at most %d", MAX_MODES);
+		/* passthrough_hp is built by hand (fsmeta's --passthrough-hp) */
+		if (fsm_config_parse(m, c) || !strncmp(c->kind, "passthrough_hp", 14))
+			return cli_usage(CMD, "--modes: '%s' is not native, rcu, global, rwlock, "
+					 "rcu-uring, global-uring, rwlock-uring, passthrough_ll, "
+					 "passthrough_ll-dp, nfs or nfs-nocache, with @SECONDS or "
+					 "@default and (dcfs) /auto|fanotify|inotify|ttl|off after it",
+					 m);
+		for (unsigned k = 0; k < opt.nmodes; k++)
+			if (!strcmp(opt.modes[k], m))
+				return cli_usage(CMD, "--modes: '%s' twice", m);
 		opt.modes[opt.nmodes++] = m;
 	}
 	if (!opt.nmodes)
@@ -270,11 +289,21 @@ static int make_clean(void)
 	return rc == 0 ? 0 : -1;
 }
 
-/* One timed build of mode on the first `cpus` CPUs; fills *s. */
-static int build_once(const char *mode, unsigned cpus, unsigned jobs, unsigned run,
-		      struct sample *s)
+/* The options dcfs gets for c: --dcfs-opts, then c's coherence mode. */
+static const char *dcfs_opts(const struct fsm_config *c, char *buf, size_t size)
 {
-	char mnt[4200], log[4200], jarg[32];
+	if (!fsm_kind_dcfs(c->kind))
+		return NULL;
+	snprintf(buf, size, "%s%s%s", opt.dcfs_opts ? opt.dcfs_opts : "",
+		 c->coherence[0] ? " --coherence=" : "", c->coherence);
+	return buf;
+}
+
+/* One timed build of mode on the first `cpus` CPUs; fills *s. */
+static int build_once(const char *mode, const struct fsm_config *c, unsigned cpus,
+		      unsigned jobs, unsigned run, struct sample *s)
+{
+	char mnt[4200], log[4200], jarg[32], file[64], extra[600];
 	char *argv[8];
 	cpu_set_t set;
 	struct fsmount m;
@@ -289,11 +318,16 @@ static int build_once(const char *mode, unsigned cpus, unsigned jobs, unsigned r
 	if (make_clean() < 0)
 		return -1;
 	snprintf(mnt, sizeof(mnt), "%s/mnt", opt.work);
-	if (fsm_start(&m, mode, opt.tree, mnt, opt.entry_to, opt.attr_to, &set,
-		      opt.work, opt.dcfs_opts) < 0)
+	if (fsm_start(&m, c->kind, opt.tree, mnt, c->own_to ? c->to : opt.entry_to,
+		      c->own_to ? c->to : opt.attr_to, &set, opt.work,
+		      dcfs_opts(c, extra, sizeof(extra))) < 0)
 		return -1;
 	snprintf(jarg, sizeof(jarg), "-j%u", jobs);
-	snprintf(log, sizeof(log), "%s/build-%ucpu-%s-%u.log", opt.work, cpus, mode, run);
+	/* the mode's name as a file name: "rcu@3600/off" -> "rcu@3600-off" */
+	snprintf(file, sizeof(file), "%s", mode);
+	for (char *p = file; (p = strchr(p, '/')); )
+		*p = '-';
+	snprintf(log, sizeof(log), "%s/build-%ucpu-%s-%u.log", opt.work, cpus, file, run);
 	argv[n++] = "make";
 	argv[n++] = "-C";
 	argv[n++] = m.dir;
@@ -329,7 +363,7 @@ static void print_run(FILE *out, const struct series *se, unsigned r)
 	fprintf(out, "%u CPU%s %-7s run %u: real %s  user %s  sys %s", se->cpus,
 		se->cpus > 1 ? "s" : "", se->mode, r + 1, fmt_time(s->elapsed, a, sizeof(a)),
 		fmt_time(s->user, b, sizeof(b)), fmt_time(s->sys, c, sizeof(c)));
-	if (strcmp(se->mode, "native"))
+	if (strcmp(se->fs->kind, "native"))
 		fprintf(out, "  (daemon user %.2fs sys %.2fs)", s->d_user, s->d_sys);
 	fputc('\n', out);
 }
@@ -343,10 +377,11 @@ static void print_summary(FILE *out, const struct series *se)
 		se->mode, f[F_ELAPSED].median, f[F_USER].median, f[F_SYS].median,
 		f[F_CPU].median, se->n, f[F_ELAPSED].mean, f[F_ELAPSED].sd, f[F_SYS].mean,
 		f[F_SYS].sd);
-	if (strcmp(se->mode, "native"))
-		fprintf(out, "        dcfs daemon: User: %.2fs System: %.2fs  [median of %u; "
-			"User+System mean %.2fs sd %.2fs]\n", f[F_DUSER].median, f[F_DSYS].median,
-			se->n, f[F_DCPU].mean, f[F_DCPU].sd);
+	if (strcmp(se->fs->kind, "native"))
+		fprintf(out, "        %s daemon: User: %.2fs System: %.2fs  [median of %u; "
+			"User+System mean %.2fs sd %.2fs]\n",
+			fsm_kind_dcfs(se->fs->kind) ? "dcfs" : se->fs->kind, f[F_DUSER].median,
+			f[F_DSYS].median, se->n, f[F_DCPU].mean, f[F_DCPU].sd);
 }
 
 /* Is the difference of two medians within one standard deviation (the
@@ -375,7 +410,7 @@ static void print_compare(FILE *out, const struct series *a, const struct series
 	print_change(out, "Elapsed", &a->f[F_ELAPSED], &b->f[F_ELAPSED], "s");
 	fputs(", ", out);
 	print_change(out, "System", &a->f[F_SYS], &b->f[F_SYS], "s");
-	if (strcmp(a->mode, "native") && strcmp(b->mode, "native")) {
+	if (strcmp(a->fs->kind, "native") && strcmp(b->fs->kind, "native")) {
 		fputs(", ", out);
 		print_change(out, "daemon CPU", &a->f[F_DCPU], &b->f[F_DCPU], "s");
 	}
@@ -391,17 +426,37 @@ static const struct series *find(const struct series *all, unsigned n, unsigned 
 	return NULL;
 }
 
+/* The first series of cpus whose configuration passes is(). */
+static const struct series *find_by(const struct series *all, unsigned n, unsigned cpus,
+				    bool (*is)(const struct fsm_config *))
+{
+	for (unsigned i = 0; i < n; i++)
+		if (all[i].cpus == cpus && is(all[i].fs) && all[i].n)
+			return &all[i];
+	return NULL;
+}
+
+static bool is_uncoherent_dcfs(const struct fsm_config *c)
+{
+	return fsm_kind_dcfs(c->kind) && !fsm_kind_nfs(c->kind) && !strcmp(c->coherence, "off");
+}
+
 /*
  * The goals (docs/dcbench.md): with timeouts of 1 s, rcu Elapsed <= 1.2x
  * native; with timeouts 0, the daemon's CPU for rcu no higher than for
- * global (within one sd).  Under other timeouts the same ratios are
- * printed as "info".
+ * global (within one sd); dcfs coherent with long timeouts (e.g.
+ * rcu@default) Elapsed <= 1.03x native.  Under other timeouts the first
+ * two ratios are printed as "info", and so are coherent dcfs against
+ * passthrough_ll@0 and against dcfs with --coherence=off.
  */
 static void print_goals(FILE *out, const struct series *all, unsigned n, unsigned cpus)
 {
 	const struct series *nat = find(all, n, cpus, "native");
 	const struct series *rcu = find(all, n, cpus, "rcu");
 	const struct series *glo = find(all, n, cpus, "global");
+	const struct series *coh = find_by(all, n, cpus, fsm_config_coherent);
+	const struct series *pt0 = find_by(all, n, cpus, fsm_config_peer0);
+	const struct series *off = find_by(all, n, cpus, is_uncoherent_dcfs);
 
 	if (nat && rcu) {
 		double r = rcu->f[F_ELAPSED].median / nat->f[F_ELAPSED].median;
@@ -413,6 +468,19 @@ static void print_goals(FILE *out, const struct series *all, unsigned n, unsigne
 			fprintf(out, "info: rcu Elapsed / native = %.3f (timeouts entry %gs attr %gs)\n",
 				r, opt.entry_to, opt.attr_to);
 	}
+	if (nat && coh) {
+		double r = coh->f[F_ELAPSED].median / nat->f[F_ELAPSED].median;
+
+		fprintf(out, "goal: %s Elapsed / native = %.3f (<= 1.03, dcfs coherent with long "
+			"timeouts): %s\n", coh->mode, r, r <= 1.03 ? "met" : "NOT met");
+	}
+	/* coherent dcfs against the coherent peer and against itself unwatched */
+	if (coh && pt0)
+		fprintf(out, "info: %s Elapsed / %s = %.3f\n", pt0->mode, coh->mode,
+			pt0->f[F_ELAPSED].median / coh->f[F_ELAPSED].median);
+	if (coh && off)
+		fprintf(out, "info: %s Elapsed / %s = %.3f\n", coh->mode, off->mode,
+			coh->f[F_ELAPSED].median / off->f[F_ELAPSED].median);
 	if (rcu && glo) {
 		const struct stat3 *a = &rcu->f[F_DCPU], *b = &glo->f[F_DCPU];
 		bool ok = a->median <= b->median || within_sd(a, b);
@@ -451,10 +519,11 @@ static int write_json(const struct series *all, unsigned n)
 	json_arr_begin(&j);
 	for (unsigned i = 0; i < n; i++) {
 		const struct series *se = &all[i];
-		bool fs = strcmp(se->mode, "native") != 0;
+		bool fs = strcmp(se->fs->kind, "native") != 0;
 
 		json_obj_begin(&j);
 		json_kstr(&j, "mode", se->mode);
+		json_kstr(&j, "kind", se->fs->kind);
 		json_kuint(&j, "cpus", se->cpus);
 		json_kuint(&j, "jobs", se->jobs);
 		json_key(&j, "runs");
@@ -493,9 +562,19 @@ static int write_json(const struct series *all, unsigned n)
 static bool needs_mount(void)
 {
 	for (unsigned m = 0; m < opt.nmodes; m++)
-		if (strcmp(opt.modes[m], "native"))
+		if (strcmp(opt.fs[m].kind, "native"))
 			return true;
 	return false;
+}
+
+/* libfuse's passthrough_ll, built once into the work directory if a mode
+ * runs it. */
+static int build_peer(void)
+{
+	for (unsigned m = 0; m < opt.nmodes; m++)
+		if (!strncmp(opt.fs[m].kind, "passthrough_ll", 14))
+			return fsm_build_peer(opt.work);
+	return 0;
 }
 
 static int make_workdir(char *tmpl, size_t size)
@@ -542,7 +621,7 @@ int dcb_kernbench_main(int argc, char **argv)
 	}
 	if (needs_mount() && fsh_check_fuse(CMD) < 0)
 		return EXIT_FAIL;
-	if (make_workdir(tmpl, sizeof(tmpl)) < 0)
+	if (make_workdir(tmpl, sizeof(tmpl)) < 0 || build_peer() < 0)
 		return EXIT_FAIL;
 	/* no SA_RESTART: wait4 in fsm_run returns, and passes SIGTERM on to
 	 * make (a SIGTERM sent to dcbench alone would not reach the build) */
@@ -562,6 +641,7 @@ int dcb_kernbench_main(int argc, char **argv)
 			struct series *se = &all[nseries++];
 
 			se->mode = opt.modes[m];
+			se->fs = &opt.fs[m];
 			se->cpus = opt.cpus[c];
 			se->jobs = opt.jobs ? opt.jobs : 2 * opt.cpus[c];
 		}
@@ -578,7 +658,7 @@ int dcb_kernbench_main(int argc, char **argv)
 			for (unsigned m = 0; m < opt.nmodes && rc == EXIT_OK; m++) {
 				struct series *se = &first[m];
 
-				if (build_once(se->mode, se->cpus, se->jobs, r + 1, &se->s[r]) < 0 ||
+				if (build_once(se->mode, se->fs, se->cpus, se->jobs, r + 1, &se->s[r]) < 0 ||
 				    interrupted) {
 					rc = EXIT_FAIL;
 					break;
