@@ -14,7 +14,9 @@
  *    another process's are;
  *  - overflow: changed() blocks on the first event while 20,000 names are
  *    made; the watcher must then report DC_CHANGE_ALL, and everything
- *    agree;
+ *    agree; and with a queue of 64 events (root: the kernel's limit set
+ *    for the watcher's group alone) and 200 names, the kernel's overflow
+ *    event itself must be what it reports;
  *  - not root (uid 65534, in a child): auto picks inotify and its log
  *    says why not fanotify; fanotify asked for is -EPERM;
  *  - a spent watch budget (a child in a user namespace whose
@@ -501,12 +503,43 @@ out:
 /* ---- 2: overflow ---------------------------------------------------------- */
 
 #define FLOOD	20000
+#define SMALL_QUEUE	64	/* events a small queue holds */
+#define SMALL_FLOOD	200
 
-static void test_overflow(enum dc_watch_mode mode)
+/* The kernel's limit on queued events for mode's new groups. */
+static const char *queue_param(enum dc_watch_mode mode)
+{
+	return mode == DC_WATCH_FANOTIFY ? "/proc/sys/fs/fanotify/max_queued_events" :
+					   "/proc/sys/fs/inotify/max_queued_events";
+}
+
+static bool write_param(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	bool ok = f && fprintf(f, "%ld\n", v) > 0;
+
+	if (f)
+		ok &= fclose(f) == 0;
+	return ok;
+}
+
+/*
+ * small 0: the kernel's own queue (16,384 events), flooded with 20,000:
+ * the watcher, far behind when it reads again, may skip the backlog
+ * before it reaches the kernel's overflow event; either way it must
+ * forget everything.  small 1: a group made with a queue of 64 events
+ * (the limit is read when the group is made, and set back at once), so
+ * that 200 changes overflow a queue the watcher reads in one go: the
+ * kernel's overflow event itself must be what it reports.
+ */
+static void test_overflow(enum dc_watch_mode mode, bool small)
 {
 	static const char *const some[] = {
 		"big", "big/first", "big/f00000", "big/f09999", "big/f19999",
 		"big/g", NULL
+	};
+	static const char *const some_small[] = {
+		"big", "big/first", "big/f00000", "big/f00199", "big/f00200", "big/g", NULL
 	};
 	pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
 	struct dc_watch_options o = {
@@ -514,14 +547,31 @@ static void test_overflow(enum dc_watch_mode mode)
 	};
 	struct dc_watch *w = NULL;
 	struct dc_cache *c = NULL;
-	char name[64];
+	int flood = small ? SMALL_FLOOD : FLOOD;
+	long was = 0;
+	char name[64], what[80], msg[160];
 	struct said s;
 	double t0;
 	int i;
 
-	if (mode == DC_WATCH_FANOTIFY && geteuid() != 0) {
-		skip("fanotify overflow: not root");
+	snprintf(what, sizeof(what), "%s overflow%s", dc_watch_mode_name(mode),
+		 small ? " of a small queue" : "");
+	if ((mode == DC_WATCH_FANOTIFY || small) && geteuid() != 0) {
+		snprintf(msg, sizeof(msg), "%s: not root", what);
+		skip(msg);
 		return;
+	}
+	if (small) {
+		FILE *f = fopen(queue_param(mode), "r");
+
+		if (!f || fscanf(f, "%ld", &was) != 1 || was < SMALL_QUEUE) {
+			if (f)
+				fclose(f);
+			snprintf(msg, sizeof(msg), "%s: no %s", what, queue_param(mode));
+			skip(msg);
+			return;
+		}
+		fclose(f);
 	}
 	if (!make_top()) {
 		CHECK(!"mkdtemp");
@@ -532,8 +582,12 @@ static void test_overflow(enum dc_watch_mode mode)
 	o.arg = &s;
 	CHECK(mkdir(at("big"), 0755) == 0);
 	CHECK_EQ(new_cache(top, 0, &c), 0);
+	if (c && small && !write_param(queue_param(mode), SMALL_QUEUE))
+		CHECK(!"setting the queue's limit");
 	if (c)
 		CHECK_EQ(dc_watch_start(c, top, &o, &w), 0);
+	if (small)
+		CHECK(write_param(queue_param(mode), was));
 	if (!w)
 		goto out;
 	CHECK(all_agree(c, some, true));
@@ -544,7 +598,7 @@ static void test_overflow(enum dc_watch_mode mode)
 		h_sleep_ms(1);
 	CHECK(__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST));
 	/* more than the kernel queues (16,384 by default, both kinds) */
-	for (i = 0; i < FLOOD; i++) {
+	for (i = 0; i < flood; i++) {
 		snprintf(name, sizeof(name), "big/f%05d", i);
 		touch(at(name));
 	}
@@ -555,10 +609,15 @@ static void test_overflow(enum dc_watch_mode mode)
 	CHECK(said_get(&s, &s.all) >= 1);
 	CHECK_EQ(said_get(&s, &s.degraded), 0);
 	CHECK(said_log_has(&s, "overflow"));
-	expect_agree(c, some, LIMIT_MS, dc_watch_mode_name(mode), "after overflow");
+	if (small) {
+		snprintf(name, sizeof(name), "the %s queue overflowed", dc_watch_mode_name(mode));
+		CHECK(said_log_has(&s, name));
+	}
+	expect_agree(c, small ? some_small : some, LIMIT_MS, dc_watch_mode_name(mode),
+		     "after overflow");
 	CHECK_EQ(dc_watch_mode_of(w), mode);
 out:
-	said_show(&s, "overflow");
+	said_show(&s, what);
 	dc_watch_stop(w);
 	if (c)
 		dc_cache_destroy(c);
@@ -904,8 +963,10 @@ int main(void)
 	test_coherence(DC_WATCH_INOTIFY);
 	test_coherence(DC_WATCH_TTL);
 	test_ignore_self();
-	test_overflow(DC_WATCH_INOTIFY);
-	test_overflow(DC_WATCH_FANOTIFY);
+	test_overflow(DC_WATCH_INOTIFY, false);
+	test_overflow(DC_WATCH_FANOTIFY, false);
+	test_overflow(DC_WATCH_INOTIFY, true);
+	test_overflow(DC_WATCH_FANOTIFY, true);
 	printf("test_watch: %lu checks, %lu failed, %lu skipped\n", h_checks,
 	       h_failed, skipped);
 	return h_failed ? 1 : 0;
