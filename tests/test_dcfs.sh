@@ -1177,6 +1177,77 @@ else
 	notok "ttl mount for the removed-in-the-source check: $(tail -1 "$T/zb.err")"
 fi
 
+# ---- lookup counts under invalidations -----------------------------------------------
+# Each invalidation dcfs passes to the kernel (a name, an inode, or, after
+# its event queue overflowed, everything) races the kernel's own lookups
+# and FORGETs.  Through all of them the counts must stay exact: once the
+# kernel drops its caches it holds only the root, and at exit every node
+# was freed.  A reader walks the mount while the source changes under it
+# (renames of files and trees, removals, new names, links, a symlink
+# retargeted, modes), then a flood of 20,000 names is made in the source
+# and removed.  The daemon's event queue is made 16 events long (the
+# kernel's limit, read when the daemon makes its group, is set back as
+# soon as it has), so that the floods overflow it.
+for lcm in fanotify inotify; do
+	lc=lc_$lcm
+	mkdir -p "$T/$lc.src"
+	if ! mount -t tmpfs -o size=256m,mode=0755 dcfs-test "$T/$lc.src" 2>/dev/null; then
+		skip "lookup counts under invalidations ($lcm): cannot mount a tmpfs"
+		continue
+	fi
+	MOUNTS+=("$T/$lc.src")
+	for d in 0 1 2 3 4 5 6 7; do
+		mkdir -p "$T/$lc.src/d$d/sub"
+		for f in 0 1 2 3 4 5 6 7; do echo "$d$f" > "$T/$lc.src/d$d/f$f"; done
+		ln -s f0 "$T/$lc.src/d$d/link"
+	done
+	qparam=/proc/sys/fs/$lcm/max_queued_events
+	qwas=$(cat "$qparam" 2>/dev/null)
+	[ -n "$qwas" ] && echo 16 > "$qparam"
+	# in the foreground, so that its log (the overflows) is on its stderr
+	start "$lc" "$T/$lc.src" --coherence=$lcm --foreground 2>"$T/$lc.err" &
+	wait_for 10 grep -q "coherence: $lcm" "$T/$lc.err" && wait_for 5 stat_is "$T/$lc.stats" state = running
+	rc=$?
+	[ -n "$qwas" ] && echo "$qwas" > "$qparam"
+	if [ $rc != 0 ]; then
+		notok "lookup counts under invalidations ($lcm): the mount failed: $(tail -1 "$T/$lc.err")"
+		umount "$T/$lc.src"
+		continue
+	fi
+	( end=$((SECONDS + 4)); while [ $SECONDS -lt $end ]; do
+		find "$T/$lc.mnt" -exec stat -c %i {} + > /dev/null 2>&1
+	  done ) &
+	walker=$!
+	for round in 1 2 3 4 5 6; do
+		ls=$T/$lc.src
+		mv "$ls/d0" "$ls/d0.x" && mv "$ls/d0.x" "$ls/d0"
+		mv "$ls/d1/f1" "$ls/d2/f1.moved" && mv "$ls/d2/f1.moved" "$ls/d1/f1"
+		rm -f "$ls/d3/f3" && echo new > "$ls/d3/f3"
+		ln -f "$ls/d4/f4" "$ls/d5/hard" && rm "$ls/d5/hard"
+		ln -sfn f$((round % 8)) "$ls/d6/link"
+		chmod 0700 "$ls/d7/sub" && chmod 0755 "$ls/d7/sub"
+		mkdir "$ls/d7/new$round" && rmdir "$ls/d7/new$round"
+		mv "$ls/d2/sub" "$ls/d3/sub.moved" && mv "$ls/d3/sub.moved" "$ls/d2/sub"
+		sleep 0.2
+	done
+	mkdir "$T/$lc.src/flood"
+	seq -f "$T/$lc.src/flood/%05g" 20000 | xargs touch
+	find "$T/$lc.mnt" -exec stat -c %i {} + > /dev/null 2>&1
+	rm -rf "$T/$lc.src/flood"
+	wait $walker
+	find "$T/$lc.mnt" -exec stat -c %i {} + > /dev/null 2>&1
+	overflowed=$(grep -c 'overflow' "$T/$lc.err")
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+	wait_for 5 stat_is "$T/$lc.stats" nodes = 1
+	check "$lcm: after the source changed under the kernel's lookups ($overflowed overflow(s) logged), drop_caches leaves only the root (nodes $(stat_val "$T/$lc.stats" nodes))" \
+		test "$(stat_val "$T/$lc.stats" nodes)" = 1
+	stop "$lc"
+	check "$lcm: unmounted; at exit every node was freed (nodes_total $(stat_val "$T/$lc.stats" nodes_total))" \
+		test "$(stat_val "$T/$lc.stats" state)" = exited -a "$(stat_val "$T/$lc.stats" nodes_total)" = 0
+	umount "$T/$lc.src"
+done
+
 # ---- dcbench coherence: changes made in the source, behind dcfs ------------------------
 # 200 random changes made directly in the source of a warmed-up mount
 # (creates, renames of files and trees, writes, chmod, chown, links,
