@@ -458,15 +458,22 @@ struct dc_watch_options {
 	 * events lost; from dc_watch_start or the watcher's thread. */
 	void (*log)(void *arg, const char *msg);
 	void *arg;
-	uint64_t reserved[4];	/* zero */
+	/* Optional, with root_fd_set 1: root as a descriptor (O_PATH will
+	 * do; the watcher keeps a duplicate), root then only naming it in
+	 * messages.  For a root something may be mounted over, as a FUSE
+	 * file system mounted on its own source is: root's path then leads
+	 * into the mount, whose server is the caller. */
+	int32_t root_fd_set;
+	int32_t root_fd;
+	uint64_t reserved[3];	/* zero */
 };
 
 struct dc_watch;
 /* Watch the host directory root for cache c (whose backend serves it).
  * In fanotify and inotify modes what c holds is forgotten (it was cached
  * unwatched).  -EINVAL, -ENOMEM, -EBUSY (c's hostfs backend has a watcher
- * already), or the kernel's error when the mode asked for (not auto)
- * cannot work. */
+ * already), -EBADF or -ENOTDIR (opt->root_fd), or the kernel's error when
+ * the mode asked for (not auto) cannot work. */
 int dc_watch_start(struct dc_cache *c, const char *root,
 		   const struct dc_watch_options *opt, struct dc_watch **out);
 /* The mode in use now (never AUTO; TTL after a fallback; OFF for NULL).

@@ -122,7 +122,10 @@ static int watch_new(struct dc_cache *c, const char *root,
 	w->hkey.k1 = dc__mum(w->hkey.k0, 0xd6e8feb86659fd93ull);
 	pthread_mutex_init(&w->lock, NULL);
 	w->root = strdup(root);
-	w->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (opt->root_fd_set)
+		w->root_fd = fcntl(opt->root_fd, F_DUPFD_CLOEXEC, 3);
+	else
+		w->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (w->root_fd < 0) {
 		err = -errno;
 		goto fail;
@@ -133,6 +136,10 @@ static int watch_new(struct dc_cache *c, const char *root,
 	}
 	if (fstat(w->root_fd, &st) < 0) {
 		err = -errno;
+		goto fail;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		err = -ENOTDIR;
 		goto fail;
 	}
 	w->root_ino = st.st_ino;
@@ -255,8 +262,12 @@ DC_API int dc_watch_start(struct dc_cache *c, const char *root,
 	if (out)
 		*out = NULL;
 	if (!c || !root || !opt || !out || (unsigned)opt->mode >= NR_WATCH_MODES ||
+	    (opt->root_fd_set != 0 && opt->root_fd_set != 1) ||
+	    (!opt->root_fd_set && opt->root_fd) ||
 	    !dc__zeroed(opt->reserved, sizeof(opt->reserved)))
 		return -EINVAL;
+	if (opt->root_fd_set && opt->root_fd < 0)
+		return -EBADF;
 	err = watch_new(c, root, opt, &w);
 	if (err)
 		return err;

@@ -1177,6 +1177,35 @@ else
 	notok "ttl mount for the removed-in-the-source check: $(tail -1 "$T/zb.err")"
 fi
 
+# ---- mounted on its own source -----------------------------------------------------------
+# dcfs SRC SRC covers its source, which it reads through the descriptor it
+# opened before mounting.  Its watcher must watch that directory too: by
+# path it would open the mount itself, whose server does not serve yet,
+# and start-up would wait forever.  A file made beneath the mount (through
+# a descriptor of the source opened before it) must show through it.
+mkdir -p "$T/self"
+echo old > "$T/self/f"
+exec 8<"$T/self"
+MOUNTS+=("$T/self")
+if timeout 20 "$DCFS" "$T/self" "$T/self" --stats "$T/self.stats" 2>"$T/self.err"; then
+	check "mounted on its own source: started, and the mount answers" \
+		test "$(cat "$T/self/f" 2>/dev/null)" = old
+	echo new > "/proc/$$/fd/8/g"
+	wait_for 5 test -e "$T/self/g"
+	check "... and a file made beneath the mount shows through it" \
+		test "$(cat "$T/self/g" 2>/dev/null)" = new
+	pid=$(stat_val "$T/self.stats" pid)
+	fusermount3 -u "$T/self"
+	wait_for 20 gone "$pid"
+	check_all "... and it unmounts and exits" '! grep -q " $T/self " /proc/mounts && gone "$pid"'
+else
+	notok "mounted on its own source: dcfs did not start within 20 s ($(tail -1 "$T/self.err"))"
+	# the daemon waits on its own mount: abort it, then let the mount go
+	pkill -KILL -f "^$DCFS $T/self $T/self "
+	umount -l "$T/self" 2>/dev/null
+fi
+exec 8<&-
+
 # ---- lookup counts under invalidations -----------------------------------------------
 # Each invalidation dcfs passes to the kernel (a name, an inode, or, after
 # its event queue overflowed, everything) races the kernel's own lookups

@@ -895,6 +895,29 @@ static void test_errors(void)
 	o.mode = (enum dc_watch_mode)5;
 	CHECK_EQ(dc_watch_start(c, top, &o, &w), -EINVAL);
 	o.mode = DC_WATCH_INOTIFY;
+	/* root as a descriptor: checked as the path is; the name only names */
+	o.root_fd_set = 2;
+	CHECK_EQ(dc_watch_start(c, top, &o, &w), -EINVAL);
+	o.root_fd_set = 0;
+	o.root_fd = 3;
+	CHECK_EQ(dc_watch_start(c, top, &o, &w), -EINVAL);
+	o.root_fd_set = 1;
+	o.root_fd = -1;
+	CHECK_EQ(dc_watch_start(c, top, &o, &w), -EBADF);
+	fd = open(at("file"), O_PATH | O_CLOEXEC);
+	o.root_fd = fd;
+	CHECK_EQ(dc_watch_start(c, top, &o, &w), -ENOTDIR);
+	close(fd);
+	fd = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	o.root_fd = fd;
+	CHECK_EQ(dc_watch_start(c, "/nonexistent/named-only", &o, &w), 0);
+	close(fd);	/* the watcher keeps its own */
+	if (w) {
+		CHECK_EQ(dc_watch_mode_of(w), DC_WATCH_INOTIFY);
+		dc_watch_stop(w);
+	}
+	o.root_fd_set = 0;
+	o.root_fd = 0;
 	CHECK_EQ(dc_watch_start(c, top, &o, &w), 0);
 	if (w) {
 		CHECK_EQ(dc_watch_mode_of(w), DC_WATCH_INOTIFY);

@@ -189,6 +189,10 @@ int coherence_start(const char *source)
 		.ignore_self = 1,
 		.changed = changed,
 		.log = log_line,
+		/* the source as opened before the mount: mounted on itself,
+		 * its path would lead into dcfs, which does not serve yet */
+		.root_fd_set = 1,
+		.root_fd = dcfs.root_fd,
 	};
 	int err;
 

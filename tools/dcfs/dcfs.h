@@ -285,7 +285,8 @@ const struct stat *stash_stat_for(struct dnode *n);
 void stash_clear(void);
 
 /* ---- coherence.c: changes made in SOURCE_DIR behind dcfs ----------------- */
-/* Start watching (the cache and the session exist, the mount is up). */
+/* Start watching the source, dcfs.root_fd (the cache and the session
+ * exist, the mount is up: the source's path may lead into it). */
 int coherence_start(const char *source);
 /* A directory node was made: watch it (inotify mode; else nothing). */
 void coherence_watch_dir(struct dnode *n);
