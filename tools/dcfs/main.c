@@ -498,8 +498,10 @@ int main(int argc, char **argv)
 	stats_stop();
 	coherence = coherence_mode();
 	unmount_fs();
-	coherence_stop();
+	/* the rings' threads may still serve a lookup, which asks the
+	 * watcher to watch a new directory: they end before the watcher */
 	uring_stop();
+	coherence_stop();
 	fuse_session_destroy(dcfs.se);
 	dcfs.se = NULL;
 
