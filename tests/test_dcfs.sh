@@ -1206,6 +1206,41 @@ else
 fi
 exec 8<&-
 
+# ---- a source without file handles --------------------------------------------------------
+# ramfs has no file handles: no fanotify (its events name directories by
+# handle), so dcfs must say so and watch with inotify; and a file node the
+# kernel forgot cannot be told from another inode once its descriptor is
+# closed, so a hard link looked up meanwhile gets a node of its own, and
+# after the first name is looked up again the kernel holds the inode under
+# two nodes.  A chmod in the source must reach both.
+mkdir -p "$T/rf.src"
+if ! mount -t ramfs dcfs-test "$T/rf.src" 2>/dev/null; then
+	skip "a source without file handles (cannot mount a ramfs)"
+else
+	MOUNTS+=("$T/rf.src")
+	echo x > "$T/rf.src/a" && ln "$T/rf.src/a" "$T/rf.src/b" && chmod 644 "$T/rf.src/a"
+	if start rf "$T/rf.src" 2>"$T/rf.err"; then
+		check_all "no file handles: dcfs says fanotify cannot work and watches with inotify ($(grep -m1 'coherence:' "$T/rf.err"))" \
+			'grep -q "coherence: fanotify not available on .*; using inotify" "$T/rf.err" &&
+			 [ "$(stat_val "$T/rf.stats" coherence)" = inotify ] &&
+			 [ "$(stat_val "$T/rf.stats" file_handles)" = 0 ]'
+		stat "$T/rf.mnt/a" > /dev/null
+		echo 2 > /proc/sys/vm/drop_caches
+		wait_for 5 stat_is "$T/rf.stats" nodes = 1
+		stat "$T/rf.mnt/b" > /dev/null && stat "$T/rf.mnt/a" > /dev/null
+		wait_for 3 stat_is "$T/rf.stats" nodes = 3
+		known=$(stat_val "$T/rf.stats" nodes)
+		chmod 600 "$T/rf.src/a"
+		wait_for 3 sh -c "[ \"\$(stat -c %a '$T/rf.mnt/a' '$T/rf.mnt/b' | tr '\n' ' ')\" = '600 600 ' ]"
+		check "a chmod in the source shows through both names of an inode the kernel holds twice (nodes $known; now $(stat -c %a "$T/rf.mnt/a" "$T/rf.mnt/b" | tr '\n' ' '))" \
+			test "$(stat -c %a "$T/rf.mnt/a" "$T/rf.mnt/b" | tr '\n' ' ')" = "600 600 "
+		stop rf
+	else
+		notok "a source without file handles: the mount failed: $(tail -1 "$T/rf.err")"
+	fi
+	umount "$T/rf.src"
+fi
+
 # ---- lookup counts under invalidations -----------------------------------------------
 # Each invalidation dcfs passes to the kernel (a name, an inode, or, after
 # its event queue overflowed, everything) races the kernel's own lookups

@@ -71,15 +71,16 @@ static void inval_inode(struct dnode *n, bool data)
 	fuse_lowlevel_notify_inval_inode(dcfs.se, node_ino(n), data ? 0 : -1, 0);
 }
 
-/* Tell the kernel that inode (dev, ino) changed, if it knows it. */
+static void inval_each(struct dnode *n, void *data)
+{
+	inval_inode(n, *(bool *)data);
+}
+
+/* Tell the kernel that inode (dev, ino) changed, through every node of it
+ * the kernel knows. */
 static void inval_known(uint64_t dev, uint64_t ino, bool data)
 {
-	struct dnode *n = node_find_known(dev, ino);
-
-	if (n) {
-		inval_inode(n, data);
-		node_put(n);
-	}
+	node_each_known(dev, ino, inval_each, &data);
 }
 
 /* The inode name in dir names now, if dir's descriptor can tell. */

@@ -187,6 +187,13 @@ struct dc_dentry *node_dentry_get(struct dnode *n);
 /* A node the kernel knows (nlookup > 0) for inode (dev, ino), referenced,
  * or NULL. */
 struct dnode *node_find_known(uint64_t dev, uint64_t ino);
+/* fn(n, arg) for every node the kernel knows for inode (dev, ino), with no
+ * lock held.  An inode may have several: without file handles (dcfs not
+ * root) a file node the kernel forgot cannot be told from another inode
+ * once its descriptor is closed, so a hard link looked up meanwhile made
+ * a node of its own, and both may be known again. */
+void node_each_known(uint64_t dev, uint64_t ino, void (*fn)(struct dnode *, void *),
+		     void *arg);
 /* Every node the kernel knows, referenced, in a malloc'ed array (*out;
  * NULL when none); their count.  Short of memory: those found so far. */
 size_t nodes_collect_known(struct dnode ***out);

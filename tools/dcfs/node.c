@@ -201,6 +201,37 @@ struct dnode *node_find_known(uint64_t dev, uint64_t ino)
 	return n;
 }
 
+void node_each_known(uint64_t dev, uint64_t ino, void (*fn)(struct dnode *, void *),
+		     void *arg)
+{
+	uint64_t b = key_hash(dev, ino) & tab.mask;
+	pthread_mutex_t *l = stripe_of(b);
+	struct dnode *n, *done = NULL;
+
+	pthread_mutex_lock(l);
+	n = tab.buckets[b];
+	for (;;) {
+		for (; n; n = n->hnext)
+			if (n->ino == ino && n->dev == dev &&
+			    __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) > 0 &&
+			    get_unless_zero(n))
+				break;
+		pthread_mutex_unlock(l);
+		/* outside the lock: the last put frees, which takes it */
+		node_put(done);
+		if (!n)
+			return;
+		/* outside the lock too: fn tells the kernel, which may wait
+		 * for a request that needs the lock */
+		fn(n, arg);
+		done = n;
+		pthread_mutex_lock(l);
+		/* done is still in the chain: only node_free unlinks, and
+		 * our reference keeps it from running */
+		n = done->hnext;
+	}
+}
+
 size_t nodes_collect_known(struct dnode ***out)
 {
 	struct dnode **list = NULL, **bigger, *n;
