@@ -39,9 +39,10 @@ void dcfs_log(int prio, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-void coherence_watch_dir(struct dnode *n)
+void coherence_watch_dir(struct dnode *n, int fd)
 {
 	(void)n;
+	(void)fd;
 }
 
 /* ---- the staged pause ------------------------------------------------- */

@@ -217,17 +217,11 @@ enum dc_watch_mode coherence_mode(void)
 	return watch ? dc_watch_mode_of(watch) : DC_WATCH_OFF;
 }
 
-void coherence_watch_dir(struct dnode *n)
+void coherence_watch_dir(struct dnode *n, int fd)
 {
-	int tmp, fd;
-
-	if (!watch)
-		return;
-	/* a watch is on the inode: a descriptor opened for the call will do */
-	fd = node_dir_fd(n, &tmp);
-	if (fd >= 0)
+	/* a watch is on the inode: any descriptor of it will do */
+	if (watch)
 		dc_watch_dir(watch, fd, n->ino, n->dev);
-	node_dir_fd_put(tmp);
 }
 
 void coherence_stop(void)

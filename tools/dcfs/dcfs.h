@@ -295,8 +295,9 @@ void stash_clear(void);
 /* Start watching the source, dcfs.root_fd (the cache and the session
  * exist, the mount is up: the source's path may lead into it). */
 int coherence_start(const char *source);
-/* A directory node was made: watch it (inotify mode; else nothing). */
-void coherence_watch_dir(struct dnode *n);
+/* A directory node was made: watch it (inotify mode; else nothing),
+ * through fd, a descriptor of it. */
+void coherence_watch_dir(struct dnode *n, int fd);
 /* The watcher's mode now (OFF when none runs). */
 enum dc_watch_mode coherence_mode(void);
 void coherence_stop(void);

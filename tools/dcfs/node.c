@@ -380,9 +380,12 @@ int node_get(const struct stat *st, int *fdp, struct dnode **out)
 	}
 	pthread_mutex_unlock(l);
 	/* before anything is looked up in it (inotify watches directories
-	 * one by one; ours hold their descriptor for life) */
+	 * one by one), through the descriptor the node took (ours hold theirs
+	 * for life) or, made past the budget with a handle instead, the
+	 * caller's: reopening the handle could fail, leaving it unwatched */
 	if (made && S_ISDIR(type))
-		coherence_watch_dir(n);
+		coherence_watch_dir(n, *fdp >= 0 ? *fdp : __atomic_load_n(&n->fd,
+									 __ATOMIC_ACQUIRE));
 	free(mine);
 	if (fresh) {
 		pthread_mutex_destroy(&fresh->lock);
