@@ -353,6 +353,11 @@ int dc__revalidate(struct dc_cache *c, struct dc_dentry *dir, struct dc_dentry *
 		dc__stamp_asked(c, d, asked);	/* from the asking, not now */
 		ok = 1;
 	} else {
+		/* the backend said otherwise: the name changed behind the
+		 * cache, which a listing of dir must learn as it learns a
+		 * told change, or it would answer -ENOENT for it again */
+		if (ok == 0 && !dc__orphaned(dir))
+			dc__dir_name_changed(c, dir, dc__hash_key(c, name, len));
 		ok = 0;
 		dc__unhash(c, d);
 	}

@@ -25,7 +25,8 @@
  *  - a change told while readdir is in flight: that listing is not kept;
  *  - no readdir, DC_COMPLETE_OFF, or a directory larger than complete_max:
  *    never listed (or never used); a readdir that fails: not used;
- *  - negative TTLs bound a listing's age like a negative entry's;
+ *  - negative TTLs bound a listing's age like a negative entry's; a name
+ *    a revalidation learned exists reaches the listing;
  *  - more directories than the records the cache keeps: still right;
  *  - hostfs lists a real directory, and refuses to list procfs, whose
  *    listing leaves threads out;
@@ -590,6 +591,30 @@ static void test_ttl(enum dc_mode m)
 	close_last_cache(c);
 }
 
+/*
+ * A negative entry older than the listing expires first; asked again,
+ * the backend says the name exists now (made behind the cache after the
+ * listing).  What the revalidation learned must reach the listing: the
+ * lookup answers the name, not -ENOENT from a listing that lacks it.
+ */
+static void test_ttl_learned(enum dc_mode m)
+{
+	struct dc_cache *c;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 200);
+	CHECK_EQ(res(c, "/d/early"), -ENOENT);		/* a negative entry at t0 */
+	h_sleep_ms(100);
+	CHECK_EQ(res(c, "/d/other"), -ENOENT);		/* listed at t0 + 100 */
+	CHECK_EQ(stats(c).readdirs, 1);
+	x = add(dino, "early", REG_M, NULL);		/* nobody tells the cache */
+	h_sleep_ms(120);	/* the entry is past its TTL, the listing not */
+	CHECK_EQ(res(c, "/d/early"), (int64_t)x);
+	CHECK_EQ(res(c, "/d/never"), -ENOENT);
+	close_last_cache(c);
+}
+
 /* More directories than records: each still right. */
 static void test_many(enum dc_mode m)
 {
@@ -809,6 +834,7 @@ int main(void)
 		test_race(m);
 		test_off(m);
 		test_ttl(m);
+		test_ttl_learned(m);
 		test_many(m);
 		test_faults(m);
 		test_hostfs(m);
