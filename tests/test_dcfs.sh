@@ -583,7 +583,10 @@ chmod 666 /dev/fuse
 printf '#user_allow_other\n' > "$T/fuse.conf.no"
 printf 'user_allow_other\n' > "$T/fuse.conf.yes"
 mount --bind "$T/fuse.conf.no" /etc/fuse.conf || { fail "bind /etc/fuse.conf"; exit; }
-if $NB "$DCFS" "$D/src" "$D/mnt" --stats "$D/st" 2>&1; then
+if out=$($NB "$DCFS" "$D/src" "$D/mnt" --stats "$D/st" 2>&1); then
+	verdict "as nobody: fanotify is not permitted, and dcfs says so and watches with inotify ($out)" \
+		eval 'grep -q "coherence: fanotify not available on .*; using inotify" <<<"$out" &&
+		      [ "$(stat_val "$D/st" coherence)" = inotify ]'
 	opts=$(grep " $D/mnt fuse.dcfs " /proc/mounts | cut -d' ' -f4)
 	verdict "as nobody, by default: mounted through fusermount3 without allow_other ($opts)" \
 		eval 'grep -q user_id=65534 <<<"$opts" && ! grep -q allow_other <<<"$opts"'
