@@ -591,6 +591,14 @@ static void test_ttl(enum dc_mode m)
 	close_last_cache(c);
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 /*
  * A negative entry older than the listing expires first; asked again,
  * the backend says the name exists now (made behind the cache after the
@@ -600,18 +608,27 @@ static void test_ttl(enum dc_mode m)
 static void test_ttl_learned(enum dc_mode m)
 {
 	struct dc_cache *c;
-	uint64_t dino, x;
+	uint64_t dino, x, answers;
+	double listed;
 
 	dino = make_tree();
-	c = open_cache(m, true, 2, 0, 200);
+	c = open_cache(m, true, 2, 0, 600);
 	CHECK_EQ(res(c, "/d/early"), -ENOENT);		/* a negative entry at t0 */
-	h_sleep_ms(100);
-	CHECK_EQ(res(c, "/d/other"), -ENOENT);		/* listed at t0 + 100 */
+	h_sleep_ms(300);
+	listed = mono_s();
+	CHECK_EQ(res(c, "/d/other"), -ENOENT);		/* listed at t0 + 300 */
 	CHECK_EQ(stats(c).readdirs, 1);
 	x = add(dino, "early", REG_M, NULL);		/* nobody tells the cache */
-	h_sleep_ms(120);	/* the entry is past its TTL, the listing not */
+	h_sleep_ms(360);	/* the entry is past its TTL, the listing not */
 	CHECK_EQ(res(c, "/d/early"), (int64_t)x);
+	answers = stats(c).complete_answers;
 	CHECK_EQ(res(c, "/d/never"), -ENOENT);
+	/* the case needs the listing in use at that lookup: on a machine
+	 * too slow to get here within its TTL, nothing was shown */
+	if (mono_s() - listed < 0.6)
+		CHECK_EQ(stats(c).complete_answers, answers + 1);
+	else
+		SKIP("a name learned by a revalidation: the listing expired first");
 	close_last_cache(c);
 }
 
