@@ -130,7 +130,7 @@ check "unknown option: exit 2" [ $? = 2 ]
 check "--runs 0: exit 2" [ $? = 2 ]
 "$DCBENCH" kernbench --tree "$tree" --modes native,zfs > /dev/null 2>&1
 check "unknown mode: exit 2" [ $? = 2 ]
-for m in native@5 passthrough_ll/off rcu@x rcu/sometimes rcu,rcu passthrough_hp; do
+for m in native@5 passthrough_ll/off rcu@x rcu/sometimes rcu,rcu rcu,dcfs-rcu rcu@1,rcu@1.0 rcu@0x10 rcu@-0 "rcu@ 5" passthrough_hp; do
 	"$DCBENCH" kernbench --tree "$tree" --modes "$m" > /dev/null 2> "$err"
 	rc=$?
 	check_all "--modes $m: exit 2 with a message" '[ $rc = 2 ] && grep -q -- "--modes" "$err"'

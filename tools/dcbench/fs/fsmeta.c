@@ -145,7 +145,7 @@ static int parse_configs(const char *list, struct config *cfg, unsigned *n)
 					 "with @SECONDS or @default and "
 					 "(dcfs) /auto|fanotify|inotify|ttl|off after it", name);
 		for (unsigned k = 0; k < *n; k++)
-			dup |= !strcmp(cfg[k].label, c.label);
+			dup |= fsm_config_same(&cfg[k].fs, &c.fs);
 		if (dup)
 			;
 		else if (*n == MAX_CONFIGS)

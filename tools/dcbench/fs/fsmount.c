@@ -114,6 +114,10 @@ int fsm_config_parse(const char *name, struct fsm_config *c)
 		if (!strcmp(t, "default")) {
 			c->to = -1;
 		} else {
+			/* seconds as written: digits first (strtod would take
+			 * " 5", "0x10" and "-0" too) */
+			if (t[0] < '0' || t[0] > '9' || strpbrk(t, "xXeEpP"))
+				return -1;
 			errno = 0;
 			c->to = strtod(t, &end);
 			if (*end || errno || !isfinite(c->to) || c->to < 0 || c->to > 86400)
@@ -129,6 +133,12 @@ int fsm_config_parse(const char *name, struct fsm_config *c)
 		snprintf(c->coherence, sizeof(c->coherence), "%s", sl + 1);
 	}
 	return 0;
+}
+
+bool fsm_config_same(const struct fsm_config *a, const struct fsm_config *b)
+{
+	return a->kind == b->kind && a->own_to == b->own_to && (!a->own_to || a->to == b->to) &&
+	       !strcmp(a->coherence, b->coherence);
 }
 
 bool fsm_config_coherent(const struct fsm_config *c)

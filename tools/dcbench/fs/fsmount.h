@@ -101,6 +101,10 @@ struct fsm_config {
 /* Parses name into *c: 0, or -1 if it names no configuration. */
 int fsm_config_parse(const char *name, struct fsm_config *c);
 
+/* Do a and b name the same configuration ("rcu" and "dcfs-rcu", "rcu@1"
+ * and "rcu@1.0" do)? */
+bool fsm_config_same(const struct fsm_config *a, const struct fsm_config *b);
+
 /* dcfs with a watcher and long timeouts: @default or @3600 and more, and
  * a coherence mode other than off and ttl. */
 bool fsm_config_coherent(const struct fsm_config *c);

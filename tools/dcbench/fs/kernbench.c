@@ -175,8 +175,9 @@ static int parse_modes(char *s)
 					 "@default and (dcfs) /auto|fanotify|inotify|ttl|off after it",
 					 m);
 		for (unsigned k = 0; k < opt.nmodes; k++)
-			if (!strcmp(opt.modes[k], m))
-				return cli_usage(CMD, "--modes: '%s' twice", m);
+			if (fsm_config_same(&opt.fs[k], c))
+				return cli_usage(CMD, "--modes: '%s' and '%s' are the same",
+						 opt.modes[k], m);
 		opt.modes[opt.nmodes++] = m;
 	}
 	if (!opt.nmodes)
