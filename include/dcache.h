@@ -460,9 +460,9 @@ struct dc_watch_options {
 	void *arg;
 	/* Optional, with root_fd_set 1: root as a descriptor (O_PATH will
 	 * do; the watcher keeps a duplicate), root (still required) then
-	 * only naming it in messages.  For a root something may be mounted over, as a FUSE
-	 * file system mounted on its own source is: root's path then leads
-	 * into the mount, whose server is the caller. */
+	 * only naming it in messages.  For a root something may be mounted
+	 * over, as a FUSE file system mounted on its own source is: root's
+	 * path then leads into the mount, whose server is the caller. */
 	int32_t root_fd_set;
 	int32_t root_fd;
 	uint64_t reserved[3];	/* zero */

@@ -22,9 +22,9 @@
  * When is a listing true?  Every change of the directory's names that the
  * cache is told of -- an update, an invalidation by name or by inode, a
  * directory's attribute change -- or that a revalidation learns, reaches
- * its record under the write lock, and forgetting the directory makes it orphaned.  A change while
- * readdir runs (from the miss that made the count on) marks the record, and
- * that listing is not installed; a change of one name keeps an installed
+ * its record under the write lock, and forgetting the directory makes it
+ * orphaned.  A change while readdir runs (from the miss that made the
+ * count on) marks the record, and that listing is not installed; a change of one name keeps an installed
  * listing, with the name taken in (it may exist now); any other change
  * drops it.  A listing is used only while the directory is not orphaned
  * (lookup_slow checks first), not suspect, and with TTLs on, not older

@@ -185,6 +185,18 @@ void node_put(struct dnode *n)
 
 /* ---- finding nodes by inode (coherence.c) -------------------------------- */
 
+/* The first node from n on of inode (dev, ino) that the kernel knows,
+ * referenced, or NULL.  Its bucket's stripe lock held. */
+static struct dnode *next_known(struct dnode *n, uint64_t dev, uint64_t ino)
+{
+	for (; n; n = n->hnext)
+		if (n->ino == ino && n->dev == dev &&
+		    __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) > 0 &&
+		    get_unless_zero(n))
+			return n;
+	return NULL;
+}
+
 struct dnode *node_find_known(uint64_t dev, uint64_t ino)
 {
 	uint64_t b = key_hash(dev, ino) & tab.mask;
@@ -192,11 +204,7 @@ struct dnode *node_find_known(uint64_t dev, uint64_t ino)
 	struct dnode *n;
 
 	pthread_mutex_lock(l);
-	for (n = tab.buckets[b]; n; n = n->hnext)
-		if (n->ino == ino && n->dev == dev &&
-		    __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) > 0 &&
-		    get_unless_zero(n))
-			break;
+	n = next_known(tab.buckets[b], dev, ino);
 	pthread_mutex_unlock(l);
 	return n;
 }
@@ -209,13 +217,8 @@ void node_each_known(uint64_t dev, uint64_t ino, void (*fn)(struct dnode *, void
 	struct dnode *n, *done = NULL;
 
 	pthread_mutex_lock(l);
-	n = tab.buckets[b];
+	n = next_known(tab.buckets[b], dev, ino);
 	for (;;) {
-		for (; n; n = n->hnext)
-			if (n->ino == ino && n->dev == dev &&
-			    __atomic_load_n(&n->nlookup, __ATOMIC_ACQUIRE) > 0 &&
-			    get_unless_zero(n))
-				break;
 		pthread_mutex_unlock(l);
 		/* outside the lock: the last put frees, which takes it */
 		node_put(done);
@@ -228,7 +231,7 @@ void node_each_known(uint64_t dev, uint64_t ino, void (*fn)(struct dnode *, void
 		pthread_mutex_lock(l);
 		/* done is still in the chain: only node_free unlinks, and
 		 * our reference keeps it from running */
-		n = done->hnext;
+		n = next_known(done->hnext, dev, ino);
 	}
 }
 
