@@ -93,6 +93,15 @@ static inline double h_seconds(void)
 	return v > 0 ? v : 2.0;
 }
 
+/* Seconds on the monotonic clock. */
+static inline double h_mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Sleep ms milliseconds, signals or not. */
 static inline void h_sleep_ms(long ms)
 {

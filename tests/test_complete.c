@@ -591,14 +591,6 @@ static void test_ttl(enum dc_mode m)
 	close_last_cache(c);
 }
 
-static double mono_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /*
  * A negative entry older than the listing expires first; asked again,
  * the backend says the name exists now (made behind the cache after the
@@ -615,7 +607,7 @@ static void test_ttl_learned(enum dc_mode m)
 	c = open_cache(m, true, 2, 0, 600);
 	CHECK_EQ(res(c, "/d/early"), -ENOENT);		/* a negative entry at t0 */
 	h_sleep_ms(300);
-	listed = mono_s();
+	listed = h_mono_s();
 	CHECK_EQ(res(c, "/d/other"), -ENOENT);		/* listed at t0 + 300 */
 	CHECK_EQ(stats(c).readdirs, 1);
 	x = add(dino, "early", REG_M, NULL);		/* nobody tells the cache */
@@ -625,7 +617,7 @@ static void test_ttl_learned(enum dc_mode m)
 	CHECK_EQ(res(c, "/d/never"), -ENOENT);
 	/* the case needs the listing in use at that lookup: on a machine
 	 * too slow to get here within its TTL, nothing was shown */
-	if (mono_s() - listed < 0.6)
+	if (h_mono_s() - listed < 0.6)
 		CHECK_EQ(stats(c).complete_answers, answers + 1);
 	else
 		SKIP("a name learned by a revalidation: the listing expired first");
@@ -807,7 +799,6 @@ static void test_stress(enum dc_mode m)
 	pthread_t r[2];
 	char name[32];
 	double end;
-	struct timespec ts;
 
 	stress_dir = make_tree();
 	c = open_cache(m, true, 1, 0, 0);
@@ -815,16 +806,14 @@ static void test_stress(enum dc_mode m)
 	stop = 0;
 	for (int i = 0; i < 2; i++)
 		CHECK_EQ(pthread_create(&r[i], NULL, stress_reader, c), 0);
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	end = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9 + h_seconds() / 4;
+	end = h_mono_s() + h_seconds() / 4;
 	for (int i = 0; i < 3000; i++) {
 		snprintf(name, sizeof(name), "w%d", i);
 		add(stress_dir, name, REG_M, NULL);
 		CHECK_EQ(dc_invalidate_child(c, stress_dir, 0, name, strlen(name)), 0);
 		__atomic_store_n(&told, i + 1, __ATOMIC_RELEASE);
 		h_sleep_ms(i % 4 ? 0 : 1);	/* room for listings between adds */
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		if ((double)ts.tv_sec + (double)ts.tv_nsec / 1e9 > end)
+		if (h_mono_s() > end)
 			break;
 	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);

@@ -137,8 +137,8 @@ int fsm_config_parse(const char *name, struct fsm_config *c)
 
 bool fsm_config_same(const struct fsm_config *a, const struct fsm_config *b)
 {
-	return a->kind == b->kind && a->own_to == b->own_to && (!a->own_to || a->to == b->to) &&
-	       !strcmp(a->coherence, b->coherence);
+	return a->kind == b->kind && a->own_to == b->own_to &&
+	       (!a->own_to || a->to == b->to) && !strcmp(a->coherence, b->coherence);
 }
 
 bool fsm_config_coherent(const struct fsm_config *c)
