@@ -345,7 +345,8 @@ int dc_invalidate(struct dc_cache *c, struct dc_dentry *d);
 int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
 		       const char *name);
 /* Evict unused entries until at most target remain, or none unused is
- * left: the number evicted, or -EINVAL (c NULL). */
+ * left, and queue for freeing the one-probe path nodes still waiting for
+ * a batch to fill: the number evicted, or -EINVAL (c NULL). */
 long dc_shrink(struct dc_cache *c, uint64_t target);
 
 /* ---- Coherence: changes made behind the cache ------------------------- */

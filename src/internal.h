@@ -393,12 +393,16 @@ struct dc_cache {
 	 * and is taken alone when an entry is freed */
 	/* one-probe paths (path.c): a table from whole paths to answers
 	 * (ptab, above with what else a probe reads), RCU-read; ptab_lock
-	 * (nests inside wlock) for every change of it and of the index by
-	 * answer, pleaf; per-shard generations, atomic */
+	 * (nests inside wlock) for every change of it, of the index by
+	 * answer, pleaf, and of the batch of unpublished nodes, pdead;
+	 * per-shard generations, atomic */
 	pthread_mutex_t ptab_lock;
 	struct dc_pnode **pleaf;
 	unsigned pall;			/* changes of all shards under way; wlock */
 	uint64_t nr_pnodes;		/* atomic; changed under ptab_lock */
+	struct dc_pnode *pdead;		/* unpublished nodes waiting to go to
+					 * call_rcu as one batch; ptab_lock */
+	uint64_t nr_pdead, pdead_max;	/* how many wait; a batch's size */
 	struct dc_pgen pgen[DC_PATH_SHARDS];	/* 64 bits: never wraps to a
 						 * node's */
 	pthread_mutex_t list_lock;
@@ -928,6 +932,7 @@ void dc__lru_free_all(struct dc_cache *c);
 struct dc_pnode;
 int dc__paths_init(struct dc_cache *c);
 void dc__paths_free(struct dc_cache *c);
+void dc__paths_release(struct dc_cache *c);
 /* A set of shards a change moves: n of them from first (one, a group, or
  * all); two sets either nest or are disjoint. */
 #define DC_PATH_SET(first, n)	((uint32_t)(first) | (uint32_t)(n) << 16)

@@ -440,10 +440,14 @@ void dc__shrinker_stop(struct dc_cache *c)
 
 DC_API long dc_shrink(struct dc_cache *c, uint64_t target)
 {
+	long n;
+
 	if (!c)
 		return -EINVAL;
 	dc__thread_enter();
-	return dc__shrink(c, target, target < c->max_negative ? target : c->max_negative);
+	n = dc__shrink(c, target, target < c->max_negative ? target : c->max_negative);
+	dc__paths_release(c);	/* the one-probe nodes waiting for a batch */
+	return n;
 }
 
 /* At destroy: free every entry now (no reader, no grace period, and no

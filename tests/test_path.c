@@ -26,6 +26,8 @@
  *  - a hit leaves no LRU mark on its entry, yet the entry is evicted as
  *    any unused one is (dc_shrink), its node with it: the path is then
  *    asked of the backend again, and answered right;
+ *  - unpublished nodes are freed a batch at a time, the rest by dc_shrink
+ *    or at destroy;
  *  - a full table whose probes mostly find nothing is left alone for a
  *    while, then asked again (over 2^20 entries; not under TSan);
  *  - stress: readers resolve a deep path under a directory a writer moves
@@ -50,10 +52,13 @@
 #include "memfs_tree.h"
 #include "../src/internal.h"
 
+/* The caches' cap; 0: the library's default. */
+static uint64_t cap;
+
 static struct dc_cache *open_cache(enum dc_mode m, uint32_t ttl)
 {
 	struct dc_options o = { .mode = m, .backend = dc_memfs_backend(fs),
-				.ttl_ms = ttl };
+				.ttl_ms = ttl, .max_entries = cap };
 	struct dc_cache *c = NULL;
 
 	CHECK_EQ(dc_cache_create(&o, &c), 0);
@@ -219,6 +224,89 @@ static void test_shrink(void)
 	CHECK_EQ(b.path_hits - a.path_hits, 0);
 	CHECK_EQ(b.misses - a.misses, 7);
 	close_last_cache(c);
+}
+
+/* Create /nK where a node said ENOENT, which unpublishes the node; with
+ * fail, every allocation of the create fails (the memfs's comes first). */
+static void unpublish_leaf(struct dc_cache *c, struct dc_dentry *r, uint64_t k,
+			   bool fail)
+{
+	struct dc_inode in;
+	char name[24];
+
+	snprintf(name, sizeof(name), "n%llu", (unsigned long long)k);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, name, REG_M, NULL, &in), 0);
+	if (fail)
+		dc_debug_fail_alloc(1, 0);
+	CHECK_EQ(dc_create(c, r, name, &in), 0);
+	if (fail) {
+		CHECK(dc_debug_failed_allocs() > 0);	/* the batch's header */
+		dc_debug_fail_alloc(0, 0);
+	}
+}
+
+/* The cache's bytes once every deferred free has run. */
+static uint64_t settled_bytes(struct dc_cache *c)
+{
+	struct dc_stats st;
+
+	rcu_barrier();
+	dc_get_stats(c, &st);
+	return st.bytes;
+}
+
+/*
+ * Unpublished nodes are freed in batches: they wait until a batch's worth
+ * has died (a 256th of the table's cap: 16 nodes for a cap of 4,096
+ * entries), then go to call_rcu as one; without memory for the batch's
+ * header, each on its own; dc_shrink lets go of a batch not yet full;
+ * destroy frees what still waits (live bytes as before).
+ */
+static void test_batches(void)
+{
+	struct dc_options o = { .mode = DC_MODE_RCU, .max_entries = 4096 };
+	struct dc_cache *c = NULL;
+	struct dc_dentry *r;
+	uint64_t live, batch, bytes, freed, k;
+	char p[24];
+
+	make_tree();
+	o.backend = dc_memfs_backend(fs);
+	live = dc_debug_live_bytes();
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	batch = c->pdead_max;
+	CHECK_EQ(batch, 16);
+	CHECK_EQ(dc_walk(c, NULL, "/", 0, &r), 0);
+	for (k = 0; k < 2 * batch + 3; k++) {
+		snprintf(p, sizeof(p), "/n%llu", (unsigned long long)k);
+		twice(c, p, -ENOENT, true);
+	}
+	for (k = 0; k < batch - 1; k++)
+		unpublish_leaf(c, r, k, false);
+	CHECK_EQ(c->nr_pdead, batch - 1);	/* waiting */
+	bytes = settled_bytes(c);
+	unpublish_leaf(c, r, k++, false);
+	CHECK_EQ(c->nr_pdead, 0);		/* gone as one batch */
+	freed = bytes - settled_bytes(c);	/* and freed: its nodes' bytes */
+	CHECK(freed > 0);
+	unpublish_leaf(c, r, k++, false);
+	unpublish_leaf(c, r, k++, false);
+	CHECK_EQ(c->nr_pdead, 2);
+	bytes = settled_bytes(c);
+	CHECK_EQ(dc_shrink(c, UINT64_MAX), 0);	/* evicts nothing */
+	CHECK_EQ(c->nr_pdead, 0);
+	CHECK(settled_bytes(c) < bytes);	/* the two nodes freed */
+	for (uint64_t i = 0; i < batch - 1; i++)
+		unpublish_leaf(c, r, k++, false);
+	bytes = settled_bytes(c);
+	unpublish_leaf(c, r, k++, true);	/* no header: one by one */
+	CHECK_EQ(c->nr_pdead, 0);
+	CHECK(bytes - settled_bytes(c) >= freed);	/* as many, longer */
+	unpublish_leaf(c, r, k++, false);
+	CHECK_EQ(c->nr_pdead, 1);		/* left for destroy */
+	dc_put(c, r);
+	close_last_cache(c);
+	CHECK_EQ(dc_debug_live_bytes(), live);
 }
 
 /*
@@ -807,11 +895,13 @@ int main(void)
 	test_shards();
 	test_sets_join();
 	test_shrink();
+	test_batches();
 	if (H_UNDER_TSAN)	/* one thread: nothing for TSan to see, 3 GB under it */
 		SKIP("test_pace under TSan");
 	else
 		test_pace();
 	test_checked();
+	cap = 4096;	/* batches of 16 nodes: freed while the readers run */
 	test_stress();
 	test_forget_race();
 	for (int k = 0; k < 3; k++)
