@@ -49,6 +49,21 @@
  *    equal to the node's, it was so (generations only grow) when the reader
  *    loaded its chain's head, so no such change had begun by then since the
  *    node was made.
+ *    A node behind only in its generation is brought forward in place: a
+ *    walk that read a later generation and found the same answer (the same
+ *    d, unchanged since the node was made, as the node is still published;
+ *    the same allx and deadline) stores its generation in the node, under
+ *    ptab_lock, rather than replacing it with an equal node, which would
+ *    cost an allocation and a grace period.  Every value a node's
+ *    generation holds, G, was so stored (or made) by a walk that read G
+ *    before it walked and found it current under ptab_lock.  A reader that
+ *    finds the node's G equal to its shard's has an answer that held at
+ *    the later of its head load and the bump to G: the directories were
+ *    then as that walk saw them (the reader read G, not a later one), and
+ *    d as the node copied it (the node was published from the head load,
+ *    or earlier, until the store, and a change of d unpublishes it first).
+ *    That instant lies within the probe; for a node never brought forward
+ *    it is the head load, as above.
  *  - TTLs: a node lives no longer than the earliest deadline of the
  *    entries its walk passed (the directories and the answer), which the
  *    walk noted as it checked each against its clock; a reader with TTLs
@@ -107,7 +122,8 @@ __thread struct dc_pace dc__pace;
 struct dc_pnode {
 	struct dc_pnode *next;		/* chain in c->ptab; RCU-read */
 	uint64_t key;
-	uint64_t gen;			/* its shard's generation when made */
+	uint64_t gen;			/* its shard's generation when made, or
+					 * brought forward to; atomic */
 	uint16_t len;
 	uint8_t shard;
 	bool allx;			/* every directory on the way: 0111 set */
@@ -571,10 +587,13 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	 * change unpublishes d's nodes before its first store); the shard's
 	 * generation, still n's (even: nodes are made at even ones only),
 	 * says no directory above had begun to change either (the bump comes
-	 * before any such change).  Relaxed: the acquire load that found n
-	 * keeps this one after it, and nothing read here is used on a
-	 * mismatch. */
-	if (__atomic_load_n(&c->pgen[n->shard].v, __ATOMIC_RELAXED) != n->gen)
+	 * before any such change; for a node brought forward in place, see
+	 * the top of this file).  Both loads relaxed: the acquire load that
+	 * found n keeps them after it; on a mismatch nothing read is used,
+	 * and on a match nothing read depends on the store of n's generation
+	 * (its other fields are never written once it is published). */
+	if (__atomic_load_n(&c->pgen[n->shard].v, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&n->gen, __ATOMIC_RELAXED))
 		return -ECHILD;
 	if (now && !alive(c, n, now))
 		return -ECHILD;
@@ -615,26 +634,11 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->pmax &&
 	    !chain_find(c, key, path, len))
 		return;
-	n = dc__malloc(c, node_size(len));
-	if (!n)
-		return;
-	n->key = key;
-	n->d = d;
-	n->shard = (uint8_t)shard;
-	n->gen = gen;
-	n->len = (uint16_t)len;
-	n->allx = allx;
-	n->until = ticks;
-	n->in = *in;
-	memcpy(n->path, path, len);
-	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
 	/* best effort, so never wait: a holder preempted on a busy machine
 	 * would put every walk that ends here to sleep behind it, and the
 	 * next walk of the path tries again */
-	if (pthread_mutex_trylock(&c->ptab_lock) != 0) {
-		dc__free(c, n, node_size(len));
+	if (pthread_mutex_trylock(&c->ptab_lock) != 0)
 		return;
-	}
 	/* d marked before its seq is checked, both seq_cst: against a
 	 * change of d, which moves the seq and then looks for the mark
 	 * (dc__entry_write_begin).  A mark seen here was set so by an
@@ -644,42 +648,55 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	 * it (that change, or the shrinker) clears it. */
 	if (!(dc__flags(d) & DC_F_HASPATH))
 		__atomic_fetch_or(&d->flags, (uint16_t)DC_F_HASPATH, __ATOMIC_SEQ_CST);
-	/* d still what the walk saw, and no node for the string yet (two
-	 * walks of one path may race here) */
+	/* d still what the walk saw, and the walk's generation still current */
 	if ((dc__flags(d) & DC_F_DEAD) ||
 	    __atomic_load_n(&d->seq, __ATOMIC_SEQ_CST) != seq ||
-	    __atomic_load_n(&c->pgen[n->shard].v, __ATOMIC_ACQUIRE) != gen) {
-		pthread_mutex_unlock(&c->ptab_lock);
-		dc__free(c, n, node_size(len));
-		return;
-	}
-	/* a node for the string already: kept if it still holds (two walks
-	 * of one path raced here), else replaced; a new string only while
-	 * the table holds fewer than pmax nodes */
+	    __atomic_load_n(&c->pgen[shard].v, __ATOMIC_ACQUIRE) != gen)
+		goto out;
+	/* a node for the string already, with the same answer (published,
+	 * so its d is as it copied it): kept (two walks of one path raced
+	 * here), or brought forward to this generation in place (see the
+	 * top of this file; it is never ahead of the current one) */
 	o = chain_find(c, key, path, len);
+	if (o && o->d == d && o->allx == allx) {
+		if (o->gen == gen && o->until >= ticks)
+			goto out;
+		if (o->until == ticks) {
+			__atomic_store_n(&o->gen, gen, __ATOMIC_RELAXED);
+			goto out;
+		}
+	}
+	/* else a new node, in o's place, or for a new string only while
+	 * the table holds fewer than pmax nodes */
+	if (!o && __atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->pmax)
+		goto out;
+	n = dc__malloc(c, node_size(len));
+	if (!n)
+		goto out;
+	n->key = key;
+	n->d = d;
+	n->shard = (uint8_t)shard;
+	n->gen = gen;
+	n->len = (uint16_t)len;
+	n->allx = allx;
+	n->until = ticks;
+	n->in = *in;
+	memcpy(n->path, path, len);
 	if (o) {
-		/* published, so o's d is as o copied it */
-		if (o->d == d && o->gen == gen && o->allx == allx &&
-		    o->until >= n->until)
-			goto drop;
 		leaf_unlink(c, o);
 		unpublish(c, o);
-	} else if (__atomic_load_n(&c->nr_pnodes, __ATOMIC_RELAXED) >= c->pmax) {
-		goto drop;
 	}
 	n->lnext = *leaf_chain(c, d);
 	*leaf_chain(c, d) = n;
+	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
 	n->next = *head;
 	/* release: the node's fields before the pointer to it */
 	dc__store_rel(*head, n);
 	if (__atomic_add_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED) >= c->pmax &&
 	    !dc__load(c->pfull))
 		dc__store(c->pfull, 1);
+out:
 	pthread_mutex_unlock(&c->ptab_lock);
-	return;
-drop:
-	pthread_mutex_unlock(&c->ptab_lock);
-	dc__free(c, n, node_size(len));
 }
 
 /* The shard of path's node (*shard; -1: it gets none) and its generation,

@@ -19,7 +19,8 @@
  *    above it renamed away and back, removed, forgotten
  *    (dc_invalidate_dir, dc_invalidate_child, dc_invalidate), its
  *    attributes changed; everything forgotten (dc_invalidate_all);
- *  - a stale node is replaced, and the path is a hit again;
+ *  - a stale node is replaced, and the path is a hit again; one whose
+ *    path still leads to the same answer is brought forward in place;
  *  - a change two or more below the root sends back to the walk the paths
  *    through that second-level directory, not its siblings'; one just
  *    below the root, every path through it;
@@ -307,6 +308,41 @@ static void test_batches(void)
 	dc_put(c, r);
 	close_last_cache(c);
 	CHECK_EQ(dc_debug_live_bytes(), live);
+}
+
+/*
+ * A node whose shard's generation moved, but whose path still leads to
+ * the same answer, is brought forward in place: the next walk of the
+ * path stores the new generation in it (no node made, none unpublished),
+ * and the path is a hit again.  A sibling directory renamed moves the
+ * generation of the paths through /a/b.
+ */
+static void test_refresh(void)
+{
+	const char *deep = "/a/b/c/d/e/f";
+	struct dc_dentry *b;
+	struct dc_cache *c;
+	uint64_t is, nodes, dead, h;
+
+	make_tree();
+	is = add(ib, "s", DIR_M, NULL);
+	c = open_cache(DC_MODE_RCU, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/a/b", 0, &b), 0);
+	CHECK_EQ(res(c, NULL, "/a/b/s"), (int64_t)is);
+	twice(c, deep, (int64_t)iff, true);
+	CHECK_EQ(dc_memfs_rename(fs, ib, "s", ib, "s2", 0), 0);
+	CHECK_EQ(dc_rename(c, b, "s", b, "s2", 0), 0);
+	nodes = c->nr_pnodes;
+	dead = c->nr_pdead;
+	h = path_hits(c);
+	CHECK_EQ(res(c, NULL, deep), (int64_t)iff);	/* walked: stale */
+	CHECK_EQ(path_hits(c) - h, 0);
+	CHECK_EQ(res(c, NULL, deep), (int64_t)iff);	/* its node again */
+	CHECK_EQ(path_hits(c) - h, 1);
+	CHECK_EQ(c->nr_pnodes, nodes);
+	CHECK_EQ(c->nr_pdead, dead);
+	dc_put(c, b);
+	close_last_cache(c);
 }
 
 /*
@@ -896,6 +932,7 @@ int main(void)
 	test_sets_join();
 	test_shrink();
 	test_batches();
+	test_refresh();
 	if (H_UNDER_TSAN)	/* one thread: nothing for TSan to see, 3 GB under it */
 		SKIP("test_pace under TSan");
 	else
