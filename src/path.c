@@ -77,7 +77,7 @@
  * goes to call_rcu as one callback, queued after the last of its nodes
  * was unpublished, so that its grace period outlasts every reader that
  * could have loaded any of them.  Nodes die as fast as the answers they
- * hold change (about 8,400 in a replay of a kernel build's trace, which
+ * hold change (thousands in a replay of a kernel build's trace, which
  * one thread runs in 0.2 s), and liburcu's callback thread starts a grace
  * period each time it wakes to callbacks: with a callback a node, as often
  * as every 10 ms, its pause between rounds.  A grace period with every CPU
