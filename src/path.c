@@ -662,6 +662,8 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		if (o->gen == gen && o->until >= ticks)
 			goto out;
 		if (o->until == ticks) {
+			/* relaxed: a reader that sees it needs no other
+			 * store of ours, as no other field changes */
 			__atomic_store_n(&o->gen, gen, __ATOMIC_RELAXED);
 			goto out;
 		}
