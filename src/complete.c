@@ -26,11 +26,12 @@
  * orphaned.  A change while readdir runs (from the miss that made the
  * count on) marks the record, and that listing is not installed; a
  * change of one name keeps an installed listing, with the name taken in
- * (it may exist now); any other change drops it.  A listing is used only while the directory is not orphaned
- * (lookup_slow checks first), not suspect, and with TTLs on, not older
- * than the negative TTL, counted from the asking.  So an answer from a
- * listing is never older than the last invalidation the cache was told
- * of, the same promise a cached negative entry makes.
+ * (it may exist now); any other change drops it.  A listing is used only
+ * while the directory is not orphaned (lookup_slow checks first), not
+ * suspect, and with TTLs on, not older than the negative TTL, counted
+ * from the asking.  So an answer from a listing is never older than the
+ * last invalidation the cache was told of, the same promise a cached
+ * negative entry makes.
  *
  * Locking: records are found, changed and used under c->list_lock, which
  * nests inside the write lock and inside its miss side.  Changes of names
