@@ -39,6 +39,16 @@ int dc_debug_check(struct dc_cache *c);
  * lookup runs.
  */
 void dc_debug_on_miss(struct dc_cache *c, void (*fn)(void *arg), void *arg);
+/*
+ * Call fn(arg) in each dc_resolve or dc_resolve_as of c from the root (rcu
+ * mode) that walked and is about to offer the walk's answer to the
+ * one-probe table, inside the walk's read-side section (NULL: no more):
+ * a test changes the namespace there, as a writer on another CPU may
+ * between a walk and its add.  fn may update c, but nothing that waits
+ * for a grace period (dc_shrink, or an update that takes the cache an
+ * eighth past its cap).  Set it while no lookup runs.
+ */
+void dc_debug_on_path_add(struct dc_cache *c, void (*fn)(void *arg), void *arg);
 
 #ifdef __cplusplus
 }

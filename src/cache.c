@@ -420,6 +420,13 @@ DC_API void dc_debug_on_miss(struct dc_cache *c, void (*fn)(void *arg), void *ar
 	c->dbg_miss = fn;
 }
 
+DC_API void dc_debug_on_path_add(struct dc_cache *c, void (*fn)(void *arg),
+				 void *arg)
+{
+	c->dbg_padd_arg = arg;
+	c->dbg_padd = fn;
+}
+
 DC_API int dc_debug_check(struct dc_cache *c)
 {
 	struct dc_dentry *d;

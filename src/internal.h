@@ -331,6 +331,9 @@ struct dc_cache {
 	uint64_t pt0;			/* dc__now() when the table began: nodes'
 					 * deadlines count from it (path.c) */
 	uint64_t pmax;			/* nodes at most: four a head, within the cap */
+	/* a test's hook, called before a walk offers a node (walk.c) */
+	void (*dbg_padd)(void *);
+	void *dbg_padd_arg;
 
 	_Alignas(64) pthread_mutex_t wlock;
 	uint32_t wside;			/* rcu mode: open to misses, or shut by

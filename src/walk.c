@@ -788,12 +788,16 @@ static void keep_path(struct nameidata *nd, const char *path, size_t len, int er
 
 	if (!nd->plain || nd->nlinks)
 		return;
-	if (err == -ENOENT && nd->neg)
-		dc__path_add(nd->c, path, len, nd->neg, nd->negseq, &none, shard,
-			     gen, nd->allx, nd->until);
-	else if (err == 0 && !dc__is_lnk(st->mode))
-		dc__path_add(nd->c, path, len, d, seq, st, shard, gen, nd->allx,
-			     nd->until);
+	if (err == -ENOENT && nd->neg) {
+		d = nd->neg;
+		seq = nd->negseq;
+		st = &none;
+	} else if (err || dc__is_lnk(st->mode)) {
+		return;
+	}
+	if (nd->c->dbg_padd)
+		nd->c->dbg_padd(nd->c->dbg_padd_arg);
+	dc__path_add(nd->c, path, len, d, seq, st, shard, gen, nd->allx, nd->until);
 }
 
 /* rcu-walk at clock now (dc__walk_clock), then (if it could not finish)

@@ -21,6 +21,8 @@
  *    attributes changed; everything forgotten (dc_invalidate_all);
  *  - a stale node is replaced, and the path is a hit again; one whose
  *    path still leads to the same answer is brought forward in place;
+ *  - a directory on the way renamed between a walk and its add (a test
+ *    hook, dc_debug_on_path_add): no node answers the old path after;
  *  - a change two or more below the root sends back to the walk the paths
  *    through that second-level directory, not its siblings'; one just
  *    below the root, every path through it;
@@ -343,6 +345,70 @@ static void test_refresh(void)
 	CHECK_EQ(c->nr_pdead, dead);
 	dc_put(c, b);
 	close_last_cache(c);
+}
+
+/*
+ * A directory on the way renamed between a walk and its add (the hook
+ * runs where a writer on another CPU may come): the walk saw the old
+ * namespace, so no node may answer for it after the rename, neither a
+ * new one nor an old one for the string brought forward (stale: a node
+ * made before, then left behind in its generation by a change beside
+ * it).  The old path answers -ENOENT after, the new one leads to the
+ * same file, and the add, finding the generation moved, made no node.
+ */
+struct add_race {
+	struct dc_cache *c;
+	struct dc_dentry *b;
+	int left;
+};
+
+static void rename_in_add(void *arg)
+{
+	struct add_race *r = arg;
+
+	if (!r->left)
+		return;
+	r->left--;
+	CHECK_EQ(dc_memfs_rename(fs, ib, "c", ib, "c2", 0), 0);
+	CHECK_EQ(dc_rename(r->c, r->b, "c", r->b, "c2", 0), 0);
+}
+
+static void test_add_race(void)
+{
+	const char *deep = "/a/b/c/d/e/f";
+
+	for (int stale = 0; stale < 2; stale++) {
+		struct add_race r = { .left = 1 };
+		uint64_t is, nodes;
+
+		make_tree();
+		is = add(ib, "s", DIR_M, NULL);
+		r.c = open_cache(DC_MODE_RCU, 0);
+		CHECK_EQ(dc_walk(r.c, NULL, "/a/b", 0, &r.b), 0);
+		CHECK_EQ(res(r.c, NULL, "/a/b/s"), (int64_t)is);
+		if (stale) {
+			twice(r.c, deep, (int64_t)iff, true);
+			CHECK_EQ(dc_memfs_rename(fs, ib, "s", ib, "s2", 0), 0);
+			CHECK_EQ(dc_rename(r.c, r.b, "s", r.b, "s2", 0), 0);
+		} else {
+			/* its entries learnt (a ref-walk, which makes no node),
+			 * so that the next resolve is an rcu-walk */
+			CHECK_EQ(res(r.c, NULL, deep), (int64_t)iff);
+			CHECK_EQ(r.c->nr_pnodes, 0);
+		}
+		nodes = r.c->nr_pnodes;
+		dc_debug_on_path_add(r.c, rename_in_add, &r);
+		/* the walk's answer, held when it walked */
+		CHECK_EQ(res(r.c, NULL, deep), (int64_t)iff);
+		dc_debug_on_path_add(r.c, NULL, NULL);
+		CHECK_EQ(r.left, 0);
+		CHECK_EQ(r.c->nr_pnodes, nodes);
+		CHECK_EQ(res(r.c, NULL, deep), -ENOENT);
+		CHECK_EQ(res(r.c, NULL, deep), -ENOENT);
+		CHECK_EQ(res(r.c, NULL, "/a/b/c2/d/e/f"), (int64_t)iff);
+		dc_put(r.c, r.b);
+		close_last_cache(r.c);
+	}
 }
 
 /*
@@ -933,6 +999,7 @@ int main(void)
 	test_shrink();
 	test_batches();
 	test_refresh();
+	test_add_race();
 	if (H_UNDER_TSAN)	/* one thread: nothing for TSan to see, 3 GB under it */
 		SKIP("test_pace under TSan");
 	else
