@@ -43,12 +43,13 @@
  *    shard of the first's group is theirs.
  *    Each generation is a seqcount: odd while such a change is made, bumped
  *    (seq_cst) before it and after it.  A walk makes a node only with the
- *    even generation it read before it started, re-checked under ptab_lock,
- *    so a walk that saw the old state during a change never leaves a node
- *    that outlives the change.  A reader loads it after finding the node:
- *    equal to the node's, it was so (generations only grow) when the reader
- *    loaded its chain's head, so no such change had begun by then since the
- *    node was made.
+ *    even generation it read before it started, so a walk that saw the old
+ *    state during a change never leaves a node that outlives the change
+ *    (and only while that generation is still current, checked under
+ *    ptab_lock, so that no node is made already stale).  A reader loads
+ *    it after finding the node: equal to the node's, it was so
+ *    (generations only grow) when the reader loaded its chain's head, so
+ *    no such change had begun by then since the node was made.
  *    A node behind only in its generation is brought forward in place: a
  *    walk that read a later generation and found the same answer (the same
  *    d, unchanged since the node was made, as the node is still published;
