@@ -157,6 +157,11 @@ $(OBJ)/tests/test_node.o: tests/test_node.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -Itests -Itools/dcfs $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
+# the library again with its race windows open, for tests/test_race
+$(OBJ)/race/src/%.o: src/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(DEPFLAGS) -DDC_RACE_WINDOWS -fvisibility=hidden -c $< -o $@
+
 # The fuzz corpora's runner, once per corpus.
 $(OBJ)/tests/fuzz/run_corpus_%.o: tests/fuzz/run_corpus.c
 	@mkdir -p $(@D)
@@ -232,6 +237,15 @@ $(BUILD)/tests/test_node: $(OBJ)/tests/test_node.o $(OBJ)/tests/node-race.o $(OB
 			  $(TOOL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LIBS)
+
+$(BUILD)/libdcache-race.a: $(patsubst %.c,$(OBJ)/race/%.o,$(LIB_SRCS))
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/tests/test_race: $(OBJ)/tests/test_race.o $(BUILD)/libdcbench.a $(BUILD)/libdctools.a \
+			  $(BUILD)/libdcache-race.a
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
 # Fuzz corpora replayed as plain regression tests (no libFuzzer needed).
 $(BUILD)/tests/test_corpus_%: $(OBJ)/tests/fuzz/fuzz_%.o $(OBJ)/tests/fuzz/run_corpus_%.o \

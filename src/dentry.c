@@ -323,6 +323,7 @@ bool dc__get_not_dead(struct dc_dentry *d)
 	do {
 		if (v < 0)
 			return false;
+		dc__race_window();
 	} while (!__atomic_compare_exchange_n(&d->count, &v, v + 1, true,
 					      __ATOMIC_ACQUIRE, __ATOMIC_RELAXED));
 	return true;
@@ -337,6 +338,8 @@ DC_API struct dc_dentry *dc_get(struct dc_dentry *d)
 
 DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 {
+	int32_t left;
+
 	if (!d)
 		return;
 	dc__thread_enter();
@@ -350,8 +353,9 @@ DC_API void dc_put(struct dc_cache *c, struct dc_dentry *d)
 	 * either it sees our 0 and keeps d listed, or we see LISTED clear and
 	 * put d back on a list ourselves.
 	 */
-	if (__atomic_sub_fetch(&d->count, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    !(__atomic_load_n(&d->flags, __ATOMIC_SEQ_CST) & DC_F_LISTED))
+	left = __atomic_sub_fetch(&d->count, 1, __ATOMIC_SEQ_CST);
+	dc__race_window();
+	if (left == 0 && !(__atomic_load_n(&d->flags, __ATOMIC_SEQ_CST) & DC_F_LISTED))
 		dc__lru_relist(c, d);
 	dc__rcu_unlock();
 }

@@ -66,6 +66,20 @@
 
 #include "dcache-debug.h"
 
+/*
+ * A pause where a race matters: between a lock-free reader's snapshot and
+ * its check, inside a writer's odd seq, between the two halves of a
+ * Dekker handshake.  Nothing in the library as built.  The Makefile
+ * builds it again with DC_RACE_WINDOWS for tests/test_race.c, which
+ * defines dc__race_window() to yield the CPU now and then, so that
+ * interleavings a machine with few cores rarely shows become common.
+ */
+#ifdef DC_RACE_WINDOWS
+void dc__race_window(void);
+#else
+#define dc__race_window() ((void)0)
+#endif
+
 /* Every byte of p (size bytes) is zero. */
 static inline bool dc__zeroed(const void *p, size_t size)
 {
@@ -488,11 +502,15 @@ static inline void dc__stat_inc(struct dc_cache *c, int which)
 static inline uint32_t dc__seq_begin(const uint32_t *seq)
 {
 	/* acquire: the field reads that follow cannot move above this load */
-	return __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+	uint32_t v = __atomic_load_n(seq, __ATOMIC_ACQUIRE);
+
+	dc__race_window();
+	return v;
 }
 
 static inline bool dc__seq_retry(const uint32_t *seq, uint32_t start)
 {
+	dc__race_window();
 	/* acquire fence: the field reads before it complete before the re-read */
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	return (start & 1) || __atomic_load_n(seq, __ATOMIC_RELAXED) != start;
@@ -503,10 +521,12 @@ static inline void dc__seq_write_begin(uint32_t *seq)
 	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELAXED);
 	/* release fence: the odd count is visible before any field store */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	dc__race_window();
 }
 
 static inline void dc__seq_write_end(uint32_t *seq)
 {
+	dc__race_window();
 	/* release: every field store is visible before the even count */
 	__atomic_store_n(seq, *seq + 1, __ATOMIC_RELEASE);
 }

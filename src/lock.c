@@ -160,8 +160,10 @@ static void futex_wake_all(uint32_t *addr)
  */
 static void miss_leave(struct dc_cache *c, uint32_t *n)
 {
-	if (__atomic_sub_fetch(n, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&c->wside, __ATOMIC_SEQ_CST) != WS_OPEN)
+	uint32_t left = __atomic_sub_fetch(n, 1, __ATOMIC_SEQ_CST);
+
+	dc__race_window();
+	if (left == 0 && __atomic_load_n(&c->wside, __ATOMIC_SEQ_CST) != WS_OPEN)
 		futex_wake_all(n);
 }
 
@@ -184,6 +186,7 @@ void dc__miss_begin(struct dc_cache *c)
 		 * the last writer's changes are seen in our section.
 		 */
 		__atomic_add_fetch(n, 1, __ATOMIC_SEQ_CST);
+		dc__race_window();
 		if (__atomic_load_n(&c->wside, __ATOMIC_SEQ_CST) == WS_OPEN)
 			return;
 		miss_leave(c, n);
@@ -194,6 +197,7 @@ void dc__miss_begin(struct dc_cache *c)
 		shut = WS_SHUT;
 		__atomic_compare_exchange_n(&c->wside, &shut, WS_SLEEPERS, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		dc__race_window();
 		futex_wait(&c->wside, WS_SLEEPERS);
 	}
 }
@@ -220,6 +224,7 @@ static void shut_misses(struct dc_cache *c)
 
 	/* seq_cst: the store before the loads of the counts (dc__miss_begin) */
 	__atomic_store_n(&c->wside, WS_SHUT, __ATOMIC_SEQ_CST);
+	dc__race_window();
 	for (unsigned i = 0; i < DC_MISS_SLOTS; i++) {
 		unsigned spins = 0;
 
@@ -265,6 +270,7 @@ void dc__write_unlock(struct dc_cache *c)
 	 * open (dc__miss_begin); those that said they sleep are woken */
 	if (__atomic_exchange_n(&c->wside, WS_OPEN, __ATOMIC_RELEASE) == WS_SLEEPERS) {
 		pthread_mutex_unlock(&c->wlock);
+		dc__race_window();
 		futex_wake_all(&c->wside);
 		return;
 	}

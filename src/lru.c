@@ -87,6 +87,7 @@ static void lru_put(struct dc_cache *c, struct dc_dentry *d)
 static void isolate(struct dc_cache *c, struct dc_dentry *d)
 {
 	__atomic_and_fetch(&d->flags, ~DC_F_LISTED, __ATOMIC_SEQ_CST);
+	dc__race_window();
 	if (__atomic_load_n(&d->count, __ATOMIC_SEQ_CST) == 0)
 		lru_put(c, d);
 	else

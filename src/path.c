@@ -381,6 +381,7 @@ void dc__path_change_begin(struct dc_cache *c, uint32_t set)
 	if (set == DC_PATH_ALL ? c->pall++ : c->pall)
 		return;
 	bump(c, set);
+	dc__race_window();
 }
 
 void dc__path_change_end(struct dc_cache *c, uint32_t set)
@@ -481,6 +482,7 @@ void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d)
 	/* seq_cst: see above; writers of d's seq hold the write lock, or
 	 * are the miss that owns d while it is PENDING (no nodes: below) */
 	__atomic_fetch_add(&d->seq, 1, __ATOMIC_SEQ_CST);
+	dc__race_window();
 	fl = __atomic_load_n(&d->flags, __ATOMIC_SEQ_CST);
 	/* none to take, nor any to come, from an entry still PENDING (set
 	 * only at birth; no walk answers with it, so no adder holds its
@@ -492,6 +494,7 @@ void dc__entry_write_begin(struct dc_cache *c, struct dc_dentry *d)
 	 * d's nodes (an unlock alone lets later stores move above it),
 	 * before the caller's stores of the change, as dc__seq_write_begin */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
+	dc__race_window();
 }
 
 /* ---- readers ------------------------------------------------------------- */
@@ -572,6 +575,7 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	/* a path with no first component ("/", "//") finds no node, since
 	 * dc__path_add makes none for it: no need to look for one here */
 	struct dc_pnode *n = chain_find(c, key, path, len);
+	uint64_t gen;
 
 	/* too few probes find a node, with the table full: leave it alone
 	 * for a while (dc__path_skip) */
@@ -579,6 +583,7 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 		pace_count(c, n != NULL);
 	if (!n)
 		return -ECHILD;
+	dc__race_window();
 
 	/* a checked resolve (dc_resolve_as) only where every directory on
 	 * the way lets anyone search it: then it passes whoever asks */
@@ -593,8 +598,9 @@ int dc__path_lookup(struct dc_cache *c, const char *path, size_t len,
 	 * found n keeps them after it; on a mismatch nothing read is used,
 	 * and on a match nothing read depends on the store of n's generation
 	 * (its other fields are never written once it is published). */
-	if (__atomic_load_n(&c->pgen[n->shard].v, __ATOMIC_RELAXED) !=
-	    __atomic_load_n(&n->gen, __ATOMIC_RELAXED))
+	gen = __atomic_load_n(&c->pgen[n->shard].v, __ATOMIC_RELAXED);
+	dc__race_window();
+	if (gen != __atomic_load_n(&n->gen, __ATOMIC_RELAXED))
 		return -ECHILD;
 	if (now && !alive(c, n, now))
 		return -ECHILD;
@@ -640,6 +646,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	 * next walk of the path tries again */
 	if (pthread_mutex_trylock(&c->ptab_lock) != 0)
 		return;
+	dc__race_window();
 	/* d marked before its seq is checked, both seq_cst: against a
 	 * change of d, which moves the seq and then looks for the mark
 	 * (dc__entry_write_begin).  A mark seen here was set so by an
@@ -649,6 +656,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	 * it (that change, or the shrinker) clears it. */
 	if (!(dc__flags(d) & DC_F_HASPATH))
 		__atomic_fetch_or(&d->flags, (uint16_t)DC_F_HASPATH, __ATOMIC_SEQ_CST);
+	dc__race_window();
 	/* d still what the walk saw, and the walk's generation still current */
 	if ((dc__flags(d) & DC_F_DEAD) ||
 	    __atomic_load_n(&d->seq, __ATOMIC_SEQ_CST) != seq ||
@@ -663,6 +671,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 		if (o->gen == gen && o->until >= ticks)
 			goto out;
 		if (o->until == ticks) {
+			dc__race_window();
 			/* relaxed: a reader that sees it needs no other
 			 * store of ours, as no other field changes */
 			__atomic_store_n(&o->gen, gen, __ATOMIC_RELAXED);
@@ -693,6 +702,7 @@ void dc__path_add(struct dc_cache *c, const char *path, size_t len,
 	*leaf_chain(c, d) = n;
 	head = &c->ptab[key & ((1ull << c->pbits) - 1)];
 	n->next = *head;
+	dc__race_window();
 	/* release: the node's fields before the pointer to it */
 	dc__store_rel(*head, n);
 	if (__atomic_add_fetch(&c->nr_pnodes, 1, __ATOMIC_RELAXED) >= c->pmax &&
@@ -707,8 +717,12 @@ out:
 uint64_t dc__path_gen(const struct dc_cache *c, const char *path, size_t len,
 		      int32_t *shard)
 {
+	uint64_t gen;
+
 	*shard = shard_of_path(c, path, len);
 	if (*shard < 0)
 		return 0;
-	return __atomic_load_n(&c->pgen[*shard].v, __ATOMIC_ACQUIRE);
+	gen = __atomic_load_n(&c->pgen[*shard].v, __ATOMIC_ACQUIRE);
+	dc__race_window();
+	return gen;
 }

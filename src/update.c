@@ -380,6 +380,7 @@ static void move_entry(struct dc_cache *c, struct dc_dentry *d,
 	}
 	dc__entry_write_begin(c, d);
 	dc__hash_remove(c, d);
+	dc__race_window();
 	if (odir != ndir) {
 		dc_get(ndir);
 		/* release: readers standing on d follow d->parent ("..", paths

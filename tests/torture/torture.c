@@ -815,6 +815,7 @@ int torture_run(const struct torture_opts *o, struct torture_result *r)
 	dc_get_stats(t->c, &st);
 	r->evictions = st.evictions;
 	r->restarts = st.restarts;
+	r->path_hits = st.path_hits;
 	check_end(t, entries0, bytes0);
 out:
 	memcpy(r->ops, t->ops, sizeof(r->ops));
@@ -841,11 +842,12 @@ void torture_print_result(FILE *f, const struct torture_opts *o,
 		total += r->ops[k], nomem += r->enomem[k];
 	fprintf(f, "torture mode %s: %.1f s, %d threads, seed %llu: %llu operations "
 		"(%.0f/s), %llu answers checked, %llu skipped, %llu evictions, "
-		"%llu rcu-walk restarts, %llu violations\n", dc_mode_name(o->mode),
-		r->seconds, o->threads, (unsigned long long)o->seed,
-		(unsigned long long)total, total / r->seconds,
-		(unsigned long long)r->checks, (unsigned long long)r->skipped,
-		(unsigned long long)r->evictions, (unsigned long long)r->restarts,
+		"%llu rcu-walk restarts, %llu one-probe answers, %llu violations\n",
+		dc_mode_name(o->mode), r->seconds, o->threads,
+		(unsigned long long)o->seed, (unsigned long long)total,
+		total / r->seconds, (unsigned long long)r->checks,
+		(unsigned long long)r->skipped, (unsigned long long)r->evictions,
+		(unsigned long long)r->restarts, (unsigned long long)r->path_hits,
 		(unsigned long long)r->violations);
 	if (r->ttl_ms || r->neg_ttl_ms)
 		fprintf(f, "  TTLs on: %u ms, negative %u ms\n", r->ttl_ms,

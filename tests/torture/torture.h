@@ -48,6 +48,7 @@ struct torture_result {
 	uint64_t skipped;	/* answers whose history had scrolled away */
 	uint64_t violations;	/* wrong answers, failed updates, leaks */
 	uint64_t evictions, restarts;
+	uint64_t path_hits;	/* answers from the one-probe table */
 	uint64_t enomem[TOP_NR];	/* calls that returned -ENOMEM, by kind */
 	uint64_t failed_allocs;	/* allocations that failed by injection */
 	uint32_t ttl_ms, neg_ttl_ms;	/* the cache's TTLs (0: none) */
