@@ -233,7 +233,10 @@ int dc_mode_parse(const char *name, enum dc_mode *out);
  * cached, no lock; in rcu mode a path from the root resolved before (no
  * ".", ".." or symlink in it; with TTLs on, until the first of its
  * entries' deadlines) costs one probe however deep.  Errors: -EINVAL (NULL), -ENOENT, -ENOTDIR,
- * -ENAMETOOLONG, -ELOOP, or the backend's error.
+ * -ENAMETOOLONG, -ELOOP, or the backend's error.  One name at a time, as
+ * the kernel's walk: each name is one its directory held when looked up,
+ * but a resolve racing the move of a directory on the path may look the
+ * rest up in that directory after the move.
  */
 int dc_resolve(struct dc_cache *c, struct dc_dentry *base, const char *path,
 	       unsigned flags, struct dc_inode *st);
