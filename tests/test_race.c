@@ -23,6 +23,7 @@
  */
 #include <sched.h>
 
+#include "common/rng.h"
 #include "harness.h"
 #include "torture/torture.h"
 
@@ -32,15 +33,12 @@ void dc__race_window(void);
 
 void dc__race_window(void)
 {
-	static _Thread_local uint64_t x;
+	/* seeded by the thread's own address: threads differ */
+	static _Thread_local uint64_t s;
 
-	/* xorshift, seeded by the thread's own address: threads differ */
-	if (!x)
-		x = (uint64_t)(uintptr_t)&x | 1;
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	if (x % RACE_ODDS == 0)
+	if (!s)
+		s = (uint64_t)(uintptr_t)&s;
+	if (rng_below(&s, RACE_ODDS) == 0)
 		sched_yield();
 }
 
