@@ -148,10 +148,11 @@ $(OBJ)/tools/dcfs/%.o: tools/dcfs/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) $(SECCOMP_CFLAGS) $(NFS_CFLAGS) -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
-# dcfs's node table alone, with its race window staged, for tests/test_node
+# dcfs's node table alone, with its race window staged and small unmount
+# batches, for tests/test_node
 $(OBJ)/tests/node-race.o: tools/dcfs/node.c
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -DNODE_RACE_WINDOW -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(FUSE_CFLAGS) -DNODE_RACE_WINDOW -DNODE_DROP_BATCH=2 -Itools $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OBJ)/tests/test_node.o: tests/test_node.c
 	@mkdir -p $(@D)

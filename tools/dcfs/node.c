@@ -761,42 +761,53 @@ void node_forget(struct dnode *n, uint64_t count)
 	node_put(n);			/* the kernel's share */
 }
 
+/* How many nodes nodes_drop_kernel_refs takes a pass (a test makes it
+ * small, to stop passes inside a chain). */
+#ifndef NODE_DROP_BATCH
+#define NODE_DROP_BATCH 256
+#endif
+
 /*
  * At unmount the kernel may not have sent every FORGET: drop what it still
  * holds, so the cache can be destroyed (no entry may be held then) and
  * every node freed.  Single-threaded by now (the session loop is over).
+ * A batch at a time, in an array on the stack: unmount must not fail for
+ * want of memory.  A pass resumes at the chain where the last one
+ * stopped, full; the nodes it dropped there have no lookups left, so it
+ * takes the next ones.
  */
 void nodes_drop_kernel_refs(void)
 {
-	struct dnode **list = NULL, *n;
-	size_t cnt = 0, cap = 0, i;
-	uint64_t b;
+	struct dnode *batch[NODE_DROP_BATCH], *n;
+	size_t cnt, i;
+	uint64_t b = 0;
 
-	/* the stripe locks still matter: libdcache's callback thread may be
-	 * releasing entries (and freeing nodes) */
-	for (b = 0; b <= tab.mask; b++) {
-		pthread_mutex_lock(stripe_of(b));
-		for (n = tab.buckets[b]; n; n = n->hnext) {
-			if (!__atomic_load_n(&n->nlookup, __ATOMIC_RELAXED))
-				continue;
-			if (cnt == cap) {
-				struct dnode **nl;
+	while (b <= tab.mask) {
+		cnt = 0;
+		/* the stripe locks still matter: libdcache's callback thread
+		 * may be releasing entries (and freeing nodes) */
+		while (b <= tab.mask && cnt < NODE_DROP_BATCH) {
+			bool whole = true;
 
-				cap = cap ? cap * 2 : 256;
-				nl = realloc(list, cap * sizeof(*list));
-				if (!nl)
+			pthread_mutex_lock(stripe_of(b));
+			for (n = tab.buckets[b]; n; n = n->hnext) {
+				if (!__atomic_load_n(&n->nlookup, __ATOMIC_RELAXED))
+					continue;
+				if (cnt == NODE_DROP_BATCH) {
+					whole = false;
 					break;
-				list = nl;
+				}
+				if (get_unless_zero(n))
+					batch[cnt++] = n;
 			}
-			if (get_unless_zero(n))
-				list[cnt++] = n;
+			pthread_mutex_unlock(stripe_of(b));
+			if (whole)
+				b++;
 		}
-		pthread_mutex_unlock(stripe_of(b));
+		for (i = 0; i < cnt; i++) {
+			n = batch[i];
+			node_forget(n, __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED));
+			node_put(n);
+		}
 	}
-	for (i = 0; i < cnt; i++) {
-		n = list[i];
-		node_forget(n, __atomic_load_n(&n->nlookup, __ATOMIC_RELAXED));
-		node_put(n);
-	}
-	free(list);
 }
