@@ -234,6 +234,9 @@ $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libdcbench.a $(TOOL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
+# every malloc, calloc and realloc of the importer's code can be failed
+$(BUILD)/tests/test_import_oom: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+
 $(BUILD)/tests/test_node: $(OBJ)/tests/test_node.o $(OBJ)/tests/node-race.o $(OBJ)/tools/dcfs/nodefd.o \
 			  $(TOOL_LIBS)
 	@mkdir -p $(@D)

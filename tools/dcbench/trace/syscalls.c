@@ -368,6 +368,7 @@ static void attach(struct dct_importer *im, struct proc *p, uint64_t op,
 		return;
 	if (dct_grow(&p->pend, &p->pcap, p->npend + 1, sizeof(*p->pend))) {
 		free(r->rel);
+		r->rel = NULL;		/* callers free r->rel after us */
 		im->oom = true;
 		return;
 	}
