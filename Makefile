@@ -234,6 +234,12 @@ $(BUILD)/tests/%: $(OBJ)/tests/%.o $(BUILD)/libdcbench.a $(TOOL_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(CDS_LIBS) $(LIBS) $(LZMA_LIBS) -lm
 
+# nfs4.c built into the test itself, to reach its reply reader
+$(OBJ)/tests/test_nfs4_reply.o: CPPFLAGS += $(NFS_CFLAGS)
+$(BUILD)/tests/test_nfs4_reply: $(OBJ)/tests/test_nfs4_reply.o $(DCNFS_LIB) $(TOOL_LIBS)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) $^ -o $@ $(NFS_LIBS) $(LIBS)
+
 # every malloc, calloc and realloc of the importer's code can be failed
 $(BUILD)/tests/test_import_oom: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
 

@@ -29,6 +29,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +228,8 @@ struct v4call {
 	int (*take)(void *res, void *arg);
 	void *arg;
 	int i_attr, i_fh, i_dirattr, i_main;	/* op indexes; -1: none */
+	nfs_opnum4 sent[OPS_MAX];	/* the ops sent, in order */
+	unsigned nsent;
 	uint64_t cookie;		/* READDIR: the one asked from */
 	/* CREATE's OPEN */
 	uint64_t clientid;	/* its client ID */
@@ -706,16 +709,54 @@ static int take_made4(COMPOUND4res *r, struct v4call *v, nfs_resop4 *m,
 	return v->take(&out, v->arg);
 }
 
+/*
+ * Whether the reply has a result for each op sent, in order, and no
+ * more (fewer only where the COMPOUND failed: the server stops at the
+ * first op that fails).  The decoder lays a
+ * result out as the op the server names, so a result named otherwise
+ * than its op would be read as another op's fields: a length and a
+ * pointer where the other has a flag and a count.
+ */
+static int results_match(const COMPOUND4res *r, const struct v4call *v)
+{
+	unsigned n = r->resarray.resarray_len;
+
+	if (n > v->nsent || (r->status == NFS4_OK && n != v->nsent))
+		return 0;
+	for (unsigned i = 0; i < n; i++) {
+		nfs_opnum4 got;
+
+		/* copied out, as res_op says why */
+		memcpy(&got, (const char *)r->resarray.resarray_val +
+			     i * sizeof(nfs_resop4) + offsetof(nfs_resop4, resop),
+		       sizeof(got));
+		if (got != v->sent[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* The ops c sends, for results_match. */
+static void record_sent(struct v4call *v, const struct compound *c)
+{
+	v->nsent = c->args.argarray.argarray_len;
+	for (unsigned i = 0; i < v->nsent; i++)
+		v->sent[i] = c->ops[i].argop;
+}
+
 /* The COMPOUND's reply as proc's NFSv3 result, for the caller's take(). */
 static int take4(void *res, void *arg)
 {
 	COMPOUND4res *r = res;
 	struct v4call *v = arg;
 	nfs_resop4 mres;
-	nfs_resop4 *m = v->i_main >= 0 && res_op(r, (unsigned)v->i_main, &mres) ?
-			&mres : NULL;
-	nfsstat3 st = status3(r);
+	nfs_resop4 *m;
+	nfsstat3 st;
 
+	if (!results_match(r, v))
+		return -EIO;
+	m = v->i_main >= 0 && res_op(r, (unsigned)v->i_main, &mres) ? &mres : NULL;
+	st = status3(r);
 	if (st == NFS3_OK && v->i_main >= 0 && !m)
 		return -EIO;	/* every op done, and its result missing */
 	switch (v->proc) {
@@ -1061,6 +1102,7 @@ int nfs4_exchange(struct nfsrpc *r, struct rpc_context *rpc, int proc,
 			c->broken = c->answered = 0;
 			return c->err = err;
 		}
+		record_sent(&v, &cmp);
 		stale = v.clientid;
 		v.stale_clientid = v.confirm = 0;
 		c->done = c->answered = c->broken = 0;
