@@ -208,8 +208,16 @@ static int parse_args(int argc, char **argv)
 			if (!bad)
 				opt.tree = v;
 		} else if (cli_opt(CMD, argc, argv, &i, "modes", true, &v, &bad)) {
-			if (!bad && !(modes = strdup(v)))
-				return cli_usage(CMD, "out of memory");
+			/* parse_modes cuts the list where it stands: a copy,
+			 * in static storage so that nothing is left to free */
+			static char modes_arg[1024];
+
+			if (!bad && snprintf(modes_arg, sizeof(modes_arg), "%s", v) >=
+				    (int)sizeof(modes_arg))
+				return cli_usage(CMD, "--modes: longer than %zu bytes",
+						 sizeof(modes_arg) - 1);
+			if (!bad)
+				modes = modes_arg;
 		} else if (cli_opt(CMD, argc, argv, &i, "cpus", true, &v, &bad)) {
 			if (!bad)
 				bad = cli_uint_list(CMD, "--cpus", v, 1, online, opt.cpus,
