@@ -240,8 +240,8 @@ $(BUILD)/tests/test_nfs4_reply: $(OBJ)/tests/test_nfs4_reply.o $(DCNFS_LIB) $(TO
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) $^ -o $@ $(NFS_LIBS) $(LIBS)
 
-# every malloc, calloc and realloc of the importer's code can be failed
-$(BUILD)/tests/test_import_oom: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+# every malloc, calloc, realloc and strdup of the importer's code can be failed
+$(BUILD)/tests/test_import_oom: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc -Wl,--wrap=strdup
 
 $(BUILD)/tests/test_node: $(OBJ)/tests/test_node.o $(OBJ)/tests/node-race.o $(OBJ)/tools/dcfs/nodefd.o \
 			  $(TOOL_LIBS)

@@ -2,16 +2,18 @@
 /*
  * test_import_oom.c - the strace importer when memory runs out.
  *
- * This program is linked with malloc, calloc and realloc wrapped
- * (-Wl,--wrap=..., Makefile), so that every call the importer and the
- * code it uses make can be failed.  For each log in tests/data/strace
- * (or DC_TEST_DATA/strace, or argv[1]/strace) it counts the calls one
- * import makes, then imports the log again once per call, failing that
- * call alone.  Each such import must end in one of two ways: an error
- * that says "out of memory", or the same trace as the import that failed
- * nothing.  The sanitizer builds add what no check here can see: no
- * double free, no leak, no read of freed memory.  Calls made inside the
- * C library (strdup's own malloc) are not wrapped, so not failed.
+ * This program is linked with malloc, calloc, realloc and strdup
+ * wrapped (-Wl,--wrap=..., Makefile), so that every allocation the
+ * importer and the code it uses make can be failed.  For each log in
+ * tests/data/strace (or DC_TEST_DATA/strace, or argv[1]/strace) it
+ * counts the calls one import makes, then imports the log again once
+ * per call, failing that call alone.  Each such import must end in one
+ * of two ways: an error that says "out of memory", or the same trace as
+ * the import that failed nothing.  The trace file that import makes is
+ * then read back (dct_read_mem) in the same way.  The ASan build adds
+ * what no check here can see: no double free, no leak, no read of freed
+ * memory.  Allocations the C library makes for its own use
+ * (stdio's buffers) are not failed.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ void *__real_realloc(void *p, size_t n);
 void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t n, size_t size);
 void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
 
 /* Single-threaded: the importer makes no threads. */
 static bool armed;		/* count (and maybe fail) the calls */
@@ -58,6 +61,15 @@ void *__wrap_calloc(size_t n, size_t size)
 void *__wrap_realloc(void *p, size_t n)
 {
 	return fail_now() ? NULL : __real_realloc(p, n);
+}
+
+/* strdup's own malloc is inside the C library, out of the wrap's reach */
+char *__wrap_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = fail_now() ? NULL : __real_malloc(n);
+
+	return d ? memcpy(d, s, n) : NULL;
 }
 
 /* The log's lines (each without its '\n'), read whole. */
@@ -175,38 +187,128 @@ static int import_once(const struct log *l, unsigned long fail, char **text,
 	return rc;
 }
 
-static void sweep(const char *name, const struct log *log)
+/* What one import or read with call n of total failed ended in (rc,
+ * got or err) against want, the answer with none failed: counted in
+ * *oom or *same, and a failure said with what (kind). */
+static void judge(const char *name, const char *kind, unsigned long n,
+		  unsigned long total, int rc, const char *got, const char *want,
+		  const char *err, unsigned long *oom, unsigned long *same)
 {
-	char err[256], *want = NULL, *got;
-	unsigned long total, n, oom = 0, same = 0;
-	const struct log l = *log;
+	CHECK(failed_one);
+	if (rc == 0) {
+		++*same;
+		if (strcmp(got, want)) {
+			CHECK(!"a failed allocation changed the trace");
+			fprintf(stderr, "test_import_oom: %s: %s call %lu of %lu "
+				"failed, and the trace differs\n", name, kind, n, total);
+		}
+	} else {
+		++*oom;
+		if (!strstr(err, "out of memory")) {
+			CHECK(!"a failed allocation, said as another error");
+			fprintf(stderr, "test_import_oom: %s: %s call %lu of %lu "
+				"failed: \"%s\"\n", name, kind, n, total, err);
+		}
+	}
+}
 
-	CHECK_EQ(import_once(&l, 0, &want, err, sizeof(err)), 0);
+/* One read of the trace file image img, failing call fail: as
+ * import_once. */
+static int read_once(const char *img, size_t len, unsigned long fail, char **text,
+		     char *err, size_t errlen)
+{
+	struct dct_trace *t = NULL;
+	int rc;
+
+	*text = NULL;
+	calls = 0;
+	fail_at = fail;
+	failed_one = false;
+	armed = true;
+	rc = dct_read_mem(img, len, &t, err, errlen);
+	armed = false;
+	if (rc == 0) {
+		*text = dump(t);
+		if (!*text)
+			rc = -1, snprintf(err, errlen, "cannot dump the trace");
+	}
+	dct_free(t);
+	return rc;
+}
+
+/* The trace file image l imports to (unarmed), or NULL. */
+static char *image_of(const struct log *l, size_t *len)
+{
+	struct dct_importer *im = dct_importer_new();
+	struct dct_trace *t = NULL;
+	char err[256], *img = NULL;
+	FILE *f;
+
+	if (!im)
+		return NULL;
+	for (size_t i = 0; i < l->n; i++)
+		dct_importer_line(im, l->text + l->start[i], l->len[i]);
+	if (dct_importer_finish(im, &t, NULL, err, sizeof(err)) == 0 &&
+	    (f = open_memstream(&img, len))) {
+		if (dct_write_fp(f, t, err, sizeof(err)))
+			*len = 0;
+		fclose(f);
+	}
+	dct_importer_free(im);
+	dct_free(t);
+	if (img && !*len) {
+		free(img);
+		img = NULL;
+	}
+	return img;
+}
+
+/* The reader of the trace file that l imports to, each of its calls
+ * failed in turn, as the importer's in sweep(). */
+static void sweep_read(const char *name, const struct log *l)
+{
+	char err[256], *want = NULL, *got, *img;
+	unsigned long total, n, oom = 0, same = 0;
+	size_t len = 0;
+
+	img = image_of(l, &len);
+	CHECK(img != NULL);
+	if (!img)
+		return;
+	CHECK_EQ(read_once(img, len, 0, &want, err, sizeof(err)), 0);
 	total = calls;
 	CHECK(!failed_one && total > 0);
 	for (n = 1; want && n <= total; n++) {
-		int rc = import_once(&l, n, &got, err, sizeof(err));
+		int rc = read_once(img, len, n, &got, err, sizeof(err));
 
-		CHECK(failed_one);
-		if (rc == 0) {
-			same++;
-			if (strcmp(got, want)) {
-				CHECK(!"a failed allocation changed the trace");
-				fprintf(stderr, "test_import_oom: %s: call %lu of %lu "
-					"failed, and the trace differs\n", name, n, total);
-			}
-		} else {
-			oom++;
-			if (!strstr(err, "out of memory")) {
-				CHECK(!"a failed allocation, said as another error");
-				fprintf(stderr, "test_import_oom: %s: call %lu of %lu "
-					"failed: \"%s\"\n", name, n, total, err);
-			}
-		}
+		judge(name, "read", n, total, rc, got, want, err, &oom, &same);
+		free(got);
+	}
+	printf("test_import_oom: %s: its trace read back, %lu calls failed one at "
+	       "a time: %lu out of memory, %lu the same trace\n", name, total, oom,
+	       same);
+	free(want);
+	free(img);
+}
+
+static void sweep(const char *name, const struct log *l)
+{
+	char err[256], *want = NULL, *got;
+	unsigned long total, n, oom = 0, same = 0;
+
+	CHECK_EQ(import_once(l, 0, &want, err, sizeof(err)), 0);
+	total = calls;
+	CHECK(!failed_one && total > 0);
+	for (n = 1; want && n <= total; n++) {
+		int rc = import_once(l, n, &got, err, sizeof(err));
+
+		judge(name, "import", n, total, rc, got, want, err, &oom, &same);
 		free(got);
 	}
 	printf("test_import_oom: %s: %lu calls failed one at a time: %lu out of "
 	       "memory, %lu the same trace\n", name, total, oom, same);
+	if (want)
+		sweep_read(name, l);
 	free(want);
 }
 
