@@ -592,6 +592,22 @@ static nfsstat3 status3(COMPOUND4res *r)
 	}
 }
 
+/*
+ * Whether a string the server sent (len bytes at val) can be read: at
+ * most SERVER_STR_MAX bytes, and no NUL in it (read as a C string, a NUL
+ * would cut it short).  The bound comes first: libnfs 4.0's decoder lets
+ * a length of 2^31 or more through with val inside the reply, so len is
+ * not what the reply holds until it is known small.  No name or link
+ * text of any file system comes near the bound; callers apply their own
+ * limits (DC_NAME_MAX, DC_PATH_MAX) after it.
+ */
+#define SERVER_STR_MAX	65535
+
+static int server_bytes_ok(const char *val, u_int len)
+{
+	return len <= SERVER_STR_MAX && (!len || (val && !memchr(val, '\0', len)));
+}
+
 /* READDIR's entries as NFSv3's, "." and ".." first on a first page. */
 static int take_readdir(COMPOUND4res *r, struct v4call *v)
 {
@@ -654,7 +670,14 @@ static int take_readdir(COMPOUND4res *r, struct v4call *v)
 		char *name;
 
 		memcpy(&e, next, sizeof(e));
-		name = malloc(e.name.utf8string_len + 1);
+		/* a name over DC_NAME_MAX goes on, for the callers to skip
+		 * with its cookie (nfsrpc_name) */
+		if (!server_bytes_ok(e.name.utf8string_val, e.name.utf8string_len) ||
+		    !e.name.utf8string_len) {
+			err = -EIO;
+			goto out;
+		}
+		name = malloc((size_t)e.name.utf8string_len + 1);
 		if (!name || nfs4_attrs_take(&e.attrs, &at)) {
 			free(name);
 			err = name ? -EIO : -ENOMEM;
@@ -717,7 +740,7 @@ static int take_made4(COMPOUND4res *r, struct v4call *v, nfs_resop4 *m,
  * than its op would be read as another op's fields: a length and a
  * pointer where the other has a flag and a count.
  */
-static int results_match(const COMPOUND4res *r, const struct v4call *v)
+static int results_match(COMPOUND4res *r, const struct v4call *v)
 {
 	unsigned n = r->resarray.resarray_len;
 
@@ -731,6 +754,11 @@ static int results_match(const COMPOUND4res *r, const struct v4call *v)
 			     i * sizeof(nfs_resop4) + offsetof(nfs_resop4, resop),
 		       sizeof(got));
 		if (got != v->sent[i])
+			return 0;
+		/* the COMPOUND's status is its last op's: OK, every op
+		 * succeeded (a result that says otherwise is all zeros
+		 * past its status, and would read as an empty answer) */
+		if (r->status == NFS4_OK && op_status(r, (int)i) != NFS4_OK)
 			return 0;
 	}
 	return 1;
@@ -811,7 +839,12 @@ static int take4(void *res, void *arg)
 		out.status = st;
 		if (st == NFS3_OK) {
 			t = &m->nfs_resop4_u.opreadlink.READLINK4res_u.resok4.link;
-			s = malloc(t->utf8string_len + 1);
+			if (!server_bytes_ok(t->utf8string_val, t->utf8string_len))
+				return -EIO;
+			/* as over NFSv3 (dcnfs__readlink) */
+			if (t->utf8string_len > DC_PATH_MAX - 1)
+				return -ENAMETOOLONG;
+			s = malloc((size_t)t->utf8string_len + 1);
 			if (!s)
 				return -ENOMEM;
 			memcpy(s, t->utf8string_val, t->utf8string_len);
@@ -938,7 +971,8 @@ static int take_setclientid(void *res, void *arg)
 
 	if (err)
 		return err;
-	if (!res_op(r, 0, &o) || o.resop != OP_SETCLIENTID)
+	if (!res_op(r, 0, &o) || o.resop != OP_SETCLIENTID ||
+	    o.nfs_resop4_u.opsetclientid.status != NFS4_OK)
 		return -EIO;
 	ok = &o.nfs_resop4_u.opsetclientid.SETCLIENTID4res_u.resok4;
 	memcpy(arg, ok, sizeof(*ok));

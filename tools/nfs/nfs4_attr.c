@@ -121,16 +121,27 @@ static int get_attr(struct xdr_in *x, unsigned n, struct attrs4 *at)
 	}
 }
 
+/*
+ * Lengths the server sent are bounded before they are used: libnfs
+ * 4.0's decoder lets a length of 2^31 or more through with the data
+ * pointer inside the reply, so end would lie far past it.  The attributes
+ * read here take about 100 bytes and two owner strings; a bitmap of the
+ * attributes asked for is two or three words.
+ */
+#define ATTRS_MAX_BYTES	65536
+#define ATTRS_MAX_WORDS	8
+
 int nfs4_attrs_take(const fattr4 *f, struct attrs4 *at)
 {
-	struct xdr_in x = {
-		.p = (const unsigned char *)f->attr_vals.attrlist4_val,
-		.end = (const unsigned char *)f->attr_vals.attrlist4_val +
-		       f->attr_vals.attrlist4_len,
-	};
+	struct xdr_in x;
 	unsigned w, b;
 
 	memset(at, 0, sizeof(*at));
+	if (f->attr_vals.attrlist4_len > ATTRS_MAX_BYTES ||
+	    f->attrmask.bitmap4_len > ATTRS_MAX_WORDS)
+		return -EIO;
+	x.p = (const unsigned char *)f->attr_vals.attrlist4_val;
+	x.end = x.p + f->attr_vals.attrlist4_len;
 	for (w = 0; w < f->attrmask.bitmap4_len; w++)
 		for (b = 0; b < 32; b++)
 			if (f->attrmask.bitmap4_val[w] & (1u << b) &&

@@ -665,7 +665,8 @@ struct readdir_page {
 	int (*emit)(void *arg, const char *name, size_t len);
 	void *arg;
 	int stop;		/* what emit returned, when not 0 */
-	cookie3 cookie;
+	uint64_t names;		/* so far */
+	cookie3 cookie;		/* the next page's: the last entry's */
 	cookieverf3 verf;
 	int eof;
 	fattr3 dir;
@@ -704,6 +705,7 @@ static int take_readdir(void *res, void *arg)
 	READDIR3resok *ok = &r->READDIR3res_u.resok;
 	const entry3 *e;
 	entry3 ent;
+	cookie3 asked = p->cookie;
 	int err = nfs3_errno(r->status);
 
 	if (err)
@@ -718,7 +720,13 @@ static int take_readdir(void *res, void *arg)
 		/* libnfs 4.0's decoder lays entries out 4-byte aligned (their
 		 * cookie is 64 bits): each is copied out, never read in place */
 		memcpy(&ent, e, sizeof(ent));
+		p->names++;
 		p->cookie = ent.cookie;
+		err = nfsrpc_name(ent.name);
+		if (err < 0)
+			return err;
+		if (err)
+			continue;	/* too long for any caller */
 		len = strlen(ent.name);
 		keep_key(p, ent.name, len);
 		p->stop = p->emit(p->arg, ent.name, len);
@@ -726,8 +734,9 @@ static int take_readdir(void *res, void *arg)
 			return 0;
 	}
 	p->eof = ok->reply.eof;
-	/* a page with no entry and no eof would be asked for forever */
-	return ok->reply.entries || p->eof ? 0 : -EIO;
+	/* a page that leaves the listing where it was would be asked for
+	 * forever (an empty one among them) */
+	return p->eof || nfsrpc_page_moves(asked, p->cookie, p->names) ? 0 : -EIO;
 }
 
 /* A whole listing whose every page showed d in epoch (not 0): its keys

@@ -641,9 +641,10 @@ struct list_page {
 	int (*emit)(void *arg, const char *name, uint64_t ino);
 	void *arg;
 	int stop;
-	cookie3 cookie;
+	cookie3 cookie;		/* the next page's: the last entry's */
 	cookieverf3 verf;
 	int eof;
+	uint64_t names;		/* so far */
 };
 
 static int take_list(void *res, void *arg)
@@ -653,6 +654,7 @@ static int take_list(void *res, void *arg)
 	struct list_page *p = arg;
 	const entry3 *e;
 	entry3 ent;
+	cookie3 asked = p->cookie;
 	int err = nfs3_errno(r->status);
 
 	if (err)
@@ -661,14 +663,21 @@ static int take_list(void *res, void *arg)
 	for (e = ok->reply.entries; e; e = ent.nextentry) {
 		/* copied out: libnfs 4.0 lays entries out 4-byte aligned */
 		memcpy(&ent, e, sizeof(ent));
+		p->names++;
 		p->cookie = ent.cookie;
+		err = nfsrpc_name(ent.name);
+		if (err < 0)
+			return err;
+		if (err)
+			continue;	/* too long for any caller */
 		p->stop = p->emit(p->arg, ent.name, ent.fileid);
 		if (p->stop)
 			return 0;
 	}
 	p->eof = ok->reply.eof;
-	/* a page with no entry and no eof would be asked for forever */
-	return ok->reply.entries || p->eof ? 0 : -EIO;
+	/* a page that leaves the listing where it was would be asked for
+	 * forever (an empty one among them) */
+	return p->eof || nfsrpc_page_moves(asked, p->cookie, p->names) ? 0 : -EIO;
 }
 
 int dcnfs_list(const struct dc_backend *be, const struct dcnfs_cred *cr,

@@ -274,6 +274,18 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 	return err;
 }
 
+int nfsrpc_name(const char *name)
+{
+	if (!name || !*name || strchr(name, '/'))
+		return -EIO;
+	return strnlen(name, DC_NAME_MAX + 1) > DC_NAME_MAX;
+}
+
+int nfsrpc_page_moves(cookie3 asked, cookie3 last, uint64_t names)
+{
+	return last && last != asked && names <= NFSRPC_LIST_MAX;
+}
+
 int nfs3_errno(nfsstat3 st)
 {
 	switch (st) {

@@ -113,6 +113,22 @@ int nfs4_exchange(struct nfsrpc *r, struct rpc_context *rpc, int proc,
 		  void *args, struct call *c);
 int nfs4_errno(nfsstat4 st);
 
+/*
+ * A READDIR page's names and how far it went, checked so that a server
+ * that sends what no directory holds is refused (-EIO) rather than
+ * believed.  nfsrpc_name: 0, a name to list; 1, one longer than
+ * DC_NAME_MAX, which some servers' file systems hold and no caller can
+ * use (skipped, its cookie kept); -EIO, none at all, or one with a '/'.
+ * "." and ".." are names here.  nfsrpc_page_moves: whether a page that
+ * did not end the listing moved it on: it ends on a cookie other than 0
+ * and the one it was asked from (else the next page would be the same,
+ * forever), and the listing is not past NFSRPC_LIST_MAX names (a bound
+ * on one that never ends).
+ */
+#define NFSRPC_LIST_MAX	(1ull << 32)
+int nfsrpc_name(const char *name);
+int nfsrpc_page_moves(cookie3 asked, cookie3 last, uint64_t names);
+
 /* NFSv3 to the system's words. */
 int nfs3_errno(nfsstat3 st);
 uint32_t nfs3_type_bits(ftype3 t);
