@@ -58,7 +58,11 @@
 # 13. dcfs without CAP_SETUID: refuses to serve (non-zero exit, nothing
 #     mounted, the capability named);
 # 14. a rename that leaves a whiteout (the caller holding CAP_MKNOD, as in
-#     a user namespace): the whiteout is the caller's, not root's.
+#     a user namespace): the whiteout is the caller's, not root's;
+# 15. a root 0600 file renamed by the attacker onto the name its O_CREAT
+#     is making, between dcfs's create and its look at the name (the
+#     daemon pauses there, DCFS_TEST_CREATE_PAUSE_MS): the create must
+#     not hand the attacker that file open.
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -170,6 +174,11 @@ def main(op, a):
     if op == "create":
         os.close(os.open(a[0], os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
         return "OK"
+    if op == "createread":	# O_RDWR|O_CREAT|O_EXCL, then read what it opened
+        fd = os.open(a[0], os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        data = os.read(fd, 100)
+        os.close(fd)
+        return "OK " + data.decode(errors="replace").strip()
     if op == "unlink":
         os.unlink(a[0])
         return "OK"
@@ -735,6 +744,37 @@ if start wo "$S"; then
 	stop wo
 else
 	notok "14. whiteout: mount"
+fi
+
+# ---- 15: a file renamed onto a name between its create and dcfs's look -----------------
+# The create is made as the caller (O_CREAT|O_EXCL); dcfs then looks at
+# the name to tell the cache and the kernel what it is.  A file renamed
+# there in between must not be what the caller gets open: the kernel
+# takes the file a CREATE answers for the caller's new one and checks
+# nothing.  The daemon pauses 300 ms between the two (a test hook); the
+# attacker renames a root 0600 file in a directory it may write (not
+# sticky) onto the name once the create has made it, inside the pause.
+S=$T/cr.src M=$T/cr.mnt
+mkdir -p "$S/w"
+chmod 777 "$S/w"
+echo root-secret15 > "$S/w/secret"
+chmod 600 "$S/w/secret"
+if DCFS_TEST_CREATE_PAUSE_MS=300 start cr "$S"; then
+	spawn "$T/cr.out" $A createread "$M/w/new"
+	# the create is made (as the attacker) when the name appears; dcfs
+	# is then in its pause, before it looks at the name
+	made=no
+	wait_for 10 test -e "$S/w/new" && [ "$(stat -c %U "$S/w/new")" = $A ] && made=yes
+	ren=$(op $A rename "$S/w/secret" "$S/w/new")
+	wait_for 20 gone "$spawned"
+	got=$(cat "$T/cr.out")
+	# EEXIST: the kernel looked again, found root's file and O_EXCL
+	# refused it; "OK root-secret15" would be root's file handed over
+	check_all "15. $A's O_CREAT of w/new (made: $made), $A renaming root's 0600 file onto it in dcfs's pause ($ren): the create answered '$got'; root's file there: $(stat -c '%U %a' "$S/w/new" 2>/dev/null)" \
+		'[ $made = yes ] && [ "$ren" = OK ] && [ "$got" = EEXIST ] && [ "$(stat -c %U "$S/w/new")" = root ]'
+	stop cr
+else
+	notok "15. create race: mount"
 fi
 
 # an instrumented daemon's reports (its stderr is /dev/null)

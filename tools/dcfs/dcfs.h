@@ -134,6 +134,9 @@ void die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 /* libfuse's messages (and its -d request log) go the same way. */
 void log_take_fuse(void);
+/* What ops_names.c takes from the environment (a test's hook), at start. */
+void ops_names_init(void);
+
 /* Connect to syslog now: a sandbox hides /dev/log later. */
 void log_open_syslog(void);
 /* Diagnostics through syslog from now on (a forked child's too). */

@@ -436,6 +436,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	ops_names_init();
 	/* after the fork: the cache registers this thread with liburcu and
 	 * the first deferred free starts liburcu's callback thread */
 	err = nodes_init((uint64_t)nofile);

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -383,6 +384,32 @@ static int create_as(fuse_req_t req, struct dref *r, const char *name,
 	return fd;
 }
 
+/* tests/test_security.sh widens the window between a create and the
+ * look at its name: DCFS_TEST_CREATE_PAUSE_MS, read once at start */
+static unsigned create_pause_ms;
+
+void ops_names_init(void)
+{
+	const char *v = getenv("DCFS_TEST_CREATE_PAUSE_MS");
+
+	create_pause_ms = v ? (unsigned)strtoul(v, NULL, 10) % 10000 : 0;
+}
+
+/*
+ * Whether n is the file fd was created as.  Between the create and the
+ * look at its name (announce, lookup_in) a rename may put another file
+ * there; a reply with that file's node would give the caller an open
+ * file the kernel takes for the caller's own new one, which it opens
+ * with no check of its mode.
+ */
+static bool is_created(int fd, const struct dnode *n)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && (uint64_t)st.st_dev == n->dev &&
+	       (uint64_t)st.st_ino == n->ino;
+}
+
 void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	       mode_t mode, struct fuse_file_info *fi)
 {
@@ -400,6 +427,8 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		reply_errno(req, errno);
 		goto out;
 	}
+	if (create_pause_ms)
+		usleep(create_pause_ms * 1000u);
 	announce(&r, name, NULL);
 	entry_init(&e);
 	err = lookup_in(r.n, r.dd, name, &e, &n);
@@ -407,6 +436,16 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		close(fd);
 		rollback(&r, name, false, err);
 		reply_errno(req, err);
+		goto out;
+	}
+	if (!is_created(fd, n)) {
+		/* the name is another file's now: the kernel looks it up
+		 * again on ESTALE and opens what it finds with every check */
+		CTR_ADD(stale, 1);
+		node_forget(n, 1);
+		dc_invalidate_name(dcfs.cache, r.dd, name);
+		close(fd);
+		reply_errno(req, ESTALE);
 		goto out;
 	}
 	if (!dcfs.open_requests) {
