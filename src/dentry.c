@@ -428,6 +428,7 @@ static void change_inode(struct dc_cache *c, struct dc_dentry *d,
 	dc__store(d->gid, in ? in->gid : 0);
 	dc__store(d->aux, dc__is_lnk(mode) ? (uintptr_t)target : 0);
 	dc__store(d->mode, (uint16_t)mode);
+	dc__race_window();
 	dc__stamp(c, d);	/* a new answer: its TTL starts */
 	dc__entry_write_end(d);
 	/* aux links all but symlinks into the index; readers look at aux
@@ -476,6 +477,21 @@ bool dc__replace_inode(struct dc_cache *c, struct dc_dentry *d,
 
 	if (!claim_unused(d))
 		return false;
+	/*
+	 * Off the lists, d may be being put back on one now by a dc_put that
+	 * dropped the count to 0 before our claim (relist_locked, under
+	 * lru_lock alone): it chose the list by the mode it read, and sets
+	 * LISTED after.  Wait it out, so that the LISTED and ONNEG that
+	 * change_inode reads to count a negative on the positive list
+	 * (nr_neg_astray) are final.  A relist that starts after this sees
+	 * our claim and leaves d to us, or the 0 of our unclaim, and with it
+	 * (acquire) the new mode.  LISTED seen set is final: only the
+	 * shrinker clears it, under the write lock we hold.
+	 */
+	if (!(dc__flags(d) & DC_F_LISTED)) {
+		pthread_mutex_lock(&c->lru_lock);
+		pthread_mutex_unlock(&c->lru_lock);
+	}
 	change_inode(c, d, in, target, &old);
 	unclaim(d);
 	/* an unused entry belongs on a list: a dc_put that dropped the count

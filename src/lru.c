@@ -31,7 +31,10 @@
  * claims them by moving count 0 -> DC_COUNT_DEAD so no reader can pin
  * them any more) and lru_lock inside it, and takes ptab_lock inside both
  * to take an entry's path nodes.  dc_put takes lru_lock alone, to
- * put an isolated entry back.  Victims are freed after a grace
+ * put an isolated entry back; an in-place change may claim the entry
+ * while such a put runs, so dc__replace_inode takes lru_lock once after
+ * its claim of an entry off the lists, to let the put finish before it
+ * counts the entry astray or not.  Victims are freed after a grace
  * period, outside both locks.  Parents of victims lose the count their
  * child held; a directory with cached children is never a victim, so the
  * cache always evicts leaves first.
@@ -65,7 +68,10 @@ static struct dc_dentry *list_pop(struct dc_lru *l)
 /* Put d at the tail of the list its state says.  lru_lock held. */
 static void lru_put(struct dc_cache *c, struct dc_dentry *d)
 {
-	if (dc__load(d->mode) == 0) {
+	uint16_t mode = dc__load(d->mode);
+
+	dc__race_window();
+	if (mode == 0) {
 		dc__flags_set(d, DC_F_ONNEG | DC_F_LISTED);
 		list_push(&c->lru_neg, d);
 	} else {
@@ -98,8 +104,10 @@ static void isolate(struct dc_cache *c, struct dc_dentry *d)
 static void relist_locked(struct dc_cache *c, struct dc_dentry *d)
 {
 	/* the root is never listed (a caller's extra dc_put could bring its
-	 * count to 0: it still must never be evicted) */
-	if (!(dc__flags(d) & (DC_F_LISTED | DC_F_ROOT)) && dc__load(d->count) == 0) {
+	 * count to 0: it still must never be evicted).  acquire: pairs with
+	 * dc__replace_inode's unclaim, so a 0 that ends an in-place change
+	 * comes with the mode it stored, which lru_put reads */
+	if (!(dc__flags(d) & (DC_F_LISTED | DC_F_ROOT)) && dc__load_acq(d->count) == 0) {
 		c->nr_isolated--;
 		lru_put(c, d);
 	}
