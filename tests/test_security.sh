@@ -62,7 +62,20 @@
 # 15. a root 0600 file renamed by the attacker onto the name its O_CREAT
 #     is making, between dcfs's create and its look at the name (the
 #     daemon pauses there, DCFS_TEST_CREATE_PAUSE_MS): the create must
-#     not hand the attacker that file open.
+#     not hand the attacker that file open;
+# 16. the attacker's O_CREAT, and in dcfs's pause the attacker renames
+#     the new file away, the victim makes its own file under that name,
+#     and dcfs runs out of descriptors (its limit lowered from outside):
+#     the create fails with EMFILE and the victim's file must stay (dcfs
+#     takes back a creation it cannot answer for, but not another's
+#     file, and only as the caller), in a sticky directory and in one
+#     where the attacker could remove the victim's file itself;
+# 17. as 15 for a regular file made by mknod(2) (a MKNOD request, as a
+#     kernel NFS server's CREATE makes): the answer must not be root's
+#     file, which such a server would then open with no check of its
+#     mode;
+# 18. as 15 for link(2) of the attacker's file, kernel timeouts an hour
+#     long: the name must not stay cached as the attacker's file.
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -179,6 +192,14 @@ def main(op, a):
         data = os.read(fd, 100)
         os.close(fd)
         return "OK " + data.decode(errors="replace").strip()
+    if op == "mknod":	# a regular file, 0600
+        os.mknod(a[0], 0o600 | stat.S_IFREG)
+        return "OK"
+    if op == "link":
+        os.link(a[0], a[1])
+        return "OK"
+    if op == "owner":
+        return "OK %d" % os.lstat(a[0]).st_uid
     if op == "unlink":
         os.unlink(a[0])
         return "OK"
@@ -282,6 +303,10 @@ def main(op, a):
                 e = ctypes.get_errno()
                 return "%s after %d" % (errno.errorcode.get(e, str(e)), i)
         return "OK"
+    if op == "nofile":	# PID N: PID's soft descriptor limit becomes N; the old one
+        soft, hard = resource.prlimit(int(a[0]), resource.RLIMIT_NOFILE)
+        resource.prlimit(int(a[0]), resource.RLIMIT_NOFILE, (int(a[1]), hard))
+        return "OK %d" % soft
     raise SystemExit("op.py: unknown op " + op)
 
 try:
@@ -775,6 +800,79 @@ if DCFS_TEST_CREATE_PAUSE_MS=300 start cr "$S"; then
 	stop cr
 else
 	notok "15. create race: mount"
+fi
+
+# rollback DIR MODE: case 16 in the directory DIR of mode MODE
+rollback() {
+	local d=$1 mode=$2 pid made ren vic lim got left
+	mkdir -p "$S/$d"
+	chmod "$mode" "$S/$d"
+	pid=$(stat_val "$T/rb.stats" pid)
+	spawn "$T/rb.out" $A create "$M/$d/new"
+	made=no
+	wait_for 10 test -e "$S/$d/new" && [ "$(stat -c %U "$S/$d/new")" = $A ] && made=yes
+	ren=$(op $A rename "$S/$d/new" "$S/$d/mine")
+	vic=$(op $V excl "$S/$d/new" victim16)
+	# from 3 on every descriptor dcfs would open is refused (EMFILE)
+	lim=$(rop nofile "$pid" 3)
+	wait_for 20 gone "$spawned"
+	[ "${lim#OK }" != "$lim" ] && rop nofile "$pid" "${lim#OK }" >/dev/null
+	got=$(cat "$T/rb.out")
+	left=$(rop read "$S/$d/new")
+	check_all "16. $A's O_CREAT of $d/new in a directory of mode $mode (made: $made), renamed away ($ren) and $V's file made there ($vic) in dcfs's pause, dcfs out of descriptors ($lim): the create answered '$got'; $V's file: '$left'" \
+		'[ $made = yes ] && [ "$ren" = OK ] && [ "$vic" = OK ] && [ "${lim#OK }" != "$lim" ] && [ "$got" = EMFILE ] && [ "$left" = "OK victim16" ]'
+}
+S=$T/rb.src M=$T/rb.mnt
+mkdir -p "$S"
+if DCFS_TEST_CREATE_PAUSE_MS=1000 start rb "$S"; then
+	rollback t 1777		# the host refuses the caller's unlink
+	rollback u 0777		# it would not: the check of what was made
+	stop rb
+else
+	notok "16. rollback: mount"
+fi
+
+S=$T/mk.src M=$T/mk.mnt
+mkdir -p "$S/w"
+chmod 777 "$S/w"
+echo root-secret17 > "$S/w/secret"
+chmod 600 "$S/w/secret"
+if DCFS_TEST_CREATE_PAUSE_MS=1000 start mk "$S"; then
+	spawn "$T/mk.out" $A mknod "$M/w/new"
+	made=no
+	wait_for 10 test -e "$S/w/new" && [ "$(stat -c %U "$S/w/new")" = $A ] && made=yes
+	ren=$(op $A rename "$S/w/secret" "$S/w/new")
+	wait_for 20 gone "$spawned"
+	got=$(cat "$T/mk.out")
+	# EEXIST: the kernel looked again and found root's file
+	check_all "17. $A's mknod of a regular file w/new (made: $made), $A renaming root's 0600 file onto it in dcfs's pause ($ren): the mknod answered '$got'; root's file there: $(stat -c '%U %a' "$S/w/new" 2>/dev/null)" \
+		'[ $made = yes ] && [ "$ren" = OK ] && [ "$got" = EEXIST ] && [ "$(stat -c %U "$S/w/new")" = root ]'
+	stop mk
+else
+	notok "17. mknod race: mount"
+fi
+
+S=$T/ln.src M=$T/ln.mnt
+mkdir -p "$S/w"
+chmod 777 "$S/w"
+echo root-secret18 > "$S/w/secret"
+chmod 600 "$S/w/secret"
+as $A sh -c "echo mine18 > '$S/w/mine'"
+if DCFS_TEST_CREATE_PAUSE_MS=1000 start ln "$S" "${STALE[@]}"; then
+	spawn "$T/ln.out" $A link "$M/w/mine" "$M/w/lnk"
+	made=no
+	wait_for 10 test -e "$S/w/lnk" && made=yes
+	ren=$(op $A rename "$S/w/secret" "$S/w/lnk")
+	wait_for 20 gone "$spawned"
+	got=$(cat "$T/ln.out")
+	seen=$(op $A owner "$M/w/lnk")
+	# EEXIST: the kernel looked again and found root's file, and so
+	# does its stat; an answer of the linked file would stay cached
+	check_all "18. $A's link of its file to w/lnk (made: $made), $A renaming root's 0600 file onto it in dcfs's pause ($ren): the link answered '$got'; w/lnk's owner through the mount: '$seen'" \
+		'[ $made = yes ] && [ "$ren" = OK ] && [ "$got" = EEXIST ] && [ "$seen" = "OK 0" ]'
+	stop ln
+else
+	notok "18. link race: mount"
 fi
 
 # an instrumented daemon's reports (its stderr is /dev/null)

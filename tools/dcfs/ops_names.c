@@ -76,12 +76,37 @@ static void announce(struct dref *r, const char *name, const char *link)
 		told(dc_create(dcfs.cache, dd, name, &in), n, dd, name);
 }
 
-/* The creation worked but no node could be made: take it back. */
-static void rollback(struct dref *r, const char *name, bool isdir, int err)
+/* Whether name in dfd still holds the file made describes. */
+static bool still_made(int dfd, const char *name, const struct stat *made)
 {
+	struct stat st;
+
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       st.st_dev == made->st_dev && st.st_ino == made->st_ino;
+}
+
+/*
+ * The creation worked but no node could be made: take it back, as the
+ * caller (the host checks the sticky bit and the rest as for any unlink
+ * of theirs), and only while the name is still made (its device and
+ * inode, where the request knows them): meanwhile the name may have been
+ * renamed away and another user's file put there.
+ */
+static void rollback(fuse_req_t req, struct dref *r, const char *name,
+		     bool isdir, int err, const struct stat *made)
+{
+	struct caller cr;
+	int res;
+
 	if (!out_of_fds(err) && err != ENOMEM)
 		return;
-	if (unlinkat(r->fd, name, isdir ? AT_REMOVEDIR : 0) == 0) {
+	if (made && !still_made(r->fd, name, made))
+		return;
+	if (caller_begin(req, &cr, CR_GROUPS))
+		return;
+	res = unlinkat(r->fd, name, isdir ? AT_REMOVEDIR : 0);
+	caller_end(&cr);
+	if (res == 0) {
 		if (isdir)
 			dc_rmdir(dcfs.cache, r->dd, name);
 		else
@@ -117,9 +142,32 @@ static void names_end(struct dref *r)
 	node_dir_fd_put(r->tmp);
 }
 
-/* Reply with the new name's entry (looked up through the cache). */
+/* Whether n is the file st describes. */
+static bool is_made(const struct stat *st, const struct dnode *n)
+{
+	return (uint64_t)st->st_dev == n->dev && (uint64_t)st->st_ino == n->ino;
+}
+
+/*
+ * n, the name's node, is not what the request made: a rename put another
+ * file there meanwhile.  The kernel takes an answer for the caller's new
+ * file, and a server exporting the mount (knfsd) opens a created file
+ * with no check of its mode; so dcfs forgets the name and answers
+ * ESTALE, and the kernel looks the name up again (LOOKUP_REVAL).
+ */
+static void reply_swapped(fuse_req_t req, struct dref *r, const char *name,
+			  struct dnode *n)
+{
+	CTR_ADD(stale, 1);
+	node_forget(n, 1);
+	dc_invalidate_name(dcfs.cache, r->dd, name);
+	reply_errno(req, ESTALE);
+}
+
+/* Reply with the new name's entry (looked up through the cache); made:
+ * what the request put there, where it knows (NULL: not known). */
 static void reply_made(fuse_req_t req, struct dref *r, const char *name,
-		       bool isdir)
+		       bool isdir, const struct stat *made)
 {
 	struct fuse_entry_param e;
 	struct dnode *n;
@@ -128,19 +176,59 @@ static void reply_made(fuse_req_t req, struct dref *r, const char *name,
 	entry_init(&e);
 	err = lookup_in(r->n, r->dd, name, &e, &n);
 	if (err) {
-		rollback(r, name, isdir, err);
+		rollback(req, r, name, isdir, err, made);
 		return reply_errno(req, err);
 	}
+	if (made && !is_made(made, n))
+		return reply_swapped(req, r, name, n);
 	if (fuse_reply_entry(req, &e) != 0)
 		node_forget(n, 1);
 }
 
 /* ---- making names ------------------------------------------------------ */
 
+/* tests/test_security.sh widens the window between a create (or a link)
+ * and the look at its name: DCFS_TEST_CREATE_PAUSE_MS, read once at start */
+static unsigned create_pause_ms;
+
+void ops_names_init(void)
+{
+	const char *v = getenv("DCFS_TEST_CREATE_PAUSE_MS");
+
+	create_pause_ms = v ? (unsigned)strtoul(v, NULL, 10) % 10000 : 0;
+}
+
+/*
+ * A regular file is made by an exclusive open, as CREATE makes one, so
+ * that its descriptor says what was made: the answer is checked against
+ * it.  mkdirat, symlinkat and mknodat of the other types leave nothing
+ * to check by; the kernel opens none of those.
+ */
+static int make_regular(int dfd, const char *name, mode_t mode, struct stat *made)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+			O_CLOEXEC, mode & 07777);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, made) < 0) {
+		int err = errno;
+
+		close(fd);
+		unlinkat(dfd, name, 0);	/* as the caller: what it just made */
+		errno = err;
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, dev_t rdev, const char *link)
 {
 	struct dref r;
+	struct stat made;
+	bool regular = !link && S_ISREG(mode);
 	int res, err = names_begin(ino_node(parent), &r);
 	struct caller cr;
 
@@ -151,6 +239,8 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 			res = symlinkat(link, r.fd, name);
 		else if (S_ISDIR(mode))
 			res = mkdirat(r.fd, name, mode & 07777);
+		else if (regular)
+			res = make_regular(r.fd, name, mode, &made);
 		else
 			res = mknodat(r.fd, name, mode, rdev);
 		err = res < 0 ? errno : 0;
@@ -159,8 +249,10 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (err) {
 		reply_errno(req, err);
 	} else {
+		if (create_pause_ms)
+			usleep(create_pause_ms * 1000u);
 		announce(&r, name, link);
-		reply_made(req, &r, name, S_ISDIR(mode));
+		reply_made(req, &r, name, S_ISDIR(mode), regular ? &made : NULL);
 	}
 	names_end(&r);
 }
@@ -230,8 +322,18 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 		names_end(&r);
 		return;
 	}
+	if (create_pause_ms)
+		usleep(create_pause_ms * 1000u);
 	res = fstat(fd, &st);
 	node_fd_done();
+	if (res == 0 && !still_made(r.fd, newname, &st)) {
+		/* renamed over since: the cache must not be told it is n */
+		CTR_ADD(stale, 1);
+		dc_invalidate_name(dcfs.cache, r.dd, newname);
+		reply_errno(req, ESTALE);
+		names_end(&r);
+		return;
+	}
 	if (res == 0) {
 		backend_inode(&in, &st, n);
 		node_ref(n);		/* the new entry's */
@@ -239,7 +341,7 @@ void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	} else {
 		dc_invalidate_name(dcfs.cache, r.dd, newname);
 	}
-	reply_made(req, &r, newname, false);
+	reply_made(req, &r, newname, false, res == 0 ? &st : NULL);
 	names_end(&r);
 }
 
@@ -384,17 +486,6 @@ static int create_as(fuse_req_t req, struct dref *r, const char *name,
 	return fd;
 }
 
-/* tests/test_security.sh widens the window between a create and the
- * look at its name: DCFS_TEST_CREATE_PAUSE_MS, read once at start */
-static unsigned create_pause_ms;
-
-void ops_names_init(void)
-{
-	const char *v = getenv("DCFS_TEST_CREATE_PAUSE_MS");
-
-	create_pause_ms = v ? (unsigned)strtoul(v, NULL, 10) % 10000 : 0;
-}
-
 /*
  * Whether n is the file fd was created as.  Between the create and the
  * look at its name (announce, lookup_in) a rename may put another file
@@ -406,8 +497,7 @@ static bool is_created(int fd, const struct dnode *n)
 {
 	struct stat st;
 
-	return fstat(fd, &st) == 0 && (uint64_t)st.st_dev == n->dev &&
-	       (uint64_t)st.st_ino == n->ino;
+	return fstat(fd, &st) == 0 && is_made(&st, n);
 }
 
 void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -433,19 +523,18 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	entry_init(&e);
 	err = lookup_in(r.n, r.dd, name, &e, &n);
 	if (err) {
+		struct stat made;
+
+		if (fstat(fd, &made) == 0)
+			rollback(req, &r, name, false, err, &made);
 		close(fd);
-		rollback(&r, name, false, err);
 		reply_errno(req, err);
 		goto out;
 	}
 	if (!is_created(fd, n)) {
-		/* the name is another file's now: the kernel looks it up
-		 * again on ESTALE and opens what it finds with every check */
-		CTR_ADD(stale, 1);
-		node_forget(n, 1);
-		dc_invalidate_name(dcfs.cache, r.dd, name);
+		/* the kernel opens what it finds there with every check */
 		close(fd);
-		reply_errno(req, ESTALE);
+		reply_swapped(req, &r, name, n);
 		goto out;
 	}
 	if (!dcfs.open_requests) {
