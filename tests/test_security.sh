@@ -75,7 +75,11 @@
 #     file, which such a server would then open with no check of its
 #     mode;
 # 18. as 15 for link(2) of the attacker's file, kernel timeouts an hour
-#     long: the name must not stay cached as the attacker's file.
+#     long: the name must not stay cached as the attacker's file;
+# 19. dcfs with 512 descriptors: the attacker holds 600 descriptors of a
+#     directory of 20,000 names open through the mount (past the
+#     descriptor budget each open reads the listing whole, a snapshot):
+#     another user and root can still list a directory.
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -873,6 +877,36 @@ if DCFS_TEST_CREATE_PAUSE_MS=1000 start ln "$S" "${STALE[@]}"; then
 	stop ln
 else
 	notok "18. link race: mount"
+fi
+
+# ---- 19: directory snapshots past the descriptor budget --------------------------
+# 20,000 names make a snapshot of 1 MiB (records of 32 bytes, the size
+# rounded up to a power of two): 16 fill one user's share, 64 all of it.
+# With 512 descriptors the budget of open directories is 128.
+S=$T/sn.src M=$T/sn.mnt
+mkdir -p "$S/a" "$S/o"
+chown $A "$S/a"
+chown $O "$S/o"
+op $A symlinks "$S/a" 20000 /nonexistent >/dev/null
+op $O write "$S/o/f1" o-data >/dev/null
+MOUNTS+=("$M")
+mkdir -p "$M"
+if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/sn.stats" 2>>"$T/sn.err"; then
+	spawn "$T/sn.out" $A holddirs "$M/a" 600
+	hold=$spawned
+	wait_for 60 test -s "$T/sn.out"
+	held=$(cat "$T/sn.out")
+	lso=$(op $O ls "$M/o")
+	lsr=$(rop ls "$M/o")
+	# the attacker is refused (EMFILE) at its share: 128 + 16 held, not
+	# 128 + 64
+	check_all "19. dcfs with 512 descriptors, $A holding a directory of 20,000 names open ($held): $O's listing '$lso', root's '$lsr'" \
+		'[ "${held#* }" = EMFILE ] && [ "${held%% *}" -le 160 ] && [ "$lso" = "OK f1" ] && [ "$lsr" = "OK f1" ]'
+	kill -KILL "$hold" 2>/dev/null
+	wait_for 5 gone "$hold"
+	stop sn
+else
+	notok "19. snapshots: mount"
 fi
 
 # an instrumented daemon's reports (its stderr is /dev/null)

@@ -8,8 +8,9 @@
  * listed name up through the cache, as LOOKUP does, and counts a kernel
  * lookup of each node it returns.  A directory handle belongs to one open
  * directory, which the kernel reads one READDIR at a time (fuse_readdir
- * holds the file's readdir lock): a handle takes no lock; the snapshots'
- * total size is an atomic counter.  See ops.c for the rules every handler
+ * holds the file's readdir lock): a handle takes no lock but users_lock
+ * for its user's slot, when it is a snapshot; the snapshots' sizes are
+ * atomic counters.  See ops.c for the rules every handler
  * follows.
  */
 #include <dirent.h>
@@ -29,9 +30,65 @@
  * open by one user cannot take every descriptor from the others.  A
  * snapshot keeps each entry in a compact record, all of them together
  * within SNAP_BYTES (past it: EMFILE, as when descriptors run out), and is
- * read again on a rewind (an offset of 0), as a stream would be.
+ * read again on a rewind (an offset of 0), as a stream would be.  One
+ * user's snapshots together stay within SNAP_SHARE, so that one user
+ * cannot take every byte from the others either; root's are not counted
+ * apart.
  */
 #define SNAP_BYTES	(64u << 20)
+#define SNAP_SHARE	(SNAP_BYTES / 4)
+
+/*
+ * The users with snapshots open, each with the bytes they hold.  A slot
+ * is taken at the first snapshot handle of its uid and given up at the
+ * last one's release (handles, under users_lock); its bytes change with
+ * atomics while a handle holds it, and are back to 0 when the last one
+ * goes (each handle gives back what it took before it drops the slot).
+ * Past NUSERS users at once, new users share one more slot, overflow:
+ * together they hold at most a share.
+ */
+#define NUSERS	64
+
+struct user {
+	uint32_t uid;
+	uint32_t handles;	/* 0: the slot is free */
+	uint64_t bytes;
+};
+
+static struct user users[NUSERS], overflow;
+static pthread_mutex_t users_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* uid's slot, with one more handle on it; NULL for root. */
+static struct user *user_take(uint32_t uid)
+{
+	struct user *u, *free_slot = NULL;
+
+	if (uid == 0)
+		return NULL;
+	pthread_mutex_lock(&users_lock);
+	for (u = users; u < users + NUSERS; u++) {
+		if (u->handles && u->uid == uid)
+			break;
+		if (!u->handles && !free_slot)
+			free_slot = u;
+	}
+	if (u == users + NUSERS) {
+		u = free_slot ? free_slot : &overflow;
+		u->uid = uid;	/* overflow's is only the last one's */
+	}
+	u->handles++;
+	pthread_mutex_unlock(&users_lock);
+	return u;
+}
+
+static void user_drop(struct user *u)
+{
+	if (!u)
+		return;
+	pthread_mutex_lock(&users_lock);
+	u->handles--;
+	pthread_mutex_unlock(&users_lock);
+}
 
 struct snaprec {
 	uint64_t ino;
@@ -41,6 +98,7 @@ struct snaprec {
 };
 
 struct dirh {
+	struct user *user;	/* whose snapshot bytes these are, or NULL */
 	DIR *dp;		/* a stream, or NULL: a snapshot */
 	char *snap;		/* the snapshot's records, end bytes of them */
 	size_t end, cap, pos;
@@ -54,6 +112,8 @@ static uint64_t snap_bytes;	/* every snapshot's cap, added up (atomic) */
 static void snap_drop(struct dirh *h)
 {
 	__atomic_sub_fetch(&snap_bytes, h->cap, __ATOMIC_RELAXED);
+	if (h->user)
+		__atomic_sub_fetch(&h->user->bytes, h->cap, __ATOMIC_RELAXED);
 	free(h->snap);
 	h->snap = NULL;
 	h->end = h->cap = h->pos = 0;
@@ -64,6 +124,7 @@ static void dirh_free(struct dirh *h)
 	if (h->dp)
 		closedir(h->dp);
 	snap_drop(h);
+	user_drop(h->user);
 	free(h);
 }
 
@@ -72,7 +133,17 @@ static size_t rec_size(size_t namelen)
 	return (sizeof(struct snaprec) + namelen + 1 + 7) & ~(size_t)7;
 }
 
-/* Room for need more bytes, within SNAP_BYTES: 0 or an errno. */
+/* Charge more bytes to *total, within limit: false (nothing charged) past it. */
+static bool charge(uint64_t *total, uint64_t more, uint64_t limit)
+{
+	if (__atomic_add_fetch(total, more, __ATOMIC_RELAXED) <= limit)
+		return true;
+	__atomic_sub_fetch(total, more, __ATOMIC_RELAXED);
+	return false;
+}
+
+/* Room for need more bytes, within SNAP_BYTES and the user's SNAP_SHARE:
+ * 0 or an errno. */
 static int snap_grow(struct dirh *h, size_t need)
 {
 	size_t cap = h->cap ? h->cap : 4096;
@@ -82,13 +153,18 @@ static int snap_grow(struct dirh *h, size_t need)
 		cap *= 2;
 	if (cap == h->cap)
 		return 0;
-	if (__atomic_add_fetch(&snap_bytes, cap - h->cap, __ATOMIC_RELAXED) > SNAP_BYTES) {
-		__atomic_sub_fetch(&snap_bytes, cap - h->cap, __ATOMIC_RELAXED);
+	if (h->user && !charge(&h->user->bytes, cap - h->cap, SNAP_SHARE))
+		return EMFILE;
+	if (!charge(&snap_bytes, cap - h->cap, SNAP_BYTES)) {
+		if (h->user)
+			__atomic_sub_fetch(&h->user->bytes, cap - h->cap, __ATOMIC_RELAXED);
 		return EMFILE;
 	}
 	bigger = realloc(h->snap, cap);
 	if (!bigger) {
 		__atomic_sub_fetch(&snap_bytes, cap - h->cap, __ATOMIC_RELAXED);
+		if (h->user)
+			__atomic_sub_fetch(&h->user->bytes, cap - h->cap, __ATOMIC_RELAXED);
 		return ENOMEM;
 	}
 	h->snap = bigger;
@@ -130,7 +206,7 @@ static int dirh_snapshot(struct dirh *h)
 /* A snapshot read again (a rewind): 0 or errno, the old one kept then. */
 static int dirh_reread(struct dirh *h, struct dnode *dir)
 {
-	struct dirh fresh = { 0 };
+	struct dirh fresh = { .user = h->user };
 	int tmp, dfd = node_dir_fd(dir, &tmp), fd, err;
 
 	fd = dfd < 0 ? -1 : openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -215,12 +291,16 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!(h->dp = fdopendir(fd))) {
 		err = errno;
 		close(fd);
-		free(h);
-		return reply_errno(req, err);
-	}
-	if (CTR_GET(open_files) >= dcfs.fd_budget && (err = dirh_snapshot(h))) {
 		dirh_free(h);
 		return reply_errno(req, err);
+	}
+	if (CTR_GET(open_files) >= dcfs.fd_budget) {
+		h->user = user_take(fuse_req_ctx(req)->uid);
+		err = dirh_snapshot(h);
+		if (err) {
+			dirh_free(h);
+			return reply_errno(req, err);
+		}
 	}
 	fi->fh = (uint64_t)(uintptr_t)h;
 	if (h->dp)
