@@ -30,6 +30,10 @@ uint64_t dc_debug_live_entries(void);
 uint64_t dc_debug_live_bytes(void);
 /* Check the cache's invariants (quiescent callers only); 0 or -EUCLEAN. */
 int dc_debug_check(struct dc_cache *c);
+/* The same, and on -EUCLEAN the first broken invariant found, with its
+ * counts, in why (size bytes, NUL-terminated; why[0] is 0 unless
+ * -EUCLEAN).  A NULL why is ignored. */
+int dc_debug_check_why(struct dc_cache *c, char *why, size_t size);
 /*
  * Call fn(arg) in each miss of c that asks the backend, from inside its
  * first locked section (in rcu mode the write lock's miss side and the

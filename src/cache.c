@@ -3,6 +3,8 @@
  * cache.c - creating and destroying a cache, statistics, and the checks
  * and helpers that look at the cache as a whole.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -389,29 +391,58 @@ DC_API int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
 
 /* ---- consistency check (tests) ------------------------------------------- */
 
-static int check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
+/* What is wrong with hashed entry d, in chain bucket, or NULL. */
+static const char *check_entry(struct dc_cache *c, struct dc_dentry *d, uint64_t bucket)
 {
 	struct dc_name *n = d->name;
 
-	if (dc__flags(d) & DC_F_DEAD || dc__load(d->count) < 0 || !d->parent)
-		return -1;
-	if (d->seq & 1 || dc__hash_name(c, d->parent, n->s, n->len) != d->hash)
-		return -1;
-	if (dc__bucket(c, d->hash) != &c->buckets[bucket])
-		return -1;
+	if (dc__flags(d) & DC_F_DEAD || dc__load(d->count) < 0)
+		return "dead, or claimed, but hashed";
+	if (!d->parent)
+		return "hashed without a parent";
+	if (d->seq & 1)
+		return "its seq odd at rest";
+	if (dc__hash_name(c, d->parent, n->s, n->len) != d->hash ||
+	    dc__bucket(c, d->hash) != &c->buckets[bucket])
+		return "its hash is not of its name, or not of its chain";
 	if (!dc__is_dir(d->parent->mode) && !(dc__flags(d->parent) & DC_F_DEAD))
-		return -1;
+		return "its parent is not a directory";
 	/* a hashed positive but a symlink is in the inode index (hash.c) */
 	if (dc__indexed(d->mode) && !(dc__flags(d) & DC_F_UNINDEXED)) {
 		struct dc_dentry *e = dc__inodes_first(c, d->ino, d->gen);
+		uint64_t steps = 0;
 
-		while (e && e != d)
+		while (e && e != d && steps++ <= c->nr_entries)
 			e = (struct dc_dentry *)e->aux;
 		if (!e)
-			return -1;
+			return "not in the inode index";
+		if (e != d)
+			return "its inode index chain loops";
 	}
 	/* a hashed child holds a count on its parent */
-	return dc__load(d->parent->count) > 0 ? 0 : -1;
+	return dc__load(d->parent->count) > 0 ? NULL : "its parent's count is 0";
+}
+
+/* The first invariant found broken, said into a caller's buffer. */
+struct verdict {
+	char *buf;
+	size_t size;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void fail(struct verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (v->failed)
+		return;
+	v->failed = true;
+	if (v->size) {
+		va_start(ap, fmt);
+		vsnprintf(v->buf, v->size, fmt, ap);
+		va_end(ap);
+	}
 }
 
 DC_API void dc_debug_on_miss(struct dc_cache *c, void (*fn)(void *arg), void *arg)
@@ -427,54 +458,89 @@ DC_API void dc_debug_on_path_add(struct dc_cache *c, void (*fn)(void *arg),
 	c->dbg_padd = fn;
 }
 
-DC_API int dc_debug_check(struct dc_cache *c)
+DC_API int dc_debug_check_why(struct dc_cache *c, char *why, size_t size)
 {
+	struct verdict v = { why, why ? size : 0, false };
 	struct dc_dentry *d;
 	uint64_t i, hashed = 0, listed = 0, neg = 0, astray = 0, nidx = 0, indexed = 0;
-	int err = 0;
+	uint64_t steps;
+	const char *bad;
 
+	if (v.size)
+		why[0] = '\0';
 	if (!c)
 		return -EINVAL;
 	dc__write_lock(c);
 	pthread_mutex_lock(&c->lru_lock);
-	for (i = 0; i < c->nbuckets && !err; i++)
-		for (d = c->buckets[i]; d && !err; d = d->hnext, hashed++) {
+	for (i = 0; i < c->nbuckets && !v.failed; i++)
+		for (d = c->buckets[i]; d && !v.failed; d = d->hnext, hashed++) {
 			struct dc_dentry *e;
 
-			err = check_entry(c, d, i);
+			/* every walk here is bounded: a loop fails, not hangs */
+			if (hashed > c->nr_entries) {
+				fail(&v, "more hashed than the %llu entries (chain %llu loops?)",
+				     (unsigned long long)c->nr_entries, (unsigned long long)i);
+				break;
+			}
+			bad = check_entry(c, d, i);
+			if (bad)
+				fail(&v, "entry \"%.*s\" (chain %llu): %s", (int)d->name->len,
+				     d->name->s, (unsigned long long)i, bad);
 			nidx += dc__indexed(d->mode) && !(dc__flags(d) & DC_F_UNINDEXED);
 			/* one hashed entry per (parent, name) */
-			for (e = d->hnext; e && !err; e = e->hnext)
+			steps = 0;
+			for (e = d->hnext; e && !v.failed && steps++ <= c->nr_entries; e = e->hnext)
 				if (e->parent == d->parent && e->hash == d->hash &&
 				    dc__name_eq(e->name, d->name->s, d->name->len))
-					err = -2;
+					fail(&v, "entry \"%.*s\" hashed twice",
+					     (int)d->name->len, d->name->s);
 		}
 	/* and the index holds hashed indexed entries only, each once: as
 	 * many as the table holds */
-	for (i = 0; i < dc__inodes_size(c) / sizeof(*c->inodes) && !err; i++)
-		for (d = c->inodes[i]; d; d = (struct dc_dentry *)d->aux) {
-			if (dc__flags(d) & DC_F_DEAD || !dc__indexed(d->mode) ||
-			    ++indexed > nidx)
-				err = -1;
-		}
+	for (i = 0; i < dc__inodes_size(c) / sizeof(*c->inodes) && !v.failed; i++)
+		for (d = c->inodes[i]; d && !v.failed; d = (struct dc_dentry *)d->aux)
+			if (dc__flags(d) & DC_F_DEAD || !dc__indexed(d->mode))
+				fail(&v, "the inode index holds a dead or unindexed entry");
+			else if (++indexed > nidx)	/* a cycle ends here too */
+				fail(&v, "the inode index holds more than the table's %llu indexed entries",
+				     (unsigned long long)nidx);
 	if (indexed != nidx)
-		err = -1;
+		fail(&v, "the inode index holds %llu entries, the table %llu indexed ones",
+		     (unsigned long long)indexed, (unsigned long long)nidx);
 	/* listed entries carry LISTED and ONNEG as their list says; with the
 	 * held ones taken off (nr_isolated) and the root, they are all */
-	for (d = c->lru_pos.head; d; d = d->lru_next) {
+	for (d = c->lru_pos.head; d && listed <= c->nr_entries; d = d->lru_next) {
 		listed++, neg += dc__is_negative(d), astray += dc__is_negative(d);
 		if ((dc__flags(d) & (DC_F_LISTED | DC_F_ONNEG)) != DC_F_LISTED)
-			err = -1;
+			fail(&v, "an entry on the positive list has flags %#x",
+			     (unsigned)dc__flags(d));
 	}
-	for (d = c->lru_neg.head; d; d = d->lru_next) {
+	for (d = c->lru_neg.head; d && listed <= c->nr_entries; d = d->lru_next) {
 		listed++, neg += dc__is_negative(d);
 		if ((dc__flags(d) & (DC_F_LISTED | DC_F_ONNEG)) != (DC_F_LISTED | DC_F_ONNEG))
-			err = -1;
+			fail(&v, "an entry on the negative list has flags %#x",
+			     (unsigned)dc__flags(d));
 	}
-	if (listed + c->nr_isolated + 1 != c->nr_entries || neg > c->nr_negative ||
-	    hashed > listed + c->nr_isolated || astray != c->nr_neg_astray)
-		err = -1;
+	if (listed + c->nr_isolated + 1 != c->nr_entries)
+		fail(&v, "%llu listed + %llu isolated + the root != %llu entries",
+		     (unsigned long long)listed, (unsigned long long)c->nr_isolated,
+		     (unsigned long long)c->nr_entries);
+	if (neg > c->nr_negative)
+		fail(&v, "%llu negatives listed > nr_negative %llu",
+		     (unsigned long long)neg, (unsigned long long)c->nr_negative);
+	if (hashed > listed + c->nr_isolated)
+		fail(&v, "%llu hashed > %llu listed + %llu isolated",
+		     (unsigned long long)hashed, (unsigned long long)listed,
+		     (unsigned long long)c->nr_isolated);
+	if (astray != c->nr_neg_astray)
+		fail(&v, "%llu negatives on the positive list, nr_neg_astray %llu",
+		     (unsigned long long)astray, (unsigned long long)c->nr_neg_astray);
 	pthread_mutex_unlock(&c->lru_lock);
 	dc__write_unlock(c);
-	return err ? -EUCLEAN : 0;
+	return v.failed ? -EUCLEAN : 0;
+}
+
+DC_API int dc_debug_check(struct dc_cache *c)
+{
+	return dc_debug_check_why(c, NULL, 0);
 }

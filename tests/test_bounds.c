@@ -20,6 +20,8 @@
  *                   answer the backend's truth.
  *  held_isolated    the shrinker takes held entries off its lists, and
  *                   dc_put puts them back.
+ *  check_explains   the check of those lists' counts says which is off
+ *                   (dc_debug_check_why).
  *  negative_kept    a negative answered by the rcu-walk counts as used.
  *  shrinker_thread  a cache left a little over its cap is brought back
  *                   under it by its own thread, with no call to make it.
@@ -27,6 +29,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/stat.h>
 
 #include "dcache-debug.h"
@@ -549,6 +552,43 @@ static void test_held_isolated(enum dc_mode mode)
 	dc_memfs_free(fs);
 }
 
+/* ---- check_explains ------------------------------------------------------ */
+
+static void test_check_explains(void)
+{
+	struct dc_memfs *fs;
+	struct dc_inode in;
+	struct dc_cache *c;
+	struct hooked k;
+	char why[256];
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "f", S_IFREG | 0644, NULL, &in), 0);
+	c = new_cache(fs, &k, DC_MODE_RCU, 100, 0);
+	CHECK_EQ(resolve(c, "f", 0, NULL), 0);
+	why[0] = 'x';
+	CHECK_EQ(dc_debug_check_why(c, why, sizeof(why)), 0);
+	CHECK_EQ(why[0], 0);
+	/* a negative on the positive list that nobody counted */
+	c->nr_neg_astray++;
+	CHECK_EQ(dc_debug_check_why(c, why, sizeof(why)), -EUCLEAN);
+	CHECK(strstr(why, "0 negatives on the positive list, nr_neg_astray 1") != NULL);
+	CHECK_EQ(dc_debug_check(c), -EUCLEAN);
+	CHECK_EQ(dc_debug_check_why(c, NULL, 0), -EUCLEAN);
+	c->nr_neg_astray--;
+	/* an entry counted off the lists that is not: the first count off,
+	 * cut to the buffer */
+	c->nr_isolated++;
+	CHECK_EQ(dc_debug_check_why(c, why, 8), -EUCLEAN);
+	CHECK_EQ(strlen(why), 7);
+	CHECK_EQ(dc_debug_check_why(c, why, sizeof(why)), -EUCLEAN);
+	CHECK(strstr(why, "1 listed + 1 isolated + the root != 2 entries") != NULL);
+	c->nr_isolated--;
+	CHECK_EQ(dc_debug_check_why(c, why, sizeof(why)), 0);
+	dc_cache_destroy(c);
+	dc_memfs_free(fs);
+}
+
 /* ---- negative_kept -------------------------------------------------------- */
 
 static void test_negative_kept(void)
@@ -634,6 +674,7 @@ int main(void)
 	test_flooding();
 	test_hash_word_order();
 	test_negative_kept();
+	test_check_explains();
 	CHECK_EQ(dc_debug_live_entries(), 0);
 	return h_done("test_bounds");
 }

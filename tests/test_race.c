@@ -113,7 +113,7 @@ static void put_beside_unlink(void)
 	struct put_beside_unlink p = { 0 };
 	struct dc_inode in;
 	pthread_t th, tc;
-	char name[16];
+	char name[16], why[256] = "";
 	double end;
 	int err = 0;
 
@@ -166,7 +166,9 @@ static void put_beside_unlink(void)
 	       (unsigned long long)p.puts, (unsigned long long)p.unlinks);
 	CHECK_EQ(err, 0);
 	CHECK(p.puts > 10 && p.unlinks > 10);
-	CHECK_EQ(dc_debug_check(p.c), 0);
+	CHECK_EQ(dc_debug_check_why(p.c, why, sizeof(why)), 0);
+	if (why[0])
+		fprintf(stderr, "put beside unlink: %s\n", why);
 out:
 	dc_put(p.c, p.root);
 	dc_cache_destroy(p.c);

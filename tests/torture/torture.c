@@ -717,11 +717,12 @@ static void check_final(struct torture *t)
 static void check_end(struct torture *t, uint64_t entries0, uint64_t bytes0)
 {
 	struct dc_stats st;
+	char why[256];
 	int i;
 
 	check_final(t);
-	if (dc_debug_check(t->c))
-		violation(t, "dc_debug_check failed at the end");
+	if (dc_debug_check_why(t->c, why, sizeof(why)))
+		violation(t, "dc_debug_check failed at the end: %s", why);
 	for (i = 0; i < NDIRS; i++)
 		dc_put(t->c, t->dirs[i]);
 	dc_put(t->c, t->sub);
