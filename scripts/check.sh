@@ -104,6 +104,7 @@ run "plain test_dcfs.sh" tests/test_dcfs.sh build
 run "asan test_dcfs.sh" tests/test_dcfs.sh build-asan
 # dcfs against unprivileged users: attacks refused through the mount as natively
 run "plain test_security.sh" tests/test_security.sh build
+run "tsan test_security.sh" tests/test_security.sh build-tsan
 # libdcache over NFS: dcpath on an NFS-Ganesha export against the kernel
 # (skipped without root, the server or libnfs)
 run "plain test_nfs.sh" tests/test_nfs.sh build

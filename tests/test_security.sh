@@ -115,8 +115,12 @@ PY=/usr/bin/python3
 A=dcsec_a V=dcsec_v O=dcsec_o G=dcsec_g
 T=$(mktemp -d /tmp/test_security.XXXXXX) || exit 1
 chmod 755 "$T"
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T/sanitizer"
-export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T/sanitizer"
+# the daemons' reports: a sanitizer opens its log in the thread that
+# reports, which may be acting as a user (setfsuid), so anyone may write
+mkdir -m 1777 "$T/san"
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$T/san/report"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$T/san/report"
+export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp ${TSAN_OPTIONS:+$TSAN_OPTIONS }log_path=$T/san/report"
 MOUNTS=() LOOPS=() PIDS=() USERS_MADE=() GROUP_MADE=
 LEASE_PARAM=/proc/sys/fs/lease-break-time
 LEASE_WAS=
@@ -910,8 +914,8 @@ else
 fi
 
 # an instrumented daemon's reports (its stderr is /dev/null)
-if ls "$T"/sanitizer* >/dev/null 2>&1; then
-	notok "sanitizer reports from the daemons: $(head -c 2000 "$T"/sanitizer*)"
+if ls "$T"/san/report* >/dev/null 2>&1; then
+	notok "sanitizer reports from the daemons: $(head -c 2000 "$T"/san/report*)"
 fi
 
 t_finish

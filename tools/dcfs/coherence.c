@@ -38,6 +38,7 @@
  * the kernel holds was made true by the INC_EPOCH sent with the fallback.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,18 @@ struct fuse_notify_header {	/* struct fuse_out_header */
 
 static struct dc_watch *watch;
 static bool epoch_unsupported;
+/*
+ * The session's descriptor is closed at unmount while the watcher may
+ * still run, and its number may then be reused by a file another thread
+ * opens: a notification written there would land in that file.  So the
+ * hook counts itself in (notifiers) and checks notify_off, and so does
+ * each write (sending); the unmount sets notify_off and waits for the
+ * count to drop (coherence_quiesce).  Both sides store, then load,
+ * seq_cst: either the hook sees the flag and sends nothing, or the
+ * waiter sees it counted and waits.
+ */
+static _Atomic int notifiers;
+static _Atomic bool notify_off;
 
 static void log_line(void *arg, const char *msg)
 {
@@ -65,10 +78,17 @@ static void log_line(void *arg, const char *msg)
 	dcfs_log(LOG_NOTICE, "%s", msg);
 }
 
+/* A notification may still be written: the unmount has not begun. */
+static bool sending(void)
+{
+	return !atomic_load(&notify_off);
+}
+
 static void inval_inode(struct dnode *n, bool data)
 {
 	/* off -1: attributes only; 0, 0: attributes and every cached page */
-	fuse_lowlevel_notify_inval_inode(dcfs.se, node_ino(n), data ? 0 : -1, 0);
+	if (sending())
+		fuse_lowlevel_notify_inval_inode(dcfs.se, node_ino(n), data ? 0 : -1, 0);
 }
 
 static void inval_each(struct dnode *n, void *data)
@@ -117,7 +137,7 @@ static void bump_epoch(void)
 {
 	struct fuse_notify_header h = { sizeof(h), NOTIFY_INC_EPOCH, 0 };
 
-	if (epoch_unsupported)
+	if (epoch_unsupported || !sending())
 		return;
 	if (write(fuse_session_fd(dcfs.se), &h, sizeof(h)) != (ssize_t)sizeof(h)) {
 		epoch_unsupported = true;
@@ -148,11 +168,10 @@ static void all_changed(bool degraded)
 	free(list);
 }
 
-static void changed(void *arg, const struct dc_change_event *ev)
+static void notify(const struct dc_change_event *ev)
 {
 	struct dnode *dir;
 
-	(void)arg;
 	if (ev->what == DC_CHANGE_ALL) {
 		all_changed(ev->flags & DC_CHANGED_DEGRADED);
 		return;
@@ -165,8 +184,9 @@ static void changed(void *arg, const struct dc_change_event *ev)
 	if (!dir)
 		return;		/* the kernel holds nothing in it */
 	if (ev->flags & DC_CHANGED_ENTRY) {
-		fuse_lowlevel_notify_inval_entry(dcfs.se, node_ino(dir), ev->name,
-						 ev->len);
+		if (sending())
+			fuse_lowlevel_notify_inval_entry(dcfs.se, node_ino(dir),
+							 ev->name, ev->len);
 		inval_inode(dir, true);
 		if (ev->old_ino)
 			inval_known(ev->dir_dev, ev->old_ino, false);
@@ -180,6 +200,15 @@ static void changed(void *arg, const struct dc_change_event *ev)
 	    strcmp(ev->name, "."))
 		relearn(dir, ev->name, ev->len);
 	node_put(dir);
+}
+
+static void changed(void *arg, const struct dc_change_event *ev)
+{
+	(void)arg;
+	atomic_fetch_add(&notifiers, 1);
+	if (!atomic_load(&notify_off))
+		notify(ev);
+	atomic_fetch_sub(&notifiers, 1);
 }
 
 int coherence_start(const char *source)
@@ -222,6 +251,28 @@ void coherence_watch_dir(struct dnode *n, int fd)
 	/* a watch is on the inode: any descriptor of it will do */
 	if (watch)
 		dc_watch_dir(watch, fd, n->ino, n->dev);
+}
+
+/*
+ * No notification is begun from now on, and none is in flight once this
+ * returns: then the session's descriptor may be closed.  A notification
+ * can wait in the kernel for a directory's lock or a page's that a
+ * request holds, which waits for an answer no worker will give any
+ * more; so the wait ends after a second, said.  Such a write holds the
+ * device itself, whatever becomes of its descriptor's number, and the
+ * writes after it check the flag first; what is left is a watcher
+ * stopped for that second between a check and its write.
+ */
+void coherence_quiesce(void)
+{
+	int i;
+
+	atomic_store(&notify_off, true);
+	for (i = 0; i < 1000 && atomic_load(&notifiers); i++)
+		usleep(1000);
+	if (atomic_load(&notifiers))
+		dcfs_log(LOG_WARNING, "unmounting with a notification to the kernel "
+			 "still in flight (blocked for over a second)");
 }
 
 void coherence_stop(void)

@@ -303,6 +303,9 @@ int coherence_start(const char *source);
 void coherence_watch_dir(struct dnode *n, int fd);
 /* The watcher's mode now (OFF when none runs). */
 enum dc_watch_mode coherence_mode(void);
+/* No more notifications to the kernel: before the session's descriptor
+ * is closed (the watcher may run on). */
+void coherence_quiesce(void);
 void coherence_stop(void);
 
 /* The kernel's timeouts now (a fallback to ttl shortens them). */

@@ -296,6 +296,7 @@ static void to_dev_null(void)
 /* The mount, and with --sandbox=namespace the real one, gone. */
 static void unmount_fs(void)
 {
+	coherence_quiesce();	/* the watcher writes to the session: first */
 	fuse_session_unmount(dcfs.se);
 	sandbox_unmount();
 }
