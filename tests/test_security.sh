@@ -787,28 +787,36 @@ fi
 # nothing.  The daemon pauses 300 ms between the two (a test hook); the
 # attacker renames a root 0600 file in a directory it may write (not
 # sticky) onto the name once the create has made it, inside the pause.
-S=$T/cr.src M=$T/cr.mnt
-mkdir -p "$S/w"
-chmod 777 "$S/w"
-echo root-secret15 > "$S/w/secret"
-chmod 600 "$S/w/secret"
-if DCFS_TEST_CREATE_PAUSE_MS=300 start cr "$S"; then
-	spawn "$T/cr.out" $A createread "$M/w/new"
-	# the create is made (as the attacker) when the name appears; dcfs
-	# is then in its pause, before it looks at the name
+# swap_race N NAME OP PAUSE: case N, the attacker's OP (createread,
+# mknod) of w/new through mount NAME, whose daemon pauses PAUSE ms after
+# the host call; the attacker renames root's 0600 file onto the name in
+# the pause.  The call must answer EEXIST (the kernel looked again and
+# found root's file, which O_EXCL and mknod refuse), root's file stay
+# root's; an answer of root's file would be it handed over.
+swap_race() {
+	local num=$1 name=$2 what=$3 pause=$4 made ren got
+	S=$T/$name.src M=$T/$name.mnt
+	mkdir -p "$S/w"
+	chmod 777 "$S/w"
+	echo "root-secret$num" > "$S/w/secret"
+	chmod 600 "$S/w/secret"
+	if ! DCFS_TEST_CREATE_PAUSE_MS=$pause start "$name" "$S"; then
+		notok "$num. $what race: mount"
+		return
+	fi
+	spawn "$T/$name.out" $A "$what" "$M/w/new"
+	# made (as the attacker) when the name appears: dcfs is then in its
+	# pause, before it looks at the name
 	made=no
 	wait_for 10 test -e "$S/w/new" && [ "$(stat -c %U "$S/w/new")" = $A ] && made=yes
 	ren=$(op $A rename "$S/w/secret" "$S/w/new")
 	wait_for 20 gone "$spawned"
-	got=$(cat "$T/cr.out")
-	# EEXIST: the kernel looked again, found root's file and O_EXCL
-	# refused it; "OK root-secret15" would be root's file handed over
-	check_all "15. $A's O_CREAT of w/new (made: $made), $A renaming root's 0600 file onto it in dcfs's pause ($ren): the create answered '$got'; root's file there: $(stat -c '%U %a' "$S/w/new" 2>/dev/null)" \
+	got=$(cat "$T/$name.out")
+	check_all "$num. $A's $what of w/new (made: $made), $A renaming root's 0600 file onto it in dcfs's pause ($ren): it answered '$got'; root's file there: $(stat -c '%U %a' "$S/w/new" 2>/dev/null)" \
 		'[ $made = yes ] && [ "$ren" = OK ] && [ "$got" = EEXIST ] && [ "$(stat -c %U "$S/w/new")" = root ]'
-	stop cr
-else
-	notok "15. create race: mount"
-fi
+	stop "$name"
+}
+swap_race 15 cr createread 300
 
 # rollback DIR MODE: case 16 in the directory DIR of mode MODE
 rollback() {
@@ -840,25 +848,8 @@ else
 	notok "16. rollback: mount"
 fi
 
-S=$T/mk.src M=$T/mk.mnt
-mkdir -p "$S/w"
-chmod 777 "$S/w"
-echo root-secret17 > "$S/w/secret"
-chmod 600 "$S/w/secret"
-if DCFS_TEST_CREATE_PAUSE_MS=1000 start mk "$S"; then
-	spawn "$T/mk.out" $A mknod "$M/w/new"
-	made=no
-	wait_for 10 test -e "$S/w/new" && [ "$(stat -c %U "$S/w/new")" = $A ] && made=yes
-	ren=$(op $A rename "$S/w/secret" "$S/w/new")
-	wait_for 20 gone "$spawned"
-	got=$(cat "$T/mk.out")
-	# EEXIST: the kernel looked again and found root's file
-	check_all "17. $A's mknod of a regular file w/new (made: $made), $A renaming root's 0600 file onto it in dcfs's pause ($ren): the mknod answered '$got'; root's file there: $(stat -c '%U %a' "$S/w/new" 2>/dev/null)" \
-		'[ $made = yes ] && [ "$ren" = OK ] && [ "$got" = EEXIST ] && [ "$(stat -c %U "$S/w/new")" = root ]'
-	stop mk
-else
-	notok "17. mknod race: mount"
-fi
+# 17: the same for a regular file made by mknod(2), a MKNOD request
+swap_race 17 mk mknod 1000
 
 S=$T/ln.src M=$T/ln.mnt
 mkdir -p "$S/w"
