@@ -79,7 +79,13 @@
 # 19. dcfs with 512 descriptors: the attacker holds 600 descriptors of a
 #     directory of 20,000 names open through the mount (past the
 #     descriptor budget each open reads the listing whole, a snapshot):
-#     another user and root can still list a directory.
+#     another user and root can still list a directory;
+# 20. dcfs with 4 threads over a source with a FUSE mount inside it
+#     whose daemon is stopped (SIGSTOP): the attacker's 20 lookups in it
+#     hang, and another user's read elsewhere must be answered within
+#     10 s, with at most 12 workers (the attacker's stuck ones below 8);
+#     then dcfs must exit on SIGTERM, and unmount, although workers are
+#     stuck.
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -902,6 +908,46 @@ if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/sn.stats" 2>>"$T/sn.er
 	stop sn
 else
 	notok "19. snapshots: mount"
+fi
+
+# ---- 20: host calls that do not return ------------------------------------------
+S=$T/st.src M=$T/st.mnt
+mkdir -p "$S/stall" "$S/ok" "$T/st.inner"
+echo ok-data > "$S/ok/f"
+chmod 755 "$S/ok" "$S/stall"
+chmod 644 "$S/ok/f"
+MOUNTS+=("$S/stall")
+if "$DCFS" "$T/st.inner" "$S/stall" --stats "$T/stin.stats" 2>>"$T/stin.err" &&
+   start st "$S" --threads 4; then
+	inner=$(stat_val "$T/stin.stats" pid)
+	outer=$(stat_val "$T/st.stats" pid)
+	rop stat "$M/stall" >/dev/null	# the mount point looked up while it answers
+	kill -STOP "$inner"
+	stuck=()
+	for i in $(seq 1 20); do
+		spawn "$T/stA$i.out" $A stat "$M/stall/x$i"
+		stuck+=("$spawned")
+	done
+	spawn "$T/stO.out" $O read "$M/ok/f"
+	wait_for 10 gone "$spawned"
+	got=$(cat "$T/stO.out")
+	sleep 1.5	# the statistics file is rewritten every second
+	nstuck=$(stat_val "$T/st.stats" workers_stuck)
+	nworkers=$(stat_val "$T/st.stats" workers)
+	refused=$(cat "$T"/stA*.out 2>/dev/null | grep -c ENOMEM)
+	check_all "20. dcfs --threads 4, $A's 20 lookups stuck in a stopped FUSE mount inside the source: $O's read elsewhere answered '$got'; workers $nworkers (<= 12), $nstuck of them stuck, $refused of $A's lookups refused (ENOMEM)" \
+		'[ "$got" = "OK ok-data" ] && [ "$nworkers" -le 12 ] && [ "${nstuck:-0}" -ge 4 ] && [ "$refused" -ge 1 ]'
+	kill -TERM "$outer"
+	wait_for 15 gone "$outer"
+	gone "$outer" && ended=exited || ended=running
+	check_all "20. SIGTERM with $nstuck workers stuck in host calls: dcfs $ended, mounted: $(grep -c " $M fuse" /proc/mounts)" \
+		'[ "$ended" = exited ] && ! grep -q " $M fuse" /proc/mounts'
+	kill -CONT "$inner"
+	for p in "${stuck[@]}"; do wait_for 10 gone "$p"; done
+	stop st
+	fusermount3 -u "$S/stall" 2>/dev/null || umount -l "$S/stall"
+else
+	notok "20. stuck host calls: mounts"
 fi
 
 # an instrumented daemon's reports (its stderr is /dev/null)

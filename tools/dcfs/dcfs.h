@@ -115,6 +115,8 @@ struct dcfs_counters {
 	uint64_t stale;		/* cached names found stale and forgotten */
 	int64_t workers;	/* worker threads alive (loop.c) */
 	uint64_t workers_started;
+	int64_t workers_stuck;	/* on one request over a second (loop.c) */
+	uint64_t stuck_refused;	/* requests refused: their uid's stuck ones at the bound */
 };
 extern struct dcfs_counters dcfs_ctr;
 
@@ -337,9 +339,15 @@ void caller_reset(void);
 
 /* ---- loop.c: the request loop ------------------------------------------- */
 
-/* Serve the session on at most `threads` workers, `readers` (0:
- * one per CPU) of them kept reading; returns 0 or a negative errno. */
-int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers);
+/*
+ * Serve the session on at most `threads` workers, `readers` (0: one per
+ * CPU) of them kept reading; returns 0 or a negative errno.  *left: the
+ * workers still in a request a few seconds after the end (stuck in a
+ * host call); they may yet touch anything, so with any left the caller
+ * must leave the process without freeing.
+ */
+int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers,
+	      unsigned *left);
 /* End the loop; async-signal-safe. */
 void dcfs_loop_stop(void);
 /*

@@ -42,12 +42,30 @@
  * queue's only reader and the ring's threads are fixed: begin says no to
  * it, and the request is answered EWOULDBLOCK rather than made to wait.
  *
- * Locking: pool.lock guards the worker slots, parking, the monitor's sleep
- * and the blocked counts (a worker's `blocked`, the per-uid table).  The
- * request path takes no lock unless it blocks (begin and end are rare):
- * a worker publishes the start of a request in its own busy_since (read
- * by the monitor and by workers deciding to park) and checks
- * monitor_asleep.
+ * Stuck workers: any other host call may never return either (a lookup
+ * that crosses into a FUSE mount inside the source whose daemon stopped
+ * answering).  So the monitor counts a worker on one request for longer
+ * than AGE_NS as blocked too ("stuck"), until that request ends: the
+ * pool grows past it.  A uid with `threads` stuck requests has its next
+ * requests refused as they are read (refuse_stuck), until one ends:
+ * otherwise its stuck requests would take the pool's slots one by one.
+ * Fewer than 2 x `threads` of a uid's requests get stuck so (its
+ * requests are served until `threads` of them are counted, and at most
+ * `threads` run uncounted), and the pool has room for them beside the
+ * blocked ones; a user whose requests are merely slow is refused only
+ * with `threads` of them over a second at once.  Requests that take no
+ * reply or that the session needs (FORGET, INTERRUPT, INIT, RELEASE...)
+ * are never refused, nor those the kernel sends on its own (pid 0: the
+ * last RELEASE of a file, a writeback), which no user's count holds.
+ *
+ * Locking: pool.lock guards the worker slots, parking, the monitor's sleep,
+ * the blocked counts (a worker's `blocked`, the per-uid table) and the
+ * stuck marks and counts.  The request path takes no lock unless it
+ * blocks (begin and end are rare) or its worker was stuck: a worker
+ * publishes the start of a request in its own busy_since (read by the
+ * monitor and by workers deciding to park) and checks monitor_asleep,
+ * and while any worker is stuck, it reads the stuck counts by uid
+ * (refuse_stuck) without the lock.
  *
  * Ending: a signal (dcfs_loop_stop), an unmount (the readers get ENODEV),
  * a read error or libfuse (fuse_session_exit inside a request) wakes the
@@ -64,6 +82,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <linux/fuse.h>
 
 #include "common/clock.h"
 #include "dcfs.h"
@@ -81,6 +102,18 @@
  */
 #define BLOCK_MAX	64
 #define BLOCK_PER_UID	8
+/* A request this old holds a stuck worker: a second, long for a host
+ * call that works (a big fsync, a slow network source may take longer,
+ * and cost a thread beyond `threads` while they do), short for the other
+ * users, who wait that long for the pool to grow. */
+#define AGE_NS		1000000000ull
+/* uids with stuck requests that are counted (a uid past them is not
+ * refused; the pool's slots run out long before) */
+#define STUCK_UIDS	64
+#define NO_UID		UINT32_MAX	/* a request with no caller (request_uid) */
+/* At the end, how long the workers still in a request have to finish it
+ * (a big fsync may take seconds; a stuck host call never ends) */
+#define JOIN_S		5
 
 /*
  * A slot's life: FREE -> RUN <-> PARKED; RUN or a PARKED that timed out
@@ -94,13 +127,20 @@ struct worker {
 	enum wstate state;		/* pool.lock */
 	bool go;			/* pool.lock: a parked worker is wanted */
 	bool join;			/* at the end: a thread to join */
-	bool blocked;			/* pool.lock: between loop_block_begin and _end */
+	bool blocked;			/* pool.lock: between loop_block_begin and _end,
+					 * or stuck */
+	/* pool.lock to change: on its request for over AGE_NS and counted
+	 * as blocked; loaded unlocked by the worker after a request (serve) */
+	_Atomic bool stuck;
+	unsigned stuck_slot;		/* pool.lock: its uid's in stuck_uid, or STUCK_UIDS */
 	uint64_t parked_seq;		/* pool.lock: when it parked; the latest is woken first */
 	pthread_cond_t wake;
 	struct fuse_buf buf;		/* the worker's own; libfuse sizes it */
 	/* CLOCK_MONOTONIC ns when the current request started; 0 between
 	 * requests.  Written only by the worker. */
 	_Atomic uint64_t busy_since;
+	/* the current request's caller, stored before busy_since */
+	_Atomic uint32_t req_uid;
 };
 
 static struct {
@@ -118,6 +158,11 @@ static struct {
 	 * most BLOCK_MAX are, so BLOCK_MAX slots always do */
 	struct { uid_t uid; unsigned n; } blocked_uid[BLOCK_MAX];
 	bool block_refused;		/* reported once */
+	_Atomic unsigned stuck;		/* stuck workers; written under pool.lock */
+	/* stuck workers by uid (n > 0: in use), written under pool.lock and
+	 * read without it by refuse_stuck */
+	struct { _Atomic uint32_t uid, n; } stuck_uid[STUCK_UIDS];
+	_Atomic bool stuck_refused;	/* reported once */
 	uint64_t park_count;
 	bool exiting;
 	bool start_failed;		/* reported once */
@@ -250,6 +295,147 @@ static void wake_monitor(void)
 	pthread_mutex_unlock(&pool.lock);
 }
 
+/* ---- stuck workers (see the top) ------------------------------------------ */
+
+/* w's request has ended, or had as it was counted stuck: w counts again.
+ * Caller holds pool.lock. */
+static void unstick_locked(struct worker *w)
+{
+	if (!atomic_load(&w->stuck))
+		return;
+	atomic_store(&w->stuck, false);
+	atomic_fetch_sub(&pool.stuck, 1);
+	CTR_ADD(workers_stuck, -1);
+	if (w->stuck_slot < STUCK_UIDS)
+		atomic_fetch_sub(&pool.stuck_uid[w->stuck_slot].n, 1);
+	w->blocked = false;
+	pool.blocked_workers--;
+}
+
+/* uid's slot in stuck_uid, or a free one, or STUCK_UIDS.  Caller holds
+ * pool.lock. */
+static unsigned stuck_slot_locked(uint32_t uid)
+{
+	unsigned i, spare = STUCK_UIDS;
+
+	for (i = 0; i < STUCK_UIDS; i++) {
+		if (atomic_load(&pool.stuck_uid[i].n) == 0) {
+			if (spare == STUCK_UIDS)
+				spare = i;
+		} else if (atomic_load(&pool.stuck_uid[i].uid) == uid) {
+			return i;
+		}
+	}
+	return spare;
+}
+
+/* Count as blocked each unblocked worker on one request since before
+ * limit, for the request's uid.  Caller holds pool.lock. */
+static void age_locked(uint64_t limit)
+{
+	unsigned i;
+
+	for (i = 0; i < pool.nslots; i++) {
+		struct worker *w = &pool.w[i];
+		uint32_t uid;
+		uint64_t t;
+
+		if (w->state != W_RUN || w->blocked)
+			continue;
+		t = atomic_load(&w->busy_since);
+		if (t == 0 || t > limit)
+			continue;
+		/* stored before busy_since (serve): this request's */
+		uid = atomic_load(&w->req_uid);
+		w->stuck_slot = uid == NO_UID ? STUCK_UIDS : stuck_slot_locked(uid);
+		if (w->stuck_slot < STUCK_UIDS) {
+			/* the uid before the count: refuse_stuck loads them
+			 * the other way round */
+			atomic_store(&pool.stuck_uid[w->stuck_slot].uid, uid);
+			atomic_fetch_add(&pool.stuck_uid[w->stuck_slot].n, 1);
+		}
+		w->blocked = true;
+		pool.blocked_workers++;
+		atomic_fetch_add(&pool.stuck, 1);
+		CTR_ADD(workers_stuck, 1);
+		/*
+		 * seq_cst store of the mark, then seq_cst load of busy_since;
+		 * serve stores busy_since and then loads the mark: either we
+		 * see its request ended (or another begun) and take the mark
+		 * back, or it sees the mark and does.  unstick_locked, under
+		 * the lock, does it once.
+		 */
+		atomic_store(&w->stuck, true);
+		if (atomic_load(&w->busy_since) != t)
+			unstick_locked(w);
+	}
+}
+
+/*
+ * The request just read (len bytes at mem) is refused when its uid has
+ * `threads` requests stuck (see the top): answered as libfuse answers an
+ * error, one write of a bare reply header, and true.  A LOOKUP gets
+ * ENOMEM, which the kernel passes back without dropping the name it was
+ * revalidating (any other error but EINTR would, detaching whatever is
+ * mounted on it; EINTR only since Linux 6.5, and programs retry EINTR
+ * at once, in a loop); others EAGAIN.  Reads the counts without the
+ * lock: a count seen late lets a request or two more through, or
+ * refuses one just after a stuck request ended.
+ */
+static bool refuse_stuck(const void *mem, size_t len)
+{
+	const struct fuse_in_header *in = mem;
+	struct fuse_out_header out;
+	unsigned i, threads = pool.threads;
+	bool over = false, say;
+
+	if (len < sizeof(*in) || in->pid == 0)	/* the kernel's own */
+		return false;
+	switch (in->opcode) {
+	case FUSE_INIT:
+	case FUSE_DESTROY:
+	case FUSE_FORGET:
+	case FUSE_BATCH_FORGET:
+	case FUSE_INTERRUPT:
+	case FUSE_NOTIFY_REPLY:
+	case FUSE_RELEASE:
+	case FUSE_RELEASEDIR:
+		return false;
+	}
+	for (i = 0; i < STUCK_UIDS && !over; i++)
+		over = atomic_load(&pool.stuck_uid[i].n) >= threads &&
+		       atomic_load(&pool.stuck_uid[i].uid) == in->uid;
+	if (!over)
+		return false;
+	out = (struct fuse_out_header){
+		.len = sizeof(out),
+		.error = in->opcode == FUSE_LOOKUP ? -ENOMEM : -EAGAIN,
+		.unique = in->unique,
+	};
+	CTR_ADD(stuck_refused, 1);
+	/* ENOENT: the request is gone (the connection was aborted) */
+	if (write(fuse_session_fd(pool.se), &out, sizeof(out)) < 0 && errno != ENOENT)
+		dcfs_log(LOG_WARNING, "refusing a request: %s", strerror(errno));
+	say = !atomic_exchange(&pool.stuck_refused, true);
+	if (say)
+		dcfs_log(LOG_WARNING, "uid %u: %u requests stuck in host calls for over a "
+			 "second, its next ones are refused until one ends (said once)",
+			 (unsigned)in->uid, threads);
+	return true;
+}
+
+/* The caller of the request in w->buf (len bytes), or NO_UID: the
+ * kernel's own request (pid 0, sent without a caller's credentials: the
+ * last RELEASE of a file, a writeback), which no user's count holds. */
+static uint32_t request_uid(const struct worker *w, size_t len)
+{
+	const struct fuse_in_header *in = w->buf.mem;
+
+	return len >= sizeof(*in) && in->pid != 0 ? in->uid : NO_UID;
+}
+
+/* ---- serving ------------------------------------------------------------- */
+
 static void serve(struct worker *w)
 {
 	bool more = true;
@@ -266,6 +452,10 @@ static void serve(struct worker *w)
 			end_session(res);
 			break;
 		}
+		if (atomic_load_explicit(&pool.stuck, memory_order_relaxed) &&
+		    refuse_stuck(w->buf.mem, (size_t)res))
+			continue;
+		atomic_store(&w->req_uid, request_uid(w, (size_t)res));
 		/*
 		 * seq_cst store, then seq_cst load: pairs with the monitor's
 		 * store to monitor_asleep and load of busy_since before it
@@ -276,7 +466,13 @@ static void serve(struct worker *w)
 			wake_monitor();
 		fuse_session_process_buf(pool.se, &w->buf);
 		stash_clear();	/* nothing a request stashed outlives it */
-		atomic_store_explicit(&w->busy_since, 0, memory_order_release);
+		/* seq_cst store, then seq_cst load: see age_locked */
+		atomic_store(&w->busy_since, 0);
+		if (atomic_load(&w->stuck)) {
+			pthread_mutex_lock(&pool.lock);
+			unstick_locked(w);
+			pthread_mutex_unlock(&pool.lock);
+		}
 		/* a relaxed peek, rechecked under the lock */
 		if (atomic_load_explicit(&pool.running, memory_order_relaxed) > pool.readers) {
 			pthread_mutex_lock(&pool.lock);
@@ -390,6 +586,7 @@ static void *monitor(void *arg)
 		pthread_mutex_lock(&pool.lock);
 		if (pool.exiting)
 			break;
+		age_locked(clock_ns() - AGE_NS);
 		if (active_locked() < pool.threads && !fuse_session_exited(pool.se) &&
 		    stuck_locked(NULL, clock_ns() - TICK_NS))
 			add_reader_locked();
@@ -442,6 +639,11 @@ bool loop_block_begin(uid_t uid)
 	if (!w)
 		return false;
 	pthread_mutex_lock(&pool.lock);
+	if (atomic_load(&w->stuck)) {
+		/* counted as blocked already, until its request ends */
+		pthread_mutex_unlock(&pool.lock);
+		return true;
+	}
 	i = pool.blocked < BLOCK_MAX ? blocked_uid_slot_locked(uid) : BLOCK_MAX;
 	if (i == BLOCK_MAX || pool.blocked_uid[i].n >= BLOCK_PER_UID) {
 		bool say = !pool.block_refused;
@@ -497,13 +699,17 @@ void loop_block_end(void)
 	pthread_mutex_unlock(&pool.lock);
 }
 
-/* Serve `se` until it ends; returns 0 or the negative errno that ended it. */
-int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
+/* Serve `se` until it ends; returns 0 or the negative errno that ended
+ * it, and in *left the workers that did not end (see dcfs.h). */
+int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers,
+	      unsigned *left)
 {
+	struct timespec until;
 	pthread_t mon;
 	unsigned i, nslots;
 	int err = 0;
 
+	*left = 0;
 	if (readers == 0) {
 		cpu_set_t cpus;
 
@@ -512,8 +718,10 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 	}
 	if (readers > threads)
 		readers = threads;
-	/* a slot for each of `threads` and for each worker that may block */
-	nslots = threads + BLOCK_MAX;
+	/* a slot for each of `threads`, for each worker that may block,
+	 * and for what one user's stuck requests may take (fewer than
+	 * 2 x `threads`: see the top), so that one user cannot fill them */
+	nslots = 3 * threads + BLOCK_MAX;
 	pool.w = calloc(nslots, sizeof(*pool.w));
 	if (!pool.w)
 		return -ENOMEM;
@@ -561,9 +769,14 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers)
 		w->join = w->state != W_FREE;
 	}
 	pthread_mutex_unlock(&pool.lock);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += JOIN_S;
 	for (i = 0; i < nslots; i++)
-		if (pool.w[i].join)
-			pthread_join(pool.w[i].tid, NULL);
+		if (pool.w[i].join && pthread_timedjoin_np(pool.w[i].tid, NULL, &until) != 0)
+			++*left;
+	/* a worker stuck in a host call still uses its slot */
+	if (*left)
+		return pool.error;
 
 	for (i = 0; i < nslots; i++)
 		pthread_cond_destroy(&pool.w[i].wake);

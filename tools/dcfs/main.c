@@ -371,6 +371,7 @@ int main(int argc, char **argv)
 	rlim_t nofile;
 	int pfd[2], ret, err, i;
 	int64_t left;
+	unsigned stuck;
 	pid_t pid;
 
 	for (i = 1; i < argc; i++)
@@ -492,13 +493,23 @@ int main(int argc, char **argv)
 	} else {
 		notify_systemd("READY=1");
 	}
-	ret = dcfs_loop(dcfs.se, (unsigned)opt.threads, (unsigned)opt.readers);
+	ret = dcfs_loop(dcfs.se, (unsigned)opt.threads, (unsigned)opt.readers, &stuck);
 	notify_systemd("STOPPING=1");
 	if (ret < 0)
 		dcfs_log(LOG_ERR, "the request loop ended: %s", strerror(-ret));
 	/* the statistics thread reads the watcher and the rings: first */
 	stats_stop();
 	coherence = coherence_mode();
+	if (stuck) {
+		/* workers in host calls that do not return may yet use the
+		 * session, the nodes and the cache: free none of them */
+		dcfs_log(LOG_ERR, "%u workers still in host calls at exit (stuck): "
+			 "unmounting and leaving without freeing", stuck);
+		dc_get_stats(dcfs.cache, &cs);
+		stats_final(&cs, coherence);
+		unmount_fs();
+		_exit(1);
+	}
 	unmount_fs();
 	/* the rings' threads may still serve a lookup, which asks the
 	 * watcher to watch a new directory: they end before the watcher */

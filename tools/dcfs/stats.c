@@ -142,6 +142,8 @@ int stats_write(const char *state, const struct dc_stats *cs,
 		"stale_names %llu\n"
 		"workers %lld\n"
 		"workers_started %llu\n"
+		"workers_stuck %lld\n"
+		"stuck_refused %llu\n"
 		"uring %d\n"
 		"uring_requests %llu\n"
 		"cache_lookups %llu\n"
@@ -164,6 +166,8 @@ int stats_write(const char *state, const struct dc_stats *cs,
 		(unsigned long long)CTR_GET(stale),
 		(long long)CTR_GET(workers),
 		(unsigned long long)CTR_GET(workers_started),
+		(long long)CTR_GET(workers_stuck),
+		(unsigned long long)CTR_GET(stuck_refused),
 		uring_active(), (unsigned long long)uring_requests(),
 		(unsigned long long)cs->lookups, (unsigned long long)cs->hits,
 		(unsigned long long)cs->negative_hits,
