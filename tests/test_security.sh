@@ -85,7 +85,8 @@
 #     hang, and another user's read elsewhere must be answered within
 #     10 s, with at most 12 workers (the attacker's stuck ones below 8);
 #     then dcfs must exit on SIGTERM, and unmount, although workers are
-#     stuck.
+#     stuck; and so must dcfs --uring whose ring threads are stuck so
+#     (where the kernel has FUSE over io_uring).
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -130,6 +131,8 @@ export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp ${TSAN_OPTIONS:+$TSAN_OPT
 MOUNTS=() LOOPS=() PIDS=() USERS_MADE=() GROUP_MADE=
 LEASE_PARAM=/proc/sys/fs/lease-break-time
 LEASE_WAS=
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_WAS=
 cleanup() {
 	local m p
 	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done
@@ -147,6 +150,7 @@ cleanup() {
 		mountpoint -q "$m" && { umount "$m" 2>/dev/null || umount -l "$m"; }
 	done
 	[ -n "$LEASE_WAS" ] && echo "$LEASE_WAS" > "$LEASE_PARAM"
+	[ -n "$URING_WAS" ] && echo "$URING_WAS" > "$URING_PARAM"
 	for p in "${USERS_MADE[@]}"; do userdel -f "$p" 2>/dev/null; done
 	[ -n "$GROUP_MADE" ] && groupdel "$G" 2>/dev/null
 	rm -rf "$T"
@@ -945,6 +949,35 @@ if "$DCFS" "$T/st.inner" "$S/stall" --stats "$T/stin.stats" 2>>"$T/stin.err" &&
 	kill -CONT "$inner"
 	for p in "${stuck[@]}"; do wait_for 10 gone "$p"; done
 	stop st
+	# the same with the requests on FUSE over io_uring's ring threads
+	# (Linux 6.14+; the fuse module's enable_uring on, put back at exit)
+	if [ -w "$URING_PARAM" ] && [ "$(cat /proc/sys/kernel/io_uring_disabled 2>/dev/null || echo 0)" = 0 ]; then
+		URING_WAS=$(cat "$URING_PARAM")
+		echo Y > "$URING_PARAM"
+		if start su "$S" --uring && wait_for 5 stat_is "$T/su.stats" uring = 1; then
+			outer=$(stat_val "$T/su.stats" pid)
+			rop stat "$T/su.mnt/stall" >/dev/null
+			kill -STOP "$inner"
+			stuck=()
+			for i in 1 2 3 4; do
+				spawn "$T/suA$i.out" $A stat "$T/su.mnt/stall/y$i"
+				stuck+=("$spawned")
+			done
+			sleep 1
+			kill -TERM "$outer"
+			wait_for 15 gone "$outer"
+			gone "$outer" && ended=exited || ended=running
+			check_all "20. dcfs --uring, SIGTERM with $A's lookups stuck on its ring threads: dcfs $ended, mounted: $(grep -c " $T/su.mnt fuse" /proc/mounts)" \
+				'[ "$ended" = exited ] && ! grep -q " $T/su.mnt fuse" /proc/mounts'
+			kill -CONT "$inner"
+			for p in "${stuck[@]}"; do wait_for 10 gone "$p"; done
+			stop su
+		else
+			notok "20. dcfs --uring: mount (uring $(stat_val "$T/su.stats" uring))"
+		fi
+		echo "$URING_WAS" > "$URING_PARAM"
+		URING_WAS=
+	fi
 	fusermount3 -u "$S/stall" 2>/dev/null || umount -l "$S/stall"
 else
 	notok "20. stuck host calls: mounts"

@@ -339,6 +339,10 @@ void caller_reset(void);
 
 /* ---- loop.c: the request loop ------------------------------------------- */
 
+/* At the end, how long a worker or ring thread still in a request has to
+ * finish it (a big fsync may take seconds; a stuck host call never ends) */
+#define JOIN_S	5
+
 /*
  * Serve the session on at most `threads` workers, `readers` (0: one per
  * CPU) of them kept reading; returns 0 or a negative errno.  *left: the
@@ -370,8 +374,11 @@ bool uring_kernel_enabled(void);
 /* Before dcfs_loop: ring threads, `depth` per CPU queue; on failure a
  * message and /dev/fuse alone.  0 or -ENOMEM. */
 int uring_start(struct fuse_session *se, unsigned depth);
-/* After the session is unmounted, before it is destroyed. */
-void uring_stop(void);
+/* After the session is unmounted, before it is destroyed: the ring
+ * threads end.  Returns how many are still in a request JOIN_S seconds
+ * on (stuck in a host call): then, as with dcfs_loop's *left, the caller
+ * must leave the process without freeing. */
+unsigned uring_stop(void);
 /* While INIT is served: will dcfs ask for the ring?  After: did it? */
 bool uring_offered(void);
 bool uring_active(void);

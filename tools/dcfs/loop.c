@@ -111,9 +111,6 @@
  * refused; the pool's slots run out long before) */
 #define STUCK_UIDS	64
 #define NO_UID		UINT32_MAX	/* a request with no caller (request_uid) */
-/* At the end, how long the workers still in a request have to finish it
- * (a big fsync may take seconds; a stuck host call never ends) */
-#define JOIN_S		5
 
 /*
  * A slot's life: FREE -> RUN <-> PARKED; RUN or a PARKED that timed out

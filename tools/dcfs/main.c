@@ -513,7 +513,14 @@ int main(int argc, char **argv)
 	unmount_fs();
 	/* the rings' threads may still serve a lookup, which asks the
 	 * watcher to watch a new directory: they end before the watcher */
-	uring_stop();
+	stuck = uring_stop();
+	if (stuck) {
+		dcfs_log(LOG_ERR, "%u ring threads still in host calls at exit (stuck): "
+			 "leaving without freeing", stuck);
+		dc_get_stats(dcfs.cache, &cs);
+		stats_final(&cs, coherence);
+		_exit(1);
+	}
 	coherence_stop();
 	fuse_session_destroy(dcfs.se);
 	dcfs.se = NULL;

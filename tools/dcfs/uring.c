@@ -664,13 +664,12 @@ uint64_t uring_requests(void)
 	return n;
 }
 
-static void join_rings(unsigned n)
+/* The rings, once no thread runs on them: their counts kept, freed. */
+static void free_rings(void)
 {
 	struct ring *rings = ur.rings;
 	unsigned i;
 
-	for (i = 0; i < n; i++)
-		pthread_join(rings[i].tid, NULL);
 	pthread_mutex_lock(&ur.lock);
 	for (i = 0; i < ur.nrings; i++)
 		ur.served_before += rings[i].served;
@@ -678,6 +677,15 @@ static void join_rings(unsigned n)
 	ur.nrings = 0;
 	pthread_mutex_unlock(&ur.lock);
 	free(rings);
+}
+
+static void join_rings(unsigned n)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		pthread_join(ur.rings[i].tid, NULL);
+	free_rings();
 }
 
 /*
@@ -739,12 +747,27 @@ int uring_start(struct fuse_session *se, unsigned depth)
 	return 0;
 }
 
-/* After the session: the ring threads leave (within WAIT_NS) and go. */
-void uring_stop(void)
+/*
+ * After the session: the ring threads leave (within WAIT_NS of the end
+ * of their request) and go.  Returns how many are still in a request
+ * after JOIN_S (stuck in a host call); their rings are then left as they
+ * are, in use.
+ */
+unsigned uring_stop(void)
 {
+	struct timespec until;
+	unsigned i, left = 0;
+
 	if (!ur.rings)
-		return;
+		return 0;
 	atomic_store_explicit(&ur.stopping, true, memory_order_relaxed);
 	set_init_state(INIT_END);
-	join_rings(ur.nrings);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += JOIN_S;
+	for (i = 0; i < ur.nrings; i++)
+		if (pthread_timedjoin_np(ur.rings[i].tid, NULL, &until) != 0)
+			left++;
+	if (!left)
+		free_rings();
+	return left;
 }
