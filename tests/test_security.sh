@@ -932,10 +932,12 @@ if "$DCFS" "$T/st.inner" "$S/stall" --stats "$T/stin.stats" 2>>"$T/stin.err" &&
 		spawn "$T/stA$i.out" $A stat "$M/stall/x$i"
 		stuck+=("$spawned")
 	done
+	# the attacker's requests counted stuck and refused, then the read
+	wait_for 10 stat_is "$T/st.stats" workers_stuck -ge 4
+	wait_for 10 eval 'cat "$T"/stA*.out 2>/dev/null | grep -q ENOMEM'
 	spawn "$T/stO.out" $O read "$M/ok/f"
 	wait_for 10 gone "$spawned"
 	got=$(cat "$T/stO.out")
-	sleep 1.5	# the statistics file is rewritten every second
 	nstuck=$(stat_val "$T/st.stats" workers_stuck)
 	nworkers=$(stat_val "$T/st.stats" workers)
 	refused=$(cat "$T"/stA*.out 2>/dev/null | grep -c ENOMEM)
@@ -964,11 +966,14 @@ if "$DCFS" "$T/st.inner" "$S/stall" --stats "$T/stin.stats" 2>>"$T/stin.err" &&
 				stuck+=("$spawned")
 			done
 			sleep 1
+			waiting=0
+			for p in "${stuck[@]}"; do gone "$p" || waiting=$((waiting + 1)); done
+			requests=$(stat_val "$T/su.stats" uring_requests)
 			kill -TERM "$outer"
 			wait_for 15 gone "$outer"
 			gone "$outer" && ended=exited || ended=running
-			check_all "20. dcfs --uring, SIGTERM with $A's lookups stuck on its ring threads: dcfs $ended, mounted: $(grep -c " $T/su.mnt fuse" /proc/mounts)" \
-				'[ "$ended" = exited ] && ! grep -q " $T/su.mnt fuse" /proc/mounts'
+			check_all "20. dcfs --uring, SIGTERM with $waiting of $A's lookups stuck ($requests requests on its rings): dcfs $ended, mounted: $(grep -c " $T/su.mnt fuse" /proc/mounts)" \
+				'[ "$waiting" = 4 ] && [ "${requests:-0}" -ge 1 ] && [ "$ended" = exited ] && ! grep -q " $T/su.mnt fuse" /proc/mounts'
 			kill -CONT "$inner"
 			for p in "${stuck[@]}"; do wait_for 10 gone "$p"; done
 			stop su

@@ -51,12 +51,15 @@
  * otherwise its stuck requests would take the pool's slots one by one.
  * Fewer than 2 x `threads` of a uid's requests get stuck so (its
  * requests are served until `threads` of them are counted, and at most
- * `threads` run uncounted), and the pool has room for them beside the
- * blocked ones; a user whose requests are merely slow is refused only
- * with `threads` of them over a second at once.  Requests that take no
+ * `threads` run uncounted), besides its lease waits, and the pool has
+ * room for them beside the blocked ones; a user whose requests are
+ * merely slow is refused only with `threads` of them over a second at
+ * once.  Requests that take no
  * reply or that the session needs (FORGET, INTERRUPT, INIT, RELEASE...)
- * are never refused, nor those the kernel sends on its own (pid 0: the
- * last RELEASE of a file, a writeback), which no user's count holds.
+ * are never refused, nor those the kernel sends on its own (pid, uid and
+ * gid 0: the last RELEASE of a file, a writeback), which no user's count
+ * holds.  A caller the kernel cannot name in dcfs's pid namespace has
+ * pid 0 too, and is counted under its uid.
  *
  * Locking: pool.lock guards the worker slots, parking, the monitor's sleep,
  * the blocked counts (a worker's `blocked`, the per-uid table) and the
@@ -107,8 +110,8 @@
  * and cost a thread beyond `threads` while they do), short for the other
  * users, who wait that long for the pool to grow. */
 #define AGE_NS		1000000000ull
-/* uids with stuck requests that are counted (a uid past them is not
- * refused; the pool's slots run out long before) */
+/* uids with stuck requests that are counted: one past them is neither
+ * counted nor refused (it takes 64 users with stuck requests) */
 #define STUCK_UIDS	64
 #define NO_UID		UINT32_MAX	/* a request with no caller (request_uid) */
 
@@ -145,7 +148,7 @@ static struct {
 	pthread_cond_t monitor_wake;
 	struct fuse_session *se;
 	struct worker *w;
-	unsigned nslots;		/* threads + BLOCK_MAX: the most workers */
+	unsigned nslots;		/* 3 x threads + BLOCK_MAX: the most workers */
 	unsigned threads;		/* the most unblocked workers */
 	unsigned readers;		/* workers kept running */
 	_Atomic unsigned running;	/* written under pool.lock; blocked included */
@@ -368,6 +371,13 @@ static void age_locked(uint64_t limit)
 	}
 }
 
+/* A request the kernel sends on its own, with no caller's credentials
+ * (nocreds: a file's last RELEASE, a writeback, FORGET...). */
+static bool kernels_own(const struct fuse_in_header *in)
+{
+	return in->pid == 0 && in->uid == 0 && in->gid == 0;
+}
+
 /*
  * The request just read (len bytes at mem) is refused when its uid has
  * `threads` requests stuck (see the top): answered as libfuse answers an
@@ -386,7 +396,7 @@ static bool refuse_stuck(const void *mem, size_t len)
 	unsigned i, threads = pool.threads;
 	bool over = false, say;
 
-	if (len < sizeof(*in) || in->pid == 0)	/* the kernel's own */
+	if (len < sizeof(*in) || kernels_own(in))
 		return false;
 	switch (in->opcode) {
 	case FUSE_INIT:
@@ -421,14 +431,13 @@ static bool refuse_stuck(const void *mem, size_t len)
 	return true;
 }
 
-/* The caller of the request in w->buf (len bytes), or NO_UID: the
- * kernel's own request (pid 0, sent without a caller's credentials: the
- * last RELEASE of a file, a writeback), which no user's count holds. */
-static uint32_t request_uid(const struct worker *w, size_t len)
+/* The caller of the request whose header is at mem (len bytes), or
+ * NO_UID: the kernel's own request, which no user's count holds. */
+static uint32_t request_uid(const void *mem, size_t len)
 {
-	const struct fuse_in_header *in = w->buf.mem;
+	const struct fuse_in_header *in = mem;
 
-	return len >= sizeof(*in) && in->pid != 0 ? in->uid : NO_UID;
+	return len >= sizeof(*in) && !kernels_own(in) ? in->uid : NO_UID;
 }
 
 /* ---- serving ------------------------------------------------------------- */
@@ -436,6 +445,7 @@ static uint32_t request_uid(const struct worker *w, size_t len)
 static void serve(struct worker *w)
 {
 	bool more = true;
+	size_t hdr;
 	int res;
 
 	while (more && !fuse_session_exited(pool.se)) {
@@ -449,10 +459,16 @@ static void serve(struct worker *w)
 			end_session(res);
 			break;
 		}
+		/* the header, unless a splice read left it in a pipe (dcfs
+		 * turns those off: ops.c); then the request counts for no one */
+		hdr = w->buf.flags & FUSE_BUF_IS_FD ? 0 : (size_t)res;
 		if (atomic_load_explicit(&pool.stuck, memory_order_relaxed) &&
-		    refuse_stuck(w->buf.mem, (size_t)res))
+		    refuse_stuck(w->buf.mem, hdr))
 			continue;
-		atomic_store(&w->req_uid, request_uid(w, (size_t)res));
+		/* relaxed: the seq_cst store of busy_since below publishes
+		 * it, and its readers load busy_since first */
+		atomic_store_explicit(&w->req_uid, request_uid(w->buf.mem, hdr),
+				      memory_order_relaxed);
 		/*
 		 * seq_cst store, then seq_cst load: pairs with the monitor's
 		 * store to monitor_asleep and load of busy_since before it
