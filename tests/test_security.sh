@@ -86,7 +86,13 @@
 #     10 s, with at most 12 workers (the attacker's stuck ones below 8);
 #     then dcfs must exit on SIGTERM, and unmount, although workers are
 #     stuck; and so must dcfs --uring whose ring threads are stuck so
-#     (where the kernel has FUSE over io_uring).
+#     (where the kernel has FUSE over io_uring);
+# 21. dcfs with 20 threads over the same source: the attacker's 16
+#     reads of her own files in the stopped FUSE mount hang (16
+#     readahead requests, which the kernel sends in the background);
+#     another user's read of an uncached file elsewhere must be answered
+#     within 10 s (the kernel's default of 12 background requests in
+#     flight made it wait for them).
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -982,6 +988,41 @@ if "$DCFS" "$T/st.inner" "$S/stall" --stats "$T/stin.stats" 2>>"$T/stin.err" &&
 		fi
 		echo "$URING_WAS" > "$URING_PARAM"
 		URING_WAS=
+	fi
+
+	# ---- 21: stuck reads hold the kernel's background requests ----
+	# the attacker's own files and directory in the inner mount: the
+	# kernel judges her by their mode bits, asking for no ACL there
+	for i in $(seq 1 16); do head -c 262144 /dev/zero > "$T/st.inner/r$i"; done
+	chown -R $A "$T/st.inner"
+	chmod 700 "$T/st.inner"
+	head -c 1048576 /dev/zero > "$S/ok/big"
+	chmod 644 "$S/ok/big"
+	if start sb "$S" --threads 20; then
+		outer=$(stat_val "$T/sb.stats" pid)
+		for i in $(seq 1 16); do as $A test -r "$T/sb.mnt/stall/r$i"; done
+		sync
+		echo 1 > /proc/sys/vm/drop_caches	# the pages, not the names
+		kill -STOP "$inner"
+		stuck=()
+		for i in $(seq 1 16); do
+			(cd / && exec setpriv --reuid=$A --regid=users --init-groups -- \
+				dd if="$T/sb.mnt/stall/r$i" of=/dev/null bs=64k 2>/dev/null) &
+			stuck+=("$!")
+			PIDS+=("$!")
+		done
+		wait_for 10 stat_is "$T/sb.stats" workers_stuck -ge 16
+		nstuck=$(stat_val "$T/sb.stats" workers_stuck)
+		(cd / && timeout 10 setpriv --reuid=$O --regid=users --init-groups -- \
+			dd if="$T/sb.mnt/ok/big" of=/dev/null bs=64k 2>/dev/null)
+		rc=$?
+		check_all "21. dcfs --threads 20, $A's 16 reads stuck in a stopped FUSE mount inside the source ($nstuck workers stuck): $O's read of an uncached file elsewhere exited $rc (124: still waiting after 10 s)" \
+			'[ "$nstuck" -ge 16 ] && [ "$rc" = 0 ]'
+		kill -CONT "$inner"
+		for p in "${stuck[@]}"; do wait_for 10 gone "$p"; done
+		stop sb
+	else
+		notok "21. stuck reads: mount"
 	fi
 	fusermount3 -u "$S/stall" 2>/dev/null || umount -l "$S/stall"
 else

@@ -354,6 +354,9 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers,
 	      unsigned *left);
 /* End the loop; async-signal-safe. */
 void dcfs_loop_stop(void);
+/* Inside dcfs_loop: the most workers it may run, stuck ones included
+ * (0 outside it). */
+unsigned dcfs_loop_slots(void);
 /*
  * The calling worker is about to make a host call that may block for
  * long (an open that breaks a lease), on behalf of uid.  false: too many

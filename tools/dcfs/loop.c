@@ -712,6 +712,12 @@ void loop_block_end(void)
 	pthread_mutex_unlock(&pool.lock);
 }
 
+/* See dcfs.h.  Set before the first worker starts, which serves INIT. */
+unsigned dcfs_loop_slots(void)
+{
+	return pool.nslots;
+}
+
 /* Serve `se` until it ends; returns 0 or the negative errno that ended
  * it, and in *left the workers that did not end (see dcfs.h). */
 int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers,

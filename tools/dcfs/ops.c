@@ -86,6 +86,22 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * since no OPEN will */
 	if (!dcfs.open_requests)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+	/*
+	 * The kernel keeps at most max_background background requests
+	 * (readahead, writebacks, RELEASEs) sent and unanswered; past them
+	 * every new one waits, each user's read of an uncached page among
+	 * them.  With its default of 12, twelve stuck in host calls
+	 * stalled every reader of the mount: as many as the pool may have
+	 * workers, so that stuck requests fill the pool (loop.c) before
+	 * they fill this.  The congestion threshold, where readahead holds
+	 * back, stays at the kernel's default (3/4 of 12), which would
+	 * otherwise follow ours.
+	 */
+	if (dcfs_loop_slots()) {
+		conn->max_background = dcfs_loop_slots() < UINT16_MAX ?
+				       dcfs_loop_slots() : UINT16_MAX;
+		conn->congestion_threshold = 9;
+	}
 	/* a symlink's text never changes: let the kernel keep it */
 	if (conn->capable & FUSE_CAP_CACHE_SYMLINKS)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
