@@ -301,6 +301,24 @@ static void unmount_fs(void)
 	sandbox_unmount();
 }
 
+/*
+ * At exit, n threads (who) are still in host calls that do not return:
+ * they may yet use the session, the nodes and the cache, so the process
+ * ends with its statistics written and its mount gone, freeing nothing.
+ */
+static _Noreturn void leave_stuck(unsigned n, const char *who,
+				  enum dc_watch_mode coherence)
+{
+	struct dc_stats cs;
+
+	dcfs_log(LOG_ERR, "%u %s still in host calls at exit (stuck): "
+		 "unmounting and leaving without freeing", n, who);
+	dc_get_stats(dcfs.cache, &cs);
+	stats_final(&cs, coherence);
+	unmount_fs();	/* again after the rings' wait: a no-op */
+	_exit(1);
+}
+
 static int enter_sandbox(rlim_t nofile)
 {
 	struct sandbox_spec s = {
@@ -500,27 +518,14 @@ int main(int argc, char **argv)
 	/* the statistics thread reads the watcher and the rings: first */
 	stats_stop();
 	coherence = coherence_mode();
-	if (stuck) {
-		/* workers in host calls that do not return may yet use the
-		 * session, the nodes and the cache: free none of them */
-		dcfs_log(LOG_ERR, "%u workers still in host calls at exit (stuck): "
-			 "unmounting and leaving without freeing", stuck);
-		dc_get_stats(dcfs.cache, &cs);
-		stats_final(&cs, coherence);
-		unmount_fs();
-		_exit(1);
-	}
+	if (stuck)
+		leave_stuck(stuck, "workers", coherence);
 	unmount_fs();
 	/* the rings' threads may still serve a lookup, which asks the
 	 * watcher to watch a new directory: they end before the watcher */
 	stuck = uring_stop();
-	if (stuck) {
-		dcfs_log(LOG_ERR, "%u ring threads still in host calls at exit (stuck): "
-			 "leaving without freeing", stuck);
-		dc_get_stats(dcfs.cache, &cs);
-		stats_final(&cs, coherence);
-		_exit(1);
-	}
+	if (stuck)
+		leave_stuck(stuck, "ring threads", coherence);
 	coherence_stop();
 	fuse_session_destroy(dcfs.se);
 	dcfs.se = NULL;
