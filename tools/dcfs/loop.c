@@ -384,8 +384,8 @@ static bool kernels_own(const struct fuse_in_header *in)
  * error, one write of a bare reply header, and true.  A LOOKUP gets
  * ENOMEM, which the kernel passes back without dropping the name it was
  * revalidating (any other error but EINTR would, detaching whatever is
- * mounted on it; EINTR only since Linux 6.5, and programs retry EINTR
- * at once, in a loop); others EAGAIN.  Reads the counts without the
+ * mounted on it; EINTR is kept only by recent kernels, and programs
+ * retry EINTR at once, in a loop); others EAGAIN.  Reads the counts without the
  * lock: a count seen late lets a request or two more through, or
  * refuses one just after a stuck request ended.
  */
