@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dcache.h"
@@ -342,6 +343,17 @@ void caller_reset(void);
 /* At the end, how long a worker or ring thread still in a request has to
  * finish it (a big fsync may take seconds; a stuck host call never ends) */
 #define JOIN_S	5
+
+/* The CLOCK_REALTIME deadline, JOIN_S from now, for pthread_timedjoin_np
+ * of the threads still running at the end. */
+static inline struct timespec join_deadline(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += JOIN_S;
+	return t;
+}
 
 /*
  * Serve the session on at most `threads` workers, `readers` (0: one per

@@ -385,9 +385,9 @@ static bool kernels_own(const struct fuse_in_header *in)
  * ENOMEM, which the kernel passes back without dropping the name it was
  * revalidating (any other error but EINTR would, detaching whatever is
  * mounted on it; EINTR is kept only by recent kernels, and programs
- * retry EINTR at once, in a loop); others EAGAIN.  Reads the counts without the
- * lock: a count seen late lets a request or two more through, or
- * refuses one just after a stuck request ended.
+ * retry EINTR at once, in a loop); others EAGAIN.  Reads the counts
+ * without the lock: a count seen late lets a request or two more
+ * through, or refuses one just after a stuck request ended.
  */
 static bool refuse_stuck(const void *mem, size_t len)
 {
@@ -788,8 +788,7 @@ int dcfs_loop(struct fuse_session *se, unsigned threads, unsigned readers,
 		w->join = w->state != W_FREE;
 	}
 	pthread_mutex_unlock(&pool.lock);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += JOIN_S;
+	until = join_deadline();
 	for (i = 0; i < nslots; i++)
 		if (pool.w[i].join && pthread_timedjoin_np(pool.w[i].tid, NULL, &until) != 0)
 			++*left;

@@ -48,6 +48,8 @@ static bool source_has_acls(void)
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
+	unsigned slots;
+
 	(void)userdata;
 	/*
 	 * Where the source keeps POSIX ACLs the kernel checks them too, and
@@ -97,9 +99,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * back, stays at the kernel's default (3/4 of 12), which would
 	 * otherwise follow ours.
 	 */
-	if (dcfs_loop_slots()) {
-		conn->max_background = dcfs_loop_slots() < UINT16_MAX ?
-				       dcfs_loop_slots() : UINT16_MAX;
+	slots = dcfs_loop_slots();
+	if (slots) {
+		conn->max_background = slots < UINT16_MAX ? slots : UINT16_MAX;
 		conn->congestion_threshold = 9;
 	}
 	/* a symlink's text never changes: let the kernel keep it */

@@ -762,8 +762,7 @@ unsigned uring_stop(void)
 		return 0;
 	atomic_store_explicit(&ur.stopping, true, memory_order_relaxed);
 	set_init_state(INIT_END);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += JOIN_S;
+	until = join_deadline();
 	for (i = 0; i < ur.nrings; i++)
 		if (pthread_timedjoin_np(ur.rings[i].tid, NULL, &until) != 0)
 			left++;
