@@ -87,12 +87,15 @@ static void forget(struct dc_cache *c, struct dc_dentry *d)
 		dc__unhash(c, d);
 }
 
-/* A live hashed directory entry for dir's inode, from the index. */
+/* A live directory entry for dir's inode: the root (which is in no index
+ * chain: it is not hashed), or a hashed one from the index. */
 static struct dc_dentry *find_dir_by_ino(struct dc_cache *c,
 					 const struct dc_dentry *dir)
 {
 	struct dc_dentry *d;
 
+	if (same_inode(c->root, dir))
+		return c->root;
 	for (d = dc__inodes_first(c, dir->ino, dir->gen); d;
 	     d = (struct dc_dentry *)d->aux)
 		if (dc__is_dir(d->mode) && same_inode(d, dir) && !dc__orphaned(d))

@@ -21,7 +21,8 @@
  *    name told through a handle cached nowhere any more reaches the live
  *    listing; dc_invalidate_all that cannot make a new root drops the
  *    root's; a directory under two names (a bind mount): an update
- *    through one reaches the other's listing;
+ *    through one reaches the other's listing, and one through a
+ *    forgotten second name of the root reaches the root's;
  *  - a change told while readdir is in flight: that listing is not kept;
  *  - no readdir, DC_COMPLETE_OFF, or a directory larger than complete_max:
  *    never listed (or never used); a readdir that fails: not used;
@@ -444,6 +445,45 @@ static void test_alias(enum dc_mode m)
 	close_last_cache(c);
 }
 
+/* The backend answers /r with the root: an update through a handle on /r
+ * that the cache has forgotten must reach the root's listing, the root
+ * being the only live entry for that directory. */
+static int root_alias_lookup(void *ctx, const struct dc_inode *dir,
+			     const char *name, size_t len, struct dc_inode *out)
+{
+	if (dir->ino == DC_MEMFS_ROOT && len == 1 && name[0] == 'r')
+		return memfs_ops->root(ctx, out);
+	return memfs_ops->lookup(ctx, dir, name, len, out);
+}
+
+static void test_root_alias(enum dc_mode m)
+{
+	struct dc_options o = { .mode = m, .complete_after = 1 };
+	struct dc_dentry *r, *root;
+	struct dc_inode in;
+	struct dc_cache *c = NULL;
+
+	fresh_fs();
+	o.backend = backend(true);
+	ops.lookup = root_alias_lookup;
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	CHECK_EQ(res(c, "/r"), (int64_t)DC_MEMFS_ROOT);
+	CHECK_EQ(dc_walk(c, NULL, "/r", 0, &r), 0);
+	CHECK_EQ(res(c, "/x"), -ENOENT);		/* lists the root */
+	CHECK_EQ(stats(c).readdirs, 1);
+	root = dc_root(c);
+	CHECK_EQ(dc_invalidate_name(c, root, "r"), 0);
+	dc_put(c, root);
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "y", REG_M, NULL, &in), 0);
+	CHECK_EQ(dc_create(c, r, "y", &in), 0);
+	CHECK_EQ(res(c, "/y"), (int64_t)in.ino);
+	CHECK_EQ(dc_memfs_remove(fs, DC_MEMFS_ROOT, "y", 0), 0);
+	CHECK_EQ(dc_unlink(c, r, "y"), 0);
+	CHECK_EQ(res(c, "/y"), -ENOENT);
+	dc_put(c, r);
+	close_last_cache(c);
+}
+
 /* A change the cache cannot name drops the listing. */
 static void test_untold(enum dc_mode m)
 {
@@ -836,6 +876,7 @@ int main(void)
 		test_uncached_handle(m);
 		test_all_nomem(m);
 		test_alias(m);
+		test_root_alias(m);
 		test_untold(m);
 		test_race(m);
 		test_off(m);
