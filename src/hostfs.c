@@ -321,16 +321,36 @@ static int hostfs_readlink(void *ctx, const struct dc_inode *link, char *buf,
 #define F2FS_SUPER_MAGIC	0xF2F52010
 #endif
 
+/* XFS's geometry (XFS_IOC_FSGEOMETRY, <xfs/xfs_fs.h>'s struct
+ * xfs_fsop_geom), of which only the flags are read. */
+struct xfs_geometry {
+	uint32_t sizes[8];
+	uint64_t blocks[4];
+	unsigned char uuid[16];
+	uint32_t sunit, swidth;
+	int32_t version;
+	uint32_t flags;
+	uint32_t more[6];
+	uint64_t reserved[17];
+};
+_Static_assert(sizeof(struct xfs_geometry) == 256, "xfs_fsop_geom is 256 bytes");
+#define XFS_GEOMETRY		_IOR('X', 126, struct xfs_geometry)
+#define XFS_GEOM_ASCII_CI	(1u << 12)	/* XFS_FSOP_GEOM_FLAGS_DIRV2CI */
+
 /*
  * Does a listing of the directory open at fd hold every name a lookup in
  * it finds?  Only on file systems known to: a listing lets the cache deny
  * names.  Elsewhere it may not -- procfs hides thread ids, autofs mounts
  * on lookup, ZFS and NFS servers hide snapshot directories, FUSE file
  * systems do as they please -- and a case-folded directory (ext4, f2fs,
- * tmpfs) finds "FOO" as "foo".
+ * tmpfs; overlayfs reports its layer's flag) finds "FOO" as "foo", as
+ * does every directory of an XFS made case-insensitive (mkfs.xfs -n
+ * version=ci, which sets no flag on directories: the geometry says so,
+ * and a kernel too old to answer it is not trusted).
  */
 static bool lists_every_name(int fd)
 {
+	struct xfs_geometry geo;
 	struct statfs sf;
 	int flags = 0;
 
@@ -338,10 +358,14 @@ static bool lists_every_name(int fd)
 		return false;
 	switch ((unsigned long)sf.f_type) {
 	case EXT4_SUPER_MAGIC: case F2FS_SUPER_MAGIC: case TMPFS_MAGIC:
+	case OVERLAYFS_SUPER_MAGIC:
 		/* no flags to read: no case folding either */
 		return ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0 ?
 		       errno == ENOTTY || errno == EINVAL : !(flags & FS_CASEFOLD_FL);
-	case XFS_SUPER_MAGIC: case BTRFS_SUPER_MAGIC: case OVERLAYFS_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+		return ioctl(fd, XFS_GEOMETRY, &geo) == 0 &&
+		       !(geo.flags & XFS_GEOM_ASCII_CI);
+	case BTRFS_SUPER_MAGIC:
 		return true;
 	default:
 		return false;
