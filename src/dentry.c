@@ -514,6 +514,47 @@ void dc__bump_dirgen(struct dc_cache *c, struct dc_dentry *dir)
 	c->dir_stamp[dc__dir_slot(dir)] = ++c->inval_seq;
 }
 
+/* Forget what alias a, a directory, holds under the name keyed key: every
+ * child of that stored hash (another name sharing it goes too, which
+ * costs a lookup), with a's stamp bumped, so that a miss in flight there
+ * across this caches nothing (lookup_slow).  Write lock held. */
+static void forget_key_in(struct dc_cache *c, struct dc_dentry *a, uint64_t key)
+{
+	uint32_t hash = dc__hash_salt(key, a);
+	struct dc_dentry *d;
+
+	dc__bump_dirgen(c, a);
+	/* an unhashed entry keeps its hnext: the walk goes on past it */
+	for (d = dc__load(*dc__bucket(c, hash)); d; d = dc__load(d->hnext))
+		if (d->hash == hash && d->parent == a)
+			dc__unhash(c, d);
+}
+
+/*
+ * The name keyed key changed in directory dir, which the cache may also
+ * hold under other entries: a bind mount inside the tree gives one
+ * directory two names, each with children of its own, and an update
+ * told through one reaches that one only.  The name is forgotten under
+ * every other entry of dir's inode (the root included, which is in no
+ * index chain), so that none answers as before.  Nothing to do in a cache
+ * that never held such an alias.  Write lock held.
+ */
+void dc__aliases_name_changed(struct dc_cache *c, struct dc_dentry *dir,
+			      uint64_t key)
+{
+	struct dc_dentry *a;
+
+	if (!dc__load(c->dir_aliases))
+		return;
+	if (c->root != dir && c->root->ino == dir->ino && c->root->gen == dir->gen)
+		forget_key_in(c, c->root, key);
+	for (a = dc__inodes_first(c, dir->ino, dir->gen); a;
+	     a = (struct dc_dentry *)a->aux)
+		if (a != dir && dc__is_dir(a->mode) && a->ino == dir->ino &&
+		    a->gen == dir->gen)
+			forget_key_in(c, a, key);
+}
+
 /*
  * Is d forgotten, or below a forgotten directory (an orphan: see forget
  * in update.c)?  Write lock or its miss side held (or a lock mode's read

@@ -155,6 +155,20 @@ void dc__prefetch_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
 	__builtin_prefetch(dc__load(*inodes_head(c, ino, gen)));
 }
 
+/* Is directory d another entry for a directory already cached: the
+ * root's inode, or a directory on the index chain from e? */
+static bool dir_alias_of(const struct dc_cache *c, const struct dc_dentry *e,
+			 const struct dc_dentry *d)
+{
+	if (c->root->ino == d->ino && c->root->gen == d->gen)
+		return true;
+	for (; e; e = (const struct dc_dentry *)e->aux)
+		if (e != d && dc__is_dir(e->mode) && e->ino == d->ino &&
+		    e->gen == d->gen)
+			return true;
+	return false;
+}
+
 /*
  * Link d in.  A file with more than DC_INDEX_MAX cached names (a farm of
  * hard links) has the rest left out, so a chain (walked to unlink an
@@ -177,6 +191,10 @@ void dc__inodes_add(struct dc_cache *c, struct dc_dentry *d)
 	if (!dc__is_dir(d->mode))
 		for (e = *h; e && same < DC_INDEX_MAX; e = (struct dc_dentry *)e->aux)
 			same += e->ino == d->ino && e->gen == d->gen;
+	else if (!dc__load(c->dir_aliases) && dir_alias_of(c, *h, d))
+		/* relaxed: writers, who read it, keep misses out, and take
+		 * over what misses did through the miss side's handoff */
+		dc__store(c->dir_aliases, true);
 	if (same >= DC_INDEX_MAX) {
 		dc__flags_set(d, DC_F_UNINDEXED);
 		/* atomic: two stripes' chains may share the slot */

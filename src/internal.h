@@ -361,6 +361,11 @@ struct dc_cache {
 					 * stripe to add (heads atomic: read
 					 * unlocked to prefetch) */
 	unsigned inodes_shift;
+	bool dir_aliases;		/* a directory has been cached under two
+					 * live entries (a bind mount in the
+					 * tree): set once, by dc__inodes_add
+					 * (wlock, or a miss's index stripe);
+					 * read by writers; atomic */
 	/* inode invalidations (wlock): a count, and per slot of (ino, gen)
 	 * the count when one last hit it, so that a miss in flight across
 	 * one is not cached (lookup_slow); and per slot, the names left out
@@ -843,6 +848,8 @@ void dc__free_now(struct dc_cache *c, struct dc_dentry *d);
 void dc__free_batch(struct dc_cache *c, struct dc_dentry *list, uint64_t n);
 void dc__free_list_now(struct dc_cache *c, struct dc_dentry *list);
 void dc__bump_dirgen(struct dc_cache *c, struct dc_dentry *dir);
+void dc__aliases_name_changed(struct dc_cache *c, struct dc_dentry *dir,
+			      uint64_t key);
 bool dc__orphaned(const struct dc_dentry *d);
 static inline bool dc__is_dir(uint32_t mode) { return S_ISDIR(mode); }
 static inline bool dc__is_lnk(uint32_t mode) { return S_ISLNK(mode); }

@@ -132,6 +132,20 @@ static struct dc_dentry *live_dir(struct dc_cache *c, struct dc_dentry *dir)
 	return find_dir_by_ino(c, dir);
 }
 
+/*
+ * The name keyed key in dir changed, and the cache was told through dir:
+ * dir's listing learns it, and so do dir's other entries, if the cache
+ * holds the directory under more than one name (dc__aliases_name_changed
+ * forgets the name there).  The invalidations by inode need no more than
+ * dc__dir_name_changed: they visit every entry of the inode themselves.
+ * Write lock held.
+ */
+static void told_name_changed(struct dc_cache *c, struct dc_dentry *dir, uint64_t key)
+{
+	dc__dir_name_changed(c, dir, key);
+	dc__aliases_name_changed(c, dir, key);
+}
+
 /* Write-lock the cache for a change of n in dir: dir's live entry, told
  * of the change (NULL: gone).  The caller unlocks. */
 static struct dc_dentry *lock_live_dir(struct dc_cache *c, struct dc_dentry *dir,
@@ -140,7 +154,7 @@ static struct dc_dentry *lock_live_dir(struct dc_cache *c, struct dc_dentry *dir
 	dc__write_lock(c);
 	dir = live_dir(c, dir);
 	if (dir)
-		dc__dir_name_changed(c, dir, n->key);
+		told_name_changed(c, dir, n->key);
 	return dir;
 }
 
@@ -242,7 +256,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	dir = live_dir(c, dir);
 	d = dir ? find_settled(c, dir, &n) : NULL;
 	if (dir)
-		dc__dir_name_changed(c, dir, n.key);
+		told_name_changed(c, dir, n.key);
 	if (!dir) {
 		;	/* the directory is not cached: nothing to update */
 	} else if (link && !target) {
@@ -497,12 +511,14 @@ DC_API int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *ona
 	dc__write_lock(c);
 	odir = live_dir(c, odir);
 	ndir = live_dir(c, ndir);
+	if (odir)
+		told_name_changed(c, odir, on.key);
+	if (ndir)
+		told_name_changed(c, ndir, nn.key);
+	/* found after: odir and ndir may be two entries of one directory,
+	 * and telling one forgets the name under the other */
 	s = odir ? find_settled(c, odir, &on) : NULL;
 	t = ndir ? find_settled(c, ndir, &nn) : NULL;
-	if (odir)
-		dc__dir_name_changed(c, odir, on.key);
-	if (ndir)
-		dc__dir_name_changed(c, ndir, nn.key);
 	if (!odir || !ndir) {
 		/* one side is not cached: forget the other side's name */
 		forget(c, s);
@@ -601,7 +617,7 @@ static void name_changed_uncached(struct dc_cache *c, struct dc_dentry *h)
 	struct dc_dentry *p = h->parent ? live_dir(c, h->parent) : NULL;
 
 	if (p)
-		dc__dir_name_changed(c, p, dc__hash_key(c, h->name->s, h->name->len));
+		told_name_changed(c, p, dc__hash_key(c, h->name->s, h->name->len));
 }
 
 DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
@@ -627,7 +643,8 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 		dc__dir_changed(c, d);
 		forget_all(c);
 	} else {
-		name_changed(c, d);
+		told_name_changed(c, d->parent,
+				  dc__hash_key(c, d->name->s, d->name->len));
 		forget(c, d);
 	}
 	dc__write_unlock(c);

@@ -22,7 +22,10 @@
  *    listing; dc_invalidate_all that cannot make a new root drops the
  *    root's; a directory under two names (a bind mount): an update
  *    through one reaches the other's listing, and one through a
- *    forgotten second name of the root reaches the root's;
+ *    forgotten second name of the root reaches the root's; with no
+ *    listings, an update through one leaves no answer for the name
+ *    under the other, not even one a miss in flight there brings back,
+ *    and a rename between the two leaves the cache consistent;
  *  - a change told while readdir is in flight: that listing is not kept;
  *  - no readdir, DC_COMPLETE_OFF, or a directory larger than complete_max:
  *    never listed (or never used); a readdir that fails: not used;
@@ -443,6 +446,166 @@ static void test_alias(enum dc_mode m)
 	CHECK_EQ(res(c, "/b/y"), (int64_t)in.ino);
 	dc_put(c, a);
 	close_last_cache(c);
+}
+
+/* The same directory's names under its other entry: an update through
+ * /a must not leave /b answering as before, and a rename between the two
+ * entries of one directory must leave the cache consistent. */
+static void test_alias_names(enum dc_mode m)
+{
+	struct dc_options o = { .mode = m, .complete_after = DC_COMPLETE_OFF };
+	struct dc_dentry *a, *b;
+	struct dc_inode in, z;
+	struct dc_cache *c = NULL;
+	uint64_t aino;
+
+	fresh_fs();
+	aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
+	o.backend = backend(true);
+	ops.lookup = alias_lookup;
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/a", 0, &a), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/b", 0, &b), 0);
+	CHECK(a != b);
+
+	/* a create through one: the other's negative entry goes */
+	CHECK_EQ(res(c, "/b/y"), -ENOENT);
+	CHECK_EQ(res(c, "/a/y"), -ENOENT);
+	CHECK_EQ(dc_memfs_add(fs, aino, "y", REG_M, NULL, &in), 0);
+	CHECK_EQ(dc_create(c, a, "y", &in), 0);
+	CHECK_EQ(res(c, "/a/y"), (int64_t)in.ino);
+	CHECK_EQ(res(c, "/b/y"), (int64_t)in.ino);
+
+	/* an unlink through the other: the first's positive entry goes */
+	CHECK_EQ(dc_memfs_remove(fs, aino, "y", 0), 0);
+	CHECK_EQ(dc_unlink(c, b, "y"), 0);
+	CHECK_EQ(res(c, "/b/y"), -ENOENT);
+	CHECK_EQ(res(c, "/a/y"), -ENOENT);
+
+	/* a rename from one entry to the other under the same name, which
+	 * rename(2) leaves as it is, then under a new name */
+	CHECK_EQ(dc_memfs_add(fs, aino, "z", REG_M, NULL, &z), 0);
+	CHECK_EQ(res(c, "/a/z"), (int64_t)z.ino);
+	CHECK_EQ(dc_rename(c, a, "z", b, "z", 0), 0);
+	CHECK_EQ(dc_debug_check(c), 0);
+	CHECK_EQ(res(c, "/a/z"), (int64_t)z.ino);
+	CHECK_EQ(res(c, "/b/z"), (int64_t)z.ino);
+	CHECK_EQ(dc_memfs_rename(fs, aino, "z", aino, "w", 0), 0);
+	CHECK_EQ(dc_rename(c, a, "z", b, "w", 0), 0);
+	CHECK_EQ(dc_debug_check(c), 0);
+	CHECK_EQ(res(c, "/a/z"), -ENOENT);
+	CHECK_EQ(res(c, "/b/z"), -ENOENT);
+	CHECK_EQ(res(c, "/a/w"), (int64_t)z.ino);
+	CHECK_EQ(res(c, "/b/w"), (int64_t)z.ino);
+	dc_put(c, a);
+	dc_put(c, b);
+	close_last_cache(c);
+}
+
+/* An invalidation by inode visits every entry of it: /a/f and /b/f (one
+ * name under two entries of a directory) and /c/g, a hard link, all
+ * answer the new mode after it. */
+static void test_alias_inode(enum dc_mode m)
+{
+	struct dc_options o = { .mode = m, .complete_after = DC_COMPLETE_OFF };
+	struct dc_inode f, st;
+	struct dc_cache *c = NULL;
+	uint64_t aino, cino;
+	const char *paths[] = { "/c/g", "/b/f", "/a/f" };
+
+	fresh_fs();
+	aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
+	cino = add(DC_MEMFS_ROOT, "c", DIR_M, NULL);
+	CHECK_EQ(dc_memfs_add(fs, aino, "f", REG_M, NULL, &f), 0);
+	CHECK_EQ(dc_memfs_link(fs, f.ino, cino, "g", NULL), 0);
+	o.backend = backend(true);
+	ops.lookup = alias_lookup;
+	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	/* cached in this order, so the inode's index chain runs /a/f, /b/f,
+	 * /c/g: forgetting one name must not lose the walk's place */
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(res(c, paths[i]), (int64_t)f.ino);
+	CHECK_EQ(dc_memfs_chmod(fs, f.ino, 0600), 0);
+	CHECK_EQ(dc_invalidate_inode(c, f.ino, f.gen), 0);
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ(dc_resolve(c, NULL, paths[i], 0, &st), 0);
+		CHECK_EQ(st.mode & 07777, 0600u);
+	}
+	CHECK_EQ(dc_debug_check(c), 0);
+	close_last_cache(c);
+}
+
+/* A lookup of "q" under /b that the backend answered before a create of
+ * q told through /a, and that returns after it: not cached. */
+static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
+static int q_hold, q_held;
+
+static int alias_hold_lookup(void *ctx, const struct dc_inode *dir,
+			     const char *name, size_t len, struct dc_inode *out)
+{
+	int err = alias_lookup(ctx, dir, name, len, out);
+
+	if (len == 1 && name[0] == 'q') {
+		pthread_mutex_lock(&q_lock);
+		if (q_hold) {
+			q_held = 1;
+			pthread_cond_broadcast(&q_cv);
+			while (q_hold)
+				pthread_cond_wait(&q_cv, &q_lock);
+		}
+		pthread_mutex_unlock(&q_lock);
+	}
+	return err;
+}
+
+struct q_arg {
+	struct dc_cache *c;
+	int64_t got;
+};
+
+static void *resolve_bq(void *arg)
+{
+	struct q_arg *q = arg;
+
+	q->got = res(q->c, "/b/q");
+	return NULL;
+}
+
+static void test_alias_in_flight(enum dc_mode m)
+{
+	struct dc_options o = { .mode = m, .complete_after = DC_COMPLETE_OFF };
+	struct q_arg q = { 0 };
+	struct dc_dentry *a;
+	struct dc_inode in;
+	pthread_t t;
+	uint64_t aino;
+
+	fresh_fs();
+	aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
+	o.backend = backend(true);
+	ops.lookup = alias_hold_lookup;
+	CHECK_EQ(dc_cache_create(&o, &q.c), 0);
+	CHECK_EQ(dc_walk(q.c, NULL, "/a", 0, &a), 0);
+	CHECK_EQ(res(q.c, "/b"), (int64_t)aino);
+	q_hold = 1;
+	q_held = 0;
+	CHECK_EQ(pthread_create(&t, NULL, resolve_bq, &q), 0);
+	pthread_mutex_lock(&q_lock);
+	while (!q_held)
+		pthread_cond_wait(&q_cv, &q_lock);
+	pthread_mutex_unlock(&q_lock);
+	CHECK_EQ(dc_memfs_add(fs, aino, "q", REG_M, NULL, &in), 0);
+	CHECK_EQ(dc_create(q.c, a, "q", &in), 0);
+	pthread_mutex_lock(&q_lock);
+	q_hold = 0;
+	pthread_cond_broadcast(&q_cv);
+	pthread_mutex_unlock(&q_lock);
+	pthread_join(t, NULL);
+	CHECK_EQ(q.got, -ENOENT);	/* asked before the create */
+	CHECK_EQ(res(q.c, "/b/q"), (int64_t)in.ino);
+	dc_put(q.c, a);
+	close_last_cache(q.c);
 }
 
 /* The backend answers /r with the root: an update through a handle on /r
@@ -877,6 +1040,9 @@ int main(void)
 		test_all_nomem(m);
 		test_alias(m);
 		test_root_alias(m);
+		test_alias_names(m);
+		test_alias_inode(m);
+		test_alias_in_flight(m);
 		test_untold(m);
 		test_race(m);
 		test_off(m);
