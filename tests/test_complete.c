@@ -77,6 +77,45 @@ static int keep_name(void *arg, const char *name, size_t len)
 	return 0;
 }
 
+/* Hold the next held call (hold_start), wait until one is held there
+ * (hold_wait), and let it go on (hold_release). */
+static void hold_start(void)
+{
+	pthread_mutex_lock(&hold_lock);
+	hold = 1;
+	pthread_mutex_unlock(&hold_lock);
+}
+
+static void hold_wait(void)
+{
+	pthread_mutex_lock(&hold_lock);
+	while (!held)
+		pthread_cond_wait(&hold_cv, &hold_lock);
+	pthread_mutex_unlock(&hold_lock);
+}
+
+static void hold_release(void)
+{
+	pthread_mutex_lock(&hold_lock);
+	hold = 0;
+	pthread_cond_broadcast(&hold_cv);
+	pthread_mutex_unlock(&hold_lock);
+}
+
+/* Waits there while held (held_readdir and a held lookup). */
+static void wait_while_held(void)
+{
+	pthread_mutex_lock(&hold_lock);
+	if (hold) {
+		held = 1;
+		pthread_cond_broadcast(&hold_cv);
+		while (hold)
+			pthread_cond_wait(&hold_cv, &hold_lock);
+		held = 0;
+	}
+	pthread_mutex_unlock(&hold_lock);
+}
+
 /*
  * Reads the directory first, then waits while held, then hands the names
  * on: a change made meanwhile is missing from the listing, so only the
@@ -99,14 +138,8 @@ static int held_readdir(void *ctx, const struct dc_inode *dir,
 	err = memfs_ops->readdir(ctx, dir, keep_name, &k);
 	if (err)
 		return err;
+	wait_while_held();
 	pthread_mutex_lock(&hold_lock);
-	if (hold) {
-		held = 1;
-		pthread_cond_broadcast(&hold_cv);
-		while (hold)
-			pthread_cond_wait(&hold_cv, &hold_lock);
-		held = 0;
-	}
 	err = readdir_fail;
 	pthread_mutex_unlock(&hold_lock);
 	for (int i = 0; i < k.n && !err; i++)
@@ -421,19 +454,33 @@ static int alias_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 	return memfs_ops->lookup(ctx, dir, name, len, out);
 }
 
-static void test_alias(enum dc_mode m)
+/* A cache over a fresh tree holding directory /a, which lookup (one of
+ * the above) also answers as /b. */
+static struct dc_cache *open_alias_cache(enum dc_mode m, uint32_t complete_after,
+					 int (*lookup)(void *, const struct dc_inode *,
+						       const char *, size_t,
+						       struct dc_inode *),
+					 uint64_t *aino)
 {
-	struct dc_options o = { .mode = m, .complete_after = 1 };
-	struct dc_dentry *a;
-	struct dc_inode in;
+	struct dc_options o = { .mode = m, .complete_after = complete_after };
 	struct dc_cache *c = NULL;
-	uint64_t aino;
 
 	fresh_fs();
-	aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
+	*aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
 	o.backend = backend(true);
-	ops.lookup = alias_lookup;
+	ops.lookup = lookup;
 	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	return c;
+}
+
+static void test_alias(enum dc_mode m)
+{
+	struct dc_dentry *a;
+	struct dc_inode in;
+	struct dc_cache *c;
+	uint64_t aino;
+
+	c = open_alias_cache(m, 1, alias_lookup, &aino);
 	CHECK_EQ(res(c, "/a"), (int64_t)aino);
 	CHECK_EQ(res(c, "/b"), (int64_t)aino);
 	CHECK_EQ(res(c, "/b/x"), -ENOENT);		/* lists /b */
@@ -453,17 +500,12 @@ static void test_alias(enum dc_mode m)
  * entries of one directory must leave the cache consistent. */
 static void test_alias_names(enum dc_mode m)
 {
-	struct dc_options o = { .mode = m, .complete_after = DC_COMPLETE_OFF };
 	struct dc_dentry *a, *b;
 	struct dc_inode in, z;
-	struct dc_cache *c = NULL;
+	struct dc_cache *c;
 	uint64_t aino;
 
-	fresh_fs();
-	aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
-	o.backend = backend(true);
-	ops.lookup = alias_lookup;
-	CHECK_EQ(dc_cache_create(&o, &c), 0);
+	c = open_alias_cache(m, DC_COMPLETE_OFF, alias_lookup, &aino);
 	CHECK_EQ(dc_walk(c, NULL, "/a", 0, &a), 0);
 	CHECK_EQ(dc_walk(c, NULL, "/b", 0, &b), 0);
 	CHECK(a != b);
@@ -507,20 +549,15 @@ static void test_alias_names(enum dc_mode m)
  * answer the new mode after it. */
 static void test_alias_inode(enum dc_mode m)
 {
-	struct dc_options o = { .mode = m, .complete_after = DC_COMPLETE_OFF };
 	struct dc_inode f, st;
-	struct dc_cache *c = NULL;
+	struct dc_cache *c;
 	uint64_t aino, cino;
 	const char *paths[] = { "/c/g", "/b/f", "/a/f" };
 
-	fresh_fs();
-	aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
+	c = open_alias_cache(m, DC_COMPLETE_OFF, alias_lookup, &aino);
 	cino = add(DC_MEMFS_ROOT, "c", DIR_M, NULL);
 	CHECK_EQ(dc_memfs_add(fs, aino, "f", REG_M, NULL, &f), 0);
 	CHECK_EQ(dc_memfs_link(fs, f.ino, cino, "g", NULL), 0);
-	o.backend = backend(true);
-	ops.lookup = alias_lookup;
-	CHECK_EQ(dc_cache_create(&o, &c), 0);
 	/* cached in this order, so the inode's index chain runs /a/f, /b/f,
 	 * /c/g: forgetting one name must not lose the walk's place */
 	for (int i = 0; i < 3; i++)
@@ -537,72 +574,50 @@ static void test_alias_inode(enum dc_mode m)
 
 /* A lookup of "q" under /b that the backend answered before a create of
  * q told through /a, and that returns after it: not cached. */
-static pthread_mutex_t q_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t q_cv = PTHREAD_COND_INITIALIZER;
-static int q_hold, q_held;
-
 static int alias_hold_lookup(void *ctx, const struct dc_inode *dir,
 			     const char *name, size_t len, struct dc_inode *out)
 {
 	int err = alias_lookup(ctx, dir, name, len, out);
 
-	if (len == 1 && name[0] == 'q') {
-		pthread_mutex_lock(&q_lock);
-		if (q_hold) {
-			q_held = 1;
-			pthread_cond_broadcast(&q_cv);
-			while (q_hold)
-				pthread_cond_wait(&q_cv, &q_lock);
-		}
-		pthread_mutex_unlock(&q_lock);
-	}
+	if (len == 1 && name[0] == 'q')
+		wait_while_held();
 	return err;
 }
 
-struct q_arg {
+/* A thread's resolve of path. */
+struct resolver {
 	struct dc_cache *c;
-	int64_t got;
+	const char *path;
+	int64_t answer;
 };
 
-static void *resolve_bq(void *arg)
+static void *resolve_in_thread(void *arg)
 {
-	struct q_arg *q = arg;
+	struct resolver *r = arg;
 
-	q->got = res(q->c, "/b/q");
+	r->answer = res(r->c, r->path);
 	return NULL;
 }
 
 static void test_alias_in_flight(enum dc_mode m)
 {
-	struct dc_options o = { .mode = m, .complete_after = DC_COMPLETE_OFF };
-	struct q_arg q = { 0 };
+	struct resolver q = { .path = "/b/q" };
 	struct dc_dentry *a;
 	struct dc_inode in;
 	pthread_t t;
 	uint64_t aino;
 
-	fresh_fs();
-	aino = add(DC_MEMFS_ROOT, "a", DIR_M, NULL);
-	o.backend = backend(true);
-	ops.lookup = alias_hold_lookup;
-	CHECK_EQ(dc_cache_create(&o, &q.c), 0);
+	q.c = open_alias_cache(m, DC_COMPLETE_OFF, alias_hold_lookup, &aino);
 	CHECK_EQ(dc_walk(q.c, NULL, "/a", 0, &a), 0);
 	CHECK_EQ(res(q.c, "/b"), (int64_t)aino);
-	q_hold = 1;
-	q_held = 0;
-	CHECK_EQ(pthread_create(&t, NULL, resolve_bq, &q), 0);
-	pthread_mutex_lock(&q_lock);
-	while (!q_held)
-		pthread_cond_wait(&q_cv, &q_lock);
-	pthread_mutex_unlock(&q_lock);
+	hold_start();
+	CHECK_EQ(pthread_create(&t, NULL, resolve_in_thread, &q), 0);
+	hold_wait();
 	CHECK_EQ(dc_memfs_add(fs, aino, "q", REG_M, NULL, &in), 0);
 	CHECK_EQ(dc_create(q.c, a, "q", &in), 0);
-	pthread_mutex_lock(&q_lock);
-	q_hold = 0;
-	pthread_cond_broadcast(&q_cv);
-	pthread_mutex_unlock(&q_lock);
+	hold_release();
 	pthread_join(t, NULL);
-	CHECK_EQ(q.got, -ENOENT);	/* asked before the create */
+	CHECK_EQ(q.answer, -ENOENT);	/* asked before the create */
 	CHECK_EQ(res(q.c, "/b/q"), (int64_t)in.ino);
 	dc_put(q.c, a);
 	close_last_cache(q.c);
@@ -679,24 +694,11 @@ static void test_untold(enum dc_mode m)
 	close_last_cache(c);
 }
 
-struct lister {
-	struct dc_cache *c;
-	int64_t answer;
-};
-
-static void *list_in_thread(void *arg)
-{
-	struct lister *l = arg;
-
-	/* the second miss makes the count: this thread lists /d */
-	l->answer = res(l->c, "/d/k1");
-	return NULL;
-}
-
 /* A name made while readdir is in flight: the listing is not kept. */
 static void test_race(enum dc_mode m)
 {
-	struct lister l;
+	/* the second miss makes the count: this thread lists /d */
+	struct resolver l = { .path = "/d/k1" };
 	struct dc_cache *c;
 	pthread_t t;
 	uint64_t dino, x;
@@ -705,22 +707,14 @@ static void test_race(enum dc_mode m)
 	c = open_cache(m, true, 2, 0, 0);
 	l.c = c;
 	miss_names(c, "d", "k", 0, 1);
-	pthread_mutex_lock(&hold_lock);
-	hold = 1;
-	pthread_mutex_unlock(&hold_lock);
-	CHECK_EQ(pthread_create(&t, NULL, list_in_thread, &l), 0);
-	pthread_mutex_lock(&hold_lock);
-	while (!held)
-		pthread_cond_wait(&hold_cv, &hold_lock);
-	pthread_mutex_unlock(&hold_lock);
+	hold_start();
+	CHECK_EQ(pthread_create(&t, NULL, resolve_in_thread, &l), 0);
+	hold_wait();
 
 	x = add(dino, "late", REG_M, NULL);
 	CHECK_EQ(dc_invalidate_child(c, dino, 0, "late", 4), 0);
 
-	pthread_mutex_lock(&hold_lock);
-	hold = 0;
-	pthread_cond_broadcast(&hold_cv);
-	pthread_mutex_unlock(&hold_lock);
+	hold_release();
 	pthread_join(t, NULL);
 	CHECK_EQ(l.answer, -ENOENT);
 	CHECK_EQ(stats(c).readdirs, 1);
