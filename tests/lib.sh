@@ -25,6 +25,9 @@ stat_val() { sed -n "s/^$2 //p" "$1" 2>/dev/null | head -1; }
 # stat_is FILE KEY OP VALUE: test(1) on the value, read anew at each call
 # (wait_for takes it so: an argument "$(stat_val ...)" would be read once)
 stat_is() { test "$(stat_val "$1" "$2")" "$3" "$4"; }
+# stats_since FILE: wait until the dcfs --stats FILE is rewritten after
+# this moment (it is every second), so that what it says is since then
+stats_since() { local t; t=$(date +%s); wait_for 5 stat_is "$1" updated -gt "$t"; }
 # wait_for SECONDS CMD...: poll until CMD succeeds
 wait_for() {
 	local tries=$(($1 * 20))

@@ -48,8 +48,10 @@
 #     unrelated, uncached name is answered within 100 ms;
 # 10. dcfs with 512 descriptors: the attacker's 600 symlinks listed with
 #     ls -l and held (O_PATH), then 600 descriptors of one directory held
-#     open through the mount, then 600 directories held (O_PATH): root
-#     and another user can still look up, create and read (no EMFILE);
+#     open through the mount, then 600 directories held (O_PATH), then
+#     600 files with two names held (O_PATH) and their first names
+#     removed, then 600 files held and removed: root and another user
+#     can still look up, create and read (no EMFILE);
 # 11. 30,000 RENAME_EXCHANGEs of two directories under --cache-entries 64:
 #     the cache stays within 9/8 of its cap (+16), other users unaffected;
 # 12. --stats FILE in an attacker-writable directory, FILE a planted
@@ -262,6 +264,20 @@ def main(op, a):
         for i in range(int(a[1])):
             os.mkdir(os.path.join(a[0], "d%04d" % i))
         return "OK"
+    if op == "files":	# DIR N [LINKS]: files f0000..., each also linked as g0000... with LINKS
+        for i in range(int(a[1])):
+            f = os.path.join(a[0], "f%04d" % i)
+            os.close(os.open(f, os.O_WRONLY | os.O_CREAT, 0o644))
+            if len(a) > 2:
+                os.link(f, os.path.join(a[0], "g%04d" % i))
+        return "OK"
+    if op == "unlinkall":	# DIR PREFIX: every name of DIR starting with PREFIX
+        n = 0
+        for x in os.listdir(a[0]):
+            if x.startswith(a[1]):
+                os.unlink(os.path.join(a[0], x))
+                n += 1
+        return "OK %d" % n
     if op == "lease":	# hold read leases on FILES until killed
         signal.signal(signal.SIGIO, signal.SIG_IGN)	# do not give them up
         fds = []
@@ -665,16 +681,18 @@ fine() {
 	echo "${bad:-all OK}"
 }
 S=$T/fd.src M=$T/fd.mnt
-mkdir -p "$S/a" "$S/ad" "$S/r" "$S/o"
-chown $A "$S/a" "$S/ad"
+mkdir -p "$S/a" "$S/ad" "$S/al" "$S/ah" "$S/r" "$S/o"
+chown $A "$S/a" "$S/ad" "$S/al" "$S/ah"
 chown $O "$S/o"
-for i in 1 2 3; do
+for i in 1 2 3 4 5; do
 	echo root-data > "$S/r/f$i"
 	op $O write "$S/o/f$i" o-data >/dev/null
 	op $O write "$S/o/g$i" o-data >/dev/null
 done
 op $A symlinks "$S/a" 600 /nonexistent >/dev/null
 op $A dirs "$S/ad" 600 >/dev/null
+op $A files "$S/al" 600 links >/dev/null
+op $A files "$S/ah" 600 >/dev/null
 MOUNTS+=("$M")
 mkdir -p "$M"
 if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/fd.stats" 2>>"$T/fd.err"; then
@@ -707,11 +725,41 @@ if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/fd.stats" 2>>"$T/fd.er
 		test "$res" = "all OK"
 	kill -KILL "$pind" 2>/dev/null
 	wait_for 5 gone "$pind"
+	# each removal through the mount of a name of a file the kernel holds
+	# may give dcfs a descriptor (a file open when its last name goes
+	# keeps its data): not for a file with another name, nor past a bound
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+	spawn "$T/pinl.out" $A pin "$M/al"
+	pinl=$spawned
+	wait_for 20 test -s "$T/pinl.out"
+	stats_since "$T/fd.stats"
+	before=$(stat_val "$T/fd.stats" node_fds)
+	removed=$(op $A unlinkall "$M/al" f)
+	stats_since "$T/fd.stats"
+	after=$(stat_val "$T/fd.stats" node_fds)
+	res=$(fine 4)
+	check_all "10. then $A holds 600 files with two names ($(cat "$T/pinl.out")) and removes their first names ($removed): dcfs's descriptors $before -> $after (a file that keeps a name needs none); root and $O: $res" \
+		'[ "$res" = "all OK" ] && [ "$after" -le $((before + 8)) ]'
+	kill -KILL "$pinl" 2>/dev/null
+	wait_for 5 gone "$pinl"
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+	spawn "$T/pinh.out" $A pin "$M/ah"
+	pinh=$spawned
+	wait_for 20 test -s "$T/pinh.out"
+	removed=$(op $A unlinkall "$M/ah" f)
+	stats_since "$T/fd.stats"
+	after=$(stat_val "$T/fd.stats" node_fds)
+	budget=$(stat_val "$T/fd.stats" node_fd_budget)
+	res=$(fine 5)
+	check_all "10. then $A holds 600 files ($(cat "$T/pinh.out")) and removes them ($removed): dcfs's descriptors $after (at most 3 x its budget of $budget); root and $O: $res" \
+		'[ "$res" = "all OK" ] && [ "$after" -le $((3 * budget)) ]'
+	kill -KILL "$pinh" 2>/dev/null
+	wait_for 5 gone "$pinh"
 	stop fd
 else
-	notok "10. descriptors: mount"
-	notok "10. descriptors: mount"
-	notok "10. descriptors: mount"
+	for i in 1 2 3 4 5; do notok "10. descriptors: mount"; done
 fi
 
 # ---- 11: RENAME_EXCHANGE under a cache cap ---------------------------------------------

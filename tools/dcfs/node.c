@@ -521,13 +521,26 @@ static int go_fdless(struct dnode *n, int fd)
 }
 
 /*
+ * Past this many node descriptors (three quarters of nofile) no file about
+ * to lose its last name gets one: a user who holds many such files (held
+ * open, then removed) must not take the descriptors the others need; her
+ * files past it read as ESTALE once their name is gone.
+ */
+static bool pins_over(void)
+{
+	return CTR_GET(node_fds) >= 3 * dcfs.fd_budget;
+}
+
+/*
  * name in dir is about to be unlinked, or replaced by a rename, through the
- * mount.  If it is a file held by handle that the kernel knows, the node
- * takes a descriptor first: a process may have the file open (handle-less
- * I/O: no OPEN tells dcfs), and natively an open file keeps its data after
- * its last name goes.  A handle does not keep them (open_by_handle_at of
- * an unlinked inode is ESTALE); a descriptor does, until the kernel
- * forgets the node.  Past the budget, but only for such files.
+ * mount.  If it is a file held by handle that the kernel knows, and this is
+ * its last name, the node takes a descriptor first: a process may have the
+ * file open (handle-less I/O: no OPEN tells dcfs), and natively an open
+ * file keeps its data after its last name goes.  A handle does not keep
+ * them (open_by_handle_at of an unlinked inode is ESTALE); a descriptor
+ * does, until the kernel forgets the node.  A file with another name
+ * keeps its inode, and its handle works: no descriptor.  Past the budget,
+ * but only for such files, and not past pins_over.
  */
 void node_pin_victim(struct dnode *dir, const char *name)
 {
@@ -538,14 +551,14 @@ void node_pin_victim(struct dnode *dir, const char *name)
 	uint64_t b;
 	int fd, dfd, tmp;
 
-	if (CTR_GET(fdless) == 0)
+	if (CTR_GET(fdless) == 0 || pins_over())
 		return;
 	dfd = node_dir_fd(dir, &tmp);
 	fd = dfd < 0 ? -1 : openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	node_dir_fd_put(tmp);
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) < 0 || keeps_fd(st.st_mode & S_IFMT)) {
+	if (fstat(fd, &st) < 0 || keeps_fd(st.st_mode & S_IFMT) || st.st_nlink > 1) {
 		close(fd);
 		return;
 	}
