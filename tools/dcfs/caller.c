@@ -100,6 +100,26 @@ void caller_reset(void)
 	caller_end(&cr);
 }
 
+/* fsuid and fsgid become uid and gid, verified, and CAP_SYS_RESOURCE goes
+ * if lower; false on failure, with cr saying what caller_end must undo. */
+static bool switch_ids(struct caller *cr, uid_t uid, gid_t gid, bool lower)
+{
+	cr->fs = true;
+	/* each returns the id in force before; (uid_t)-1 changes nothing */
+	setfsgid(gid);
+	if ((gid_t)setfsgid((gid_t)-1) != gid)
+		return false;
+	setfsuid(uid);
+	if ((uid_t)setfsuid((uid_t)-1) != uid)
+		return false;
+	if (lower) {
+		cr->caps = true;
+		if (caps_resource(false) < 0)
+			return false;
+	}
+	return true;
+}
+
 int caller_begin(fuse_req_t req, struct caller *cr, int what)
 {
 	static bool said;
@@ -119,19 +139,8 @@ int caller_begin(fuse_req_t req, struct caller *cr, int what)
 			goto fail;
 		cr->groups = true;
 	}
-	cr->fs = true;
-	/* each returns the id in force before; (uid_t)-1 changes nothing */
-	setfsgid(ctx->gid);
-	if ((gid_t)setfsgid((gid_t)-1) != ctx->gid)
+	if (!switch_ids(cr, ctx->uid, ctx->gid, ctx->uid != 0))
 		goto fail;
-	setfsuid(ctx->uid);
-	if ((uid_t)setfsuid((uid_t)-1) != ctx->uid)
-		goto fail;
-	if (ctx->uid != 0) {
-		cr->caps = true;
-		if (caps_resource(false) < 0)
-			goto fail;
-	}
 	return 0;
 fail:
 	if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
@@ -140,4 +149,30 @@ fail:
 			 (unsigned)ctx->uid, (unsigned)ctx->gid, strerror(errno));
 	caller_end(cr);
 	return EPERM;
+}
+
+/*
+ * A write the kernel sends on its own: a shared mapping's dirty pages
+ * written back (FUSE_WRITE_CACHE) carry no caller, only ids of 0.  Made
+ * as the file's owner, whom the blocks are charged to, and never with
+ * CAP_SYS_RESOURCE, so that neither a quota nor root's reserved blocks
+ * are passed through a mapping.  A file root owns is written as root
+ * (its reserved blocks still reachable, by whoever may map it shared).
+ */
+int caller_begin_owner(int fd, struct caller *cr)
+{
+	struct stat st;
+
+	memset(cr, 0, sizeof(*cr));
+	if (!dcfs.as_caller)
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return errno;
+	if (!switch_ids(cr, st.st_uid, st.st_gid, true)) {
+		dcfs_log(LOG_ERR, "cannot write back as uid %u gid %u (%s)",
+			 (unsigned)st.st_uid, (unsigned)st.st_gid, strerror(errno));
+		caller_end(cr);
+		return EPERM;
+	}
+	return 0;
 }

@@ -63,6 +63,9 @@ struct caller {
 
 /* Act as the caller of req until caller_end: 0, or EPERM (logged once). */
 int caller_begin(fuse_req_t req, struct caller *cr, int what);
+/* Act as the owner of the file open at fd, without CAP_SYS_RESOURCE, for
+ * a write the kernel sends on its own (a writeback): 0, errno or EPERM. */
+int caller_begin_owner(int fd, struct caller *cr);
 /* Back to root; keeps errno. */
 void caller_end(struct caller *cr);
 

@@ -231,8 +231,9 @@ static void write_iov(fuse_req_t req, fuse_ino_t ino, const struct iovec *iov,
 
 	if (fd < 0)
 		return reply_errno(req, errno);
-	/* as the caller: quotas, reserved blocks, set-id bits cleared */
-	err = caller_begin(req, &cr, 0);
+	/* as the caller: quotas, reserved blocks, set-id bits cleared; a
+	 * writeback has none, and is made as the file's owner */
+	err = fi->writepage ? caller_begin_owner(fd, &cr) : caller_begin(req, &cr, 0);
 	if (err) {
 		node_io_done();
 		return reply_errno(req, err);
@@ -270,7 +271,8 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino,
 
 	if (fi->fh) {	/* a handle opened with the caller's flags */
 		struct caller cr;
-		int err = caller_begin(req, &cr, 0);
+		int err = fi->writepage ? caller_begin_owner((int)fi->fh, &cr) :
+					  caller_begin(req, &cr, 0);
 
 		if (err)
 			return reply_errno(req, err);
