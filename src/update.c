@@ -620,9 +620,29 @@ static void name_changed_uncached(struct dc_cache *c, struct dc_dentry *h)
 		told_name_changed(c, p, dc__hash_key(c, h->name->s, h->name->len));
 }
 
+/* Forget every cached entry of directory (ino, gen); true when the root
+ * is that directory, whose subtree the caller then forgets whole.  Write
+ * lock held. */
+static bool forget_dir_entries(struct dc_cache *c, uint64_t ino, uint32_t gen)
+{
+	struct dc_dentry *d, *next;
+
+	for (d = dc__inodes_first(c, ino, gen); d; d = next) {
+		/* forget unlinks d alone: its successor stays on the chain */
+		next = (struct dc_dentry *)d->aux;
+		if (!dc__is_dir(d->mode) || d->ino != ino || d->gen != gen)
+			continue;
+		/* a miss in flight below d sees it orphaned (lookup_slow) */
+		name_changed(c, d);
+		forget(c, d);
+	}
+	return c->root->ino == ino && c->root->gen == gen;
+}
+
 DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry *nr = NULL, *h = d;
+	bool all = false;
 
 	if (!c || !d)
 		return -EINVAL;
@@ -642,6 +662,10 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 		/* no new root to swap in: forget all below this one */
 		dc__dir_changed(c, d);
 		forget_all(c);
+	} else if (dc__is_dir(d->mode) && dc__load(c->dir_aliases)) {
+		/* the directory may be cached under other names too (a bind
+		 * mount in the tree): what they hold below it goes as well */
+		all = forget_dir_entries(c, d->ino, d->gen);
 	} else {
 		told_name_changed(c, d->parent,
 				  dc__hash_key(c, d->name->s, d->name->len));
@@ -649,7 +673,7 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	}
 	dc__write_unlock(c);
 	dc__maybe_shrink(c);	/* a swapped root is an entry more */
-	return 0;
+	return all ? dc_invalidate_all(c) : 0;
 }
 
 DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,
@@ -781,23 +805,13 @@ DC_API int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen)
 
 DC_API int dc_invalidate_dir(struct dc_cache *c, uint64_t ino, uint32_t gen)
 {
-	struct dc_dentry *d, *next;
 	bool root;
 
 	if (!c)
 		return -EINVAL;
 	dc__thread_enter();
 	dc__write_lock(c);
-	for (d = dc__inodes_first(c, ino, gen); d; d = next) {
-		/* forget unlinks d alone: its successor stays on the chain */
-		next = (struct dc_dentry *)d->aux;
-		if (!dc__is_dir(d->mode) || d->ino != ino || d->gen != gen)
-			continue;
-		/* a miss in flight below d sees it orphaned (lookup_slow) */
-		name_changed(c, d);
-		forget(c, d);
-	}
-	root = c->root->ino == ino && c->root->gen == gen;
+	root = forget_dir_entries(c, ino, gen);
 	dc__write_unlock(c);
 	return root ? dc_invalidate_all(c) : 0;
 }

@@ -25,7 +25,8 @@
  *    forgotten second name of the root reaches the root's; with no
  *    listings, an update through one leaves no answer for the name
  *    under the other, not even one a miss in flight there brings back,
- *    and a rename between the two leaves the cache consistent;
+ *    a rename between the two leaves the cache consistent, and
+ *    dc_invalidate of one forgets what the other holds;
  *  - a change told while readdir is in flight: that listing is not kept;
  *  - no readdir, DC_COMPLETE_OFF, or a directory larger than complete_max:
  *    never listed (or never used); a readdir that fails: not used;
@@ -539,6 +540,14 @@ static void test_alias_names(enum dc_mode m)
 	CHECK_EQ(res(c, "/b/z"), -ENOENT);
 	CHECK_EQ(res(c, "/a/w"), (int64_t)z.ino);
 	CHECK_EQ(res(c, "/b/w"), (int64_t)z.ino);
+
+	/* a change behind the cache, then the directory forgotten through
+	 * one entry: forgotten under the other too */
+	CHECK_EQ(dc_memfs_remove(fs, aino, "w", 0), 0);
+	CHECK_EQ(dc_invalidate(c, a), 0);
+	CHECK_EQ(res(c, "/b/w"), -ENOENT);
+	CHECK_EQ(res(c, "/a/w"), -ENOENT);
+	CHECK_EQ(dc_debug_check(c), 0);
 	dc_put(c, a);
 	dc_put(c, b);
 	close_last_cache(c);
