@@ -368,6 +368,34 @@ static void forget_links(struct dc_watch *w, const struct wfs *f,
 		dc_invalidate_inode(w->c, st.st_ino, dc_hostfs_gen(st.st_dev));
 }
 
+/*
+ * An event on an inode with no name (a link count changed: link, unlink
+ * elsewhere): only the inode's fid.  Whether it is below root cannot be
+ * told cheaply; the cache and the owner each find it in one probe or not.
+ */
+static void fanotify_inode(struct dc_watch *w, const struct fanotify_event_metadata *m,
+			   const unsigned char fsid[8], const struct file_handle *target)
+{
+	const struct wfs *f = fs_by_fsid(w, fsid);
+	struct dc_change_event ev = { .what = DC_CHANGE_INODE };
+	uint64_t ino;
+
+	if (!f || (w->opt.ignore_self && m->pid == w->self))
+		return;
+	ino = target_ino(f, target);
+	if (!ino)
+		return;		/* gone: its names' removals say the rest */
+	dc_invalidate_inode(w->c, ino, dc_hostfs_gen(f->dev));
+	ev.ino = ino;
+	ev.dir_dev = f->dev;
+	ev.dir_gen = dc_hostfs_gen(f->dev);
+	if (m->mask & FAN_ATTRIB)
+		ev.flags |= DC_CHANGED_ATTR;
+	if (m->mask & FAN_MODIFY)
+		ev.flags |= DC_CHANGED_DATA;
+	dc__watch_report(w, &ev);
+}
+
 /* One (directory, name) of an event; name is NUL-terminated. */
 static void fanotify_name(struct dc_watch *w, const struct fanotify_event_metadata *m,
 			  const unsigned char fsid[8], const struct file_handle *fh,
@@ -384,8 +412,14 @@ static void fanotify_name(struct dc_watch *w, const struct fanotify_event_metada
 	if (!f)
 		return;		/* not a file system of ours */
 	err = dir_where(w, f, fh, &d);
-	if (err == -ESTALE || err == -ENOENT)
+	if (err == -ESTALE || err == -ENOENT) {
+		/* the directory is gone, and what was cached below it goes
+		 * with it (its own removal's event); but the changed file may
+		 * have other names, elsewhere, which its own handle finds */
+		if (target && (m->mask & FAN_ATTRIB))
+			fanotify_inode(w, m, fsid, target);
 		return;
+	}
 	if (err) {
 		/* we cannot tell which directory changed */
 		if (!w->told_unresolved) {
@@ -423,34 +457,6 @@ static void fanotify_name(struct dc_watch *w, const struct fanotify_event_metada
 	else if (!target && (flags & DC_CHANGED_ATTR) && !old.mode)
 		forget_links(w, f, fh, name);
 	dc__watch_report_name(w, d.ino, d.dev, name, nl, flags, &old, ino);
-}
-
-/*
- * An event on an inode with no name (a link count changed: link, unlink
- * elsewhere): only the inode's fid.  Whether it is below root cannot be
- * told cheaply; the cache and the owner each find it in one probe or not.
- */
-static void fanotify_inode(struct dc_watch *w, const struct fanotify_event_metadata *m,
-			   const unsigned char fsid[8], const struct file_handle *target)
-{
-	const struct wfs *f = fs_by_fsid(w, fsid);
-	struct dc_change_event ev = { .what = DC_CHANGE_INODE };
-	uint64_t ino;
-
-	if (!f || (w->opt.ignore_self && m->pid == w->self))
-		return;
-	ino = target_ino(f, target);
-	if (!ino)
-		return;		/* gone: its names' removals say the rest */
-	dc_invalidate_inode(w->c, ino, dc_hostfs_gen(f->dev));
-	ev.ino = ino;
-	ev.dir_dev = f->dev;
-	ev.dir_gen = dc_hostfs_gen(f->dev);
-	if (m->mask & FAN_ATTRIB)
-		ev.flags |= DC_CHANGED_ATTR;
-	if (m->mask & FAN_MODIFY)
-		ev.flags |= DC_CHANGED_DATA;
-	dc__watch_report(w, &ev);
 }
 
 /* A fid record, copied out of the event buffer. */

@@ -625,6 +625,72 @@ out:
 	pthread_mutex_destroy(&gate);
 }
 
+/* ---- a change read after its directory went ------------------------------
+ * fanotify names a change by its directory's handle and the name; when
+ * the directory is gone by the time the event is read, the changed file's
+ * own handle still says which inode changed, and its other cached names
+ * (a hard link elsewhere) must learn of it.  The watcher is held in its
+ * first changed() while D/f's mode changes, D/f leaves the tree and D is
+ * removed; E/g, a second name of that file, must then show the new mode.
+ */
+static void test_gone_dir(void)
+{
+	static const char *const link2[] = { "E/g", NULL };
+	static const char *const names[] = { "E/g", "D/f", "D", NULL };
+	pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
+	struct dc_watch_options o = {
+		.mode = DC_WATCH_FANOTIFY, .changed = on_changed, .log = on_log,
+	};
+	struct dc_watch *w = NULL;
+	struct dc_cache *c = NULL;
+	struct said s;
+	double t0;
+
+	if (geteuid() != 0) {
+		skip("fanotify, a directory gone before its event: not root");
+		return;
+	}
+	if (!make_top()) {
+		CHECK(!"mkdtemp");
+		return;
+	}
+	said_init(&s);
+	s.gate = &gate;
+	o.arg = &s;
+	CHECK(mkdir(at("D"), 0755) == 0);
+	CHECK(mkdir(at("E"), 0755) == 0);
+	touch(at("D/f"));
+	CHECK(chmod(at("D/f"), 0644) == 0);
+	CHECK(link(at("D/f"), at("E/g")) == 0);
+	CHECK_EQ(new_cache(top, 0, &c), 0);
+	if (c)
+		CHECK_EQ(dc_watch_start(c, top, &o, &w), 0);
+	if (!w)
+		goto out;
+	/* E/g alone: a cached D would keep D's inode alive (hostfs holds a
+	 * descriptor of each cached directory), and its handle working */
+	CHECK(all_agree(c, link2, true));
+	pthread_mutex_lock(&gate);
+	touch(at("trigger"));
+	for (t0 = now_ms(); !__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST) &&
+	     now_ms() - t0 < 5000;)
+		h_sleep_ms(1);
+	CHECK(__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST));
+	CHECK(chmod(at("D/f"), 0600) == 0);
+	CHECK(rename(at("D/f"), out_at("f")) == 0);
+	CHECK(rmdir(at("D")) == 0);
+	pthread_mutex_unlock(&gate);
+	expect_agree(c, names, LIMIT_MS, "fanotify",
+		     "a file's mode changed, the file moved out and its directory removed");
+out:
+	said_show(&s, "fanotify, a directory gone");
+	dc_watch_stop(w);
+	if (c)
+		dc_cache_destroy(c);
+	remove_top();
+	pthread_mutex_destroy(&gate);
+}
+
 /* ---- 3: not root ------------------------------------------------------------ */
 
 /* Run fn in a child; its failures fail us, its exit 77 is a skip. */
@@ -990,6 +1056,7 @@ int main(void)
 	test_overflow(DC_WATCH_FANOTIFY, false);
 	test_overflow(DC_WATCH_INOTIFY, true);
 	test_overflow(DC_WATCH_FANOTIFY, true);
+	test_gone_dir();
 	printf("test_watch: %lu checks, %lu failed, %lu skipped\n", h_checks,
 	       h_failed, skipped);
 	return h_failed ? 1 : 0;
