@@ -199,26 +199,35 @@ static void settle_fall_back(struct dc_watch *w)
  * Far behind: more than WATCH_BEHIND bytes still queued after a full read
  * (a flood of changes elsewhere in the tree, or on the file system).  Each
  * queued event describes a change made before now, so one invalidation of
- * everything made after skipping them all covers them: skip to the end of
- * the queue, then forget all -- in that order, or a change skipped after
- * the invalidation would go untold.  inotify's removals of watches are
- * still taken from what is skipped, so the table stays true.  Without
- * this, a change at the end of a full queue waits for every event before
- * it to be handled one by one (hundreds of ms), only to reach the
+ * everything made after skipping them covers them: skip what is queued
+ * now, then forget all -- in that order, or a change skipped after the
+ * invalidation would go untold.  Only what is queued now: under a flood
+ * that goes on, reading until the queue is empty might never end, and
+ * nothing would be forgotten meanwhile (nor would dc_watch_stop's join
+ * return); what comes after is read as usual.  inotify's removals of
+ * watches are still taken from what is skipped, so the table stays true.
+ * Without this, a change at the end of a full queue waits for every event
+ * before it to be handled one by one (hundreds of ms), only to reach the
  * overflow that forgets everything anyway.
  */
 static void skip_backlog(struct dc_watch *w)
 {
 	size_t skipped = 0;
+	int queued = 0;
 	ssize_t n;
 
-	while ((n = read(w->fd, w->buf, WATCH_BUF)) > 0 || (n < 0 && errno == EINTR)) {
-		if (n < 0)
+	if (ioctl(w->fd, FIONREAD, &queued) < 0)
+		queued = 0;	/* then one read's worth */
+	do {
+		n = read(w->fd, w->buf, WATCH_BUF);
+		if (n < 0 && errno == EINTR)
 			continue;
+		if (n <= 0)
+			break;
 		skipped += (size_t)n;
 		if (w->kind == DC_WATCH_INOTIFY)
 			dc__inotify_removals(w, (size_t)n);
-	}
+	} while (skipped < (size_t)queued && !dc__load(w->stop));
 	dc__watch_say(w, "coherence: the %s queue was near overflow on %s: skipped %zu bytes "
 		      "of events", w->kind == DC_WATCH_INOTIFY ? "inotify" : "fanotify", w->root,
 		      skipped);
