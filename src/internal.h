@@ -361,6 +361,9 @@ struct dc_cache {
 					 * stripe to add (heads atomic: read
 					 * unlocked to prefetch) */
 	unsigned inodes_shift;
+	uint64_t forgot_all;		/* times everything was forgotten
+					 * (swap_root, forget_all): wlock;
+					 * atomic, read unlocked by updates */
 	bool dir_aliases;		/* a directory has been cached under two
 					 * live entries (a bind mount in the
 					 * tree): set once, by dc__inodes_add

@@ -235,6 +235,7 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	struct dc_dentry *d, *made = NULL;
 	struct dname n;
 	bool used = false, list;
+	uint64_t forgot = dc__load(c->forgot_all);
 	int err;
 
 	err = prepare(c, dir, name, &n);
@@ -259,6 +260,11 @@ static int add_name(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 		told_name_changed(c, dir, n.key);
 	if (!dir) {
 		;	/* the directory is not cached: nothing to update */
+	} else if (c->be.ops->adopt && c->forgot_all != forgot) {
+		/* everything was forgotten since adopt, perhaps for what
+		 * adopt could not do then (a watcher that had not yet
+		 * attached to the backend): the name is learnt anew */
+		forget(c, d);
 	} else if (link && !target) {
 		forget(c, d);
 		err = -ENOMEM;
@@ -552,6 +558,7 @@ static void swap_root(struct dc_cache *c, struct dc_dentry *nr)
 {
 	struct dc_dentry *old = c->root;
 
+	dc__store(c->forgot_all, c->forgot_all + 1);
 	nr->count = 1;		/* the cache's own, as root_init's */
 	/* every path starts somewhere else now (path.c) */
 	dc__path_change_begin(c, DC_PATH_ALL);
@@ -571,6 +578,7 @@ static void forget_all(struct dc_cache *c)
 {
 	uint64_t i;
 
+	dc__store(c->forgot_all, c->forgot_all + 1);
 	dc__path_change_begin(c, DC_PATH_ALL);
 	for (i = 0; i < c->nbuckets; i++)
 		while (c->buckets[i])

@@ -25,6 +25,8 @@
  *  orphan_miss      a miss in flight while its directory's parent is
  *                   forgotten is not cached; invalidating through a
  *                   forgotten file's handle forgets the file.
+ *  forgot_all       an update whose backend adopt() ran while the cache
+ *                   forgot everything does not cache its name.
  *  long_target      a backend's readlink that fills the whole buffer, as
  *                   readlink(2) does when it truncates; an inode with no
  *                   type.
@@ -448,6 +450,65 @@ static void test_orphan_miss(enum dc_mode mode)
 	dc_memfs_free(fs);
 }
 
+/* ---- forgot_all: everything forgotten while an update's adopt runs -------
+ * A backend's adopt may do what is only right for the cache as it is then
+ * (hostfs hands a new directory to its watcher, which may not have
+ * attached yet); when everything is forgotten before the update takes the
+ * lock (a watcher attaching forgets all), the name is learnt anew. */
+
+static struct dc_cache *fa_cache;
+static bool fa_armed;
+
+static int fa_adopt(void *ctx, const struct dc_inode *dir, const char *name,
+		    size_t len, struct dc_inode *inode)
+{
+	struct hooked *k = ctx;
+
+	if (fa_armed) {
+		fa_armed = false;
+		CHECK_EQ(dc_invalidate_all(fa_cache), 0);
+	}
+	return k->inner.ops->adopt(k->inner.ctx, dir, name, len, inode);
+}
+
+static void test_forgot_all(enum dc_mode mode)
+{
+	static struct dc_backend_ops ops;
+	struct dc_options o = { .mode = mode };
+	struct dc_inode a, b;
+	struct dc_dentry *root;
+	struct dc_memfs *fs;
+	struct hooked k;
+
+	CHECK_EQ(dc_memfs_new(&fs), 0);
+	memset(&k, 0, sizeof(k));
+	k.inner = dc_memfs_backend(fs);
+	ops = hooked_ops;
+	ops.adopt = fa_adopt;
+	o.backend.ops = &ops;
+	o.backend.ctx = &k;
+	CHECK_EQ(dc_cache_create(&o, &fa_cache), 0);
+	root = dc_root(fa_cache);
+	/* as it should be: a directory made through the cache is cached */
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "a", S_IFDIR | 0755, NULL, &a), 0);
+	CHECK_EQ(dc_mkdir(fa_cache, root, "a", &a), 0);
+	k.count_name = "a";
+	CHECK_EQ(resolve(fa_cache, "a", 0, NULL), 0);
+	CHECK_EQ(k.named, 0);
+	/* everything forgotten during the adopt: asked again */
+	CHECK_EQ(dc_memfs_add(fs, DC_MEMFS_ROOT, "b", S_IFDIR | 0755, NULL, &b), 0);
+	fa_armed = true;
+	CHECK_EQ(dc_mkdir(fa_cache, root, "b", &b), 0);
+	CHECK(!fa_armed);
+	k.count_name = "b";
+	CHECK_EQ(resolve(fa_cache, "b", 0, NULL), 0);
+	CHECK_EQ(k.named, 1);
+	dc_put(fa_cache, root);
+	CHECK_EQ(dc_debug_check(fa_cache), 0);
+	dc_cache_destroy(fa_cache);
+	dc_memfs_free(fs);
+}
+
 /* ---- long_target ---------------------------------------------------------- */
 
 /* A symlink "l" whose text is longer than any path: readlink truncates to
@@ -680,6 +741,7 @@ int main(void)
 		test_two_dirs(modes[m]);
 		test_same_number(modes[m]);
 		test_orphan_miss(modes[m]);
+		test_forgot_all(modes[m]);
 		test_long_target(modes[m]);
 		test_waiters_woken(modes[m]);
 		test_lockstep_misses(modes[m]);
