@@ -125,6 +125,14 @@ expect "import of nothing" 2 "which strace log" "$DCBENCH" import -o "$TMP/x.tra
 expect "capture -o into a missing directory: fails before the command runs" 1 \
     "cannot write the trace to" "$DCBENCH" capture -o "$TMP/nodir/x.trace" -- touch "$TMP/ran"
 [ -e "$TMP/ran" ] && notok "capture ran its command, then found it could not write the trace"
+run "$DCBENCH" capture -o "$TMP/cap.trace" --keep-log "$TMP/cap.log" -- touch "$TMP/ran"
+if [ "$RC" -ne 0 ]; then
+    notok "capture --keep-log: exit $RC"; diag <"$TMP/err"
+elif ! grep -qE '^[0-9]+ +execve\(' "$TMP/cap.log" 2>/dev/null; then
+    notok "capture --keep-log: the strace log was not kept ($TMP/cap.log)"; diag <"$TMP/err"
+else
+    ok "capture --keep-log: the trace written and the strace log kept"
+fi
 
 # --- compare and replay: too short to time ----------------------------------------------------
 run "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/fork.trace"

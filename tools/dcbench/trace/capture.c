@@ -241,7 +241,7 @@ int cmd_capture(int argc, char **argv)
 		case CLI_TAKEN:
 			continue;
 		}
-		if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {		} else if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {
+		if (cli_opt(cmd, argc, argv, &i, "keep-log", true, &v, &bad)) {
 			if (bad)
 				return bad;
 			keep = v;
