@@ -72,6 +72,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a file unlinked while open reads on, and its hidden name goes at close"
 	"a file replaced by a rename while open reads on, and its hidden name goes at close"
 	"a server restart: fsync'ed data is on the server"
+	"a server restart: lookups after it are answered, on new connections"
 	"a server restart: reads answer right or fail, never wrong"
 	"a server restart between a write and its fsync: fsync and close say EIO"
 	"a small compile through the mount builds a program that runs"
@@ -511,12 +512,31 @@ done_check
 head -c 65536 /dev/urandom >"$TMP/restart.want"
 dd if="$TMP/restart.want" of="$X/restart.bin" bs=65536 conv=fsync status=none
 src=$?
+# names the mount has not looked up, for after the restart; and 8 lookups
+# at once before it, so that dcfs keeps several connections idle, each
+# one the restart breaks
+for i in 1 2 3 4; do echo "fresh$i" >"$ROOT/fresh$i"; done
+for i in 1 2 3 4 5 6 7 8; do echo "par$i" >"$ROOT/par$i"; done
+for i in 1 2 3 4 5 6 7 8; do stat "$X/par$i" >/dev/null 2>&1 & done
+wait
 "$SERVER" stop "$STATE" >"$TMP/restart.out" 2>&1 &&
 	"$SERVER" start "$ROOT" "$STATE" >>"$TMP/restart.out" 2>&1
 restarted=$?
 check_all "${CHECKS[next]} (dd exit $src, server back: exit $restarted)" \
 	'[ $src = 0 ] && [ $restarted = 0 ] && cmp -s "$TMP/restart.want" "$ROOT/restart.bin"'
 [ $restarted = 0 ] || diag <"$TMP/restart.out"
+done_check
+# one at a time: each the first use of a connection since the restart,
+# or of one made after it
+answered=0 errs=
+for i in 1 2 3 4; do
+	if got=$(cat "$X/fresh$i" 2>&1) && [ "$got" = "fresh$i" ]; then
+		answered=$((answered + 1))
+	else
+		errs="$errs $got;"
+	fi
+done
+check_all "${CHECKS[next]}: $answered of 4 answered${errs:+ (${errs# })}" '[ $answered = 4 ]'
 done_check
 right=0 failed_reads=0 wrong=0
 for c in "$X" "$Y" "$X" "$Y"; do

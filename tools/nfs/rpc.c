@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -160,16 +161,18 @@ static int conn_cred(struct conn *cn, const struct dcnfs_cred *cred)
 	return 0;
 }
 
-/* An idle connection to the NFS service, or a new one. */
-static int get_conn(struct nfsrpc *r, struct conn **out)
+/* An idle connection to the NFS service (unless fresh), or a new one. */
+static int get_conn(struct nfsrpc *r, bool fresh, struct conn **out)
 {
-	struct conn *cn;
+	struct conn *cn = NULL;
 	int err;
 
 	pthread_mutex_lock(&r->lock);
-	cn = r->idle;
-	if (cn)
-		r->idle = cn->next;
+	if (!fresh) {
+		cn = r->idle;
+		if (cn)
+			r->idle = cn->next;
+	}
 	pthread_mutex_unlock(&r->lock);
 	if (cn) {
 		*out = cn;
@@ -189,6 +192,23 @@ static int get_conn(struct nfsrpc *r, struct conn **out)
 	nfsrpc_count(r, RK_CONNECT);
 	*out = cn;
 	return 0;
+}
+
+/* A connection broke: the idle ones go too, made to the same server, which
+ * may have gone away (a restart closes them all), so that the calls after
+ * this one do not each meet a dead connection first. */
+static void drop_idle(struct nfsrpc *r)
+{
+	struct conn *cn, *next;
+
+	pthread_mutex_lock(&r->lock);
+	cn = r->idle;
+	r->idle = NULL;
+	pthread_mutex_unlock(&r->lock);
+	for (; cn; cn = next) {
+		next = cn->next;
+		drop_conn(cn);
+	}
 }
 
 static void put_conn(struct nfsrpc *r, struct conn *cn)
@@ -250,7 +270,8 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 
 		if (tries)
 			nfsrpc_count(r, RK_RETRY);
-		err = get_conn(r, &cn);
+		/* the one resend on a new connection, not an idle one */
+		err = get_conn(r, tries > 0, &cn);
 		if (err)
 			return err;
 		err = conn_cred(cn, cred);
@@ -267,6 +288,7 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		/* destroying the context cancels c: its callback may run
 		 * now, while c is still ours */
 		drop_conn(cn);
+		drop_idle(r);
 		/* answered before the connection failed: that answer stands */
 		if (c.answered || (flags & RPC_ONCE))
 			return err;
