@@ -686,6 +686,11 @@ static void test_parser(void)
 	CHECK(dct_parse_line("7 <... vfork resumed>) = 8", 26, &l) == 0 &&
 	      l.type == DCT_LINE_RESUMED && l.text_len == 5);
 	CHECK(dct_parse_call("( ) = 8", 7, &c) == 0 && c.nargs == 0 && c.value == 8);
+	/* -1 with no errno name (a log cut off there): not a success */
+	CHECK(dct_parse_call("(AT_FDCWD, \"/x\", O_RDONLY) = -1", 31, &c) == 0 &&
+	      c.ret == DCT_RET_UNKNOWN);
+	CHECK(dct_parse_call("(AT_FDCWD, \"/x\", O_RDONLY) = -1 2 (No such file)", 48, &c) == 0 &&
+	      c.ret == DCT_RET_UNKNOWN);
 	CHECK(dct_parse_call("(\"a)\", {x, [y)]}) = 0", 21, &c) == -1);
 	CHECK(dct_parse_line("x 1 y", 5, &l) == -1 && l.type == DCT_LINE_MALFORMED);
 	CHECK(dct_parse_line("99999999999 stat(\"/\") = 0", 25, &l) == -1);

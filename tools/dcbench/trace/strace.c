@@ -287,6 +287,10 @@ static int parse_ret(const char *p, const char *end, struct dct_call *c)
 	if (c->value == -1 && p + 1 < end && *p == ' ' && p[1] == 'E') {
 		c->ret = DCT_RET_ERR;
 		parse_errname(p + 1, end, &c->errname);
+	} else if (c->value == -1) {
+		/* a failure with no errno name (a line cut off, or an errno
+		 * as a number): what failed is not known, not a success */
+		c->ret = DCT_RET_UNKNOWN;
 	}
 	return 0;
 }
