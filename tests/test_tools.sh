@@ -387,6 +387,10 @@ while read -r c; do
     grep -q "^usage: dcbench $c" "$TMP/err" || notok "dcbench $c --no-such-option: no usage on stderr"
 done <"$TMP/commands"
 expect "dcbench with an unknown option" 2 "unknown option '--bogus'" "$DCBENCH" --bogus
+expect "compare --threads with a count twice" 2 "--threads: 1 twice" \
+    "$DCBENCH" compare "$TMP/fork.trace" --threads 1,2,1
+expect "micro --threads with a count twice" 2 "--threads: 2 twice" \
+    "$DCBENCH" micro --threads 2,2
 expect "dcbench with an unknown command" 2 "unknown command 'bogus'" "$DCBENCH" bogus
 
 # every option of every parser in its command's --help

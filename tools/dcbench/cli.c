@@ -137,6 +137,9 @@ int cli_uint_list(const char *cmd, const char *opt, const char *s, unsigned lo,
 		buf[len] = '\0';
 		if (cli_uint(cmd, opt, buf, lo, hi, &out[*n]))
 			return EXIT_USAGE;
+		for (unsigned i = 0; i < *n; i++)
+			if (out[i] == out[*n])
+				return cli_usage(cmd, "%s: %s twice", opt, buf);
 		(*n)++;
 		if (!e)
 			break;

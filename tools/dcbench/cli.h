@@ -53,7 +53,8 @@ int cli_u64(const char *cmd, const char *opt, const char *s, uint64_t lo,
 	    uint64_t hi, uint64_t *out);
 /* Seconds from 0 to 86400 (a day); 0, or EXIT_USAGE with a message. */
 int cli_seconds(const char *cmd, const char *opt, const char *s, double *out);
-/* A comma-separated list of such numbers, at most max; 0 or EXIT_USAGE. */
+/* A comma-separated list of such numbers, distinct, at most max; 0 or
+ * EXIT_USAGE. */
 int cli_uint_list(const char *cmd, const char *opt, const char *s, unsigned lo,
 		  unsigned hi, unsigned *out, unsigned max, unsigned *n);
 

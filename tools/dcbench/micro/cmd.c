@@ -165,32 +165,6 @@ static int parse_names(const char *o, const char *s, const char *const *table,
 	return 0;
 }
 
-/* --threads: distinct counts from 1 to MAX_THREADS, at most MAX_TLIST. */
-static int parse_threads(struct bench *b, const char *v)
-{
-	b->ntl = 0;
-	for (const char *p = v;;) {
-		char num[32];
-		const char *e = strchr(p, ',');
-		size_t len = e ? (size_t)(e - p) : strlen(p);
-		unsigned x;
-
-		if (b->ntl == MAX_TLIST || len >= sizeof(num))
-			return cli_usage(CMD, "--threads: at most %u numbers", MAX_TLIST);
-		memcpy(num, p, len);
-		num[len] = '\0';
-		if (cli_uint(CMD, "--threads", num, 1, MAX_THREADS, &x))
-			return EXIT_USAGE;
-		for (unsigned t = 0; t < b->ntl; t++)
-			if (b->tl[t] == x)
-				return cli_usage(CMD, "--threads: %s twice", num);
-		b->tl[b->ntl++] = x;
-		if (!e)
-			return 0;
-		p = e + 1;
-	}
-}
-
 /*
  * The options into b: 0, EXIT_USAGE (with a message), or -1 when --help
  * was printed.
@@ -258,7 +232,8 @@ static int parse_args(struct bench *b, int argc, char **argv)
 					       &b->storm_delay_us);
 		} else if (cli_opt(CMD, argc, argv, &i, "threads", true, &v, &bad)) {
 			if (!bad)
-				bad = parse_threads(b, v);
+				bad = cli_uint_list(CMD, "--threads", v, 1, MAX_THREADS,
+						    b->tl, MAX_TLIST, &b->ntl);
 		} else if (!bad) {
 			bad = cli_usage(CMD, "unknown %s '%s'",
 					argv[i][0] == '-' ? "option" : "argument", argv[i]);
