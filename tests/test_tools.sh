@@ -391,6 +391,8 @@ expect "compare --threads with a count twice" 2 "--threads: 1 twice" \
     "$DCBENCH" compare "$TMP/fork.trace" --threads 1,2,1
 expect "micro --threads with a count twice" 2 "--threads: 2 twice" \
     "$DCBENCH" micro --threads 2,2
+expect "micro --plot of a file that is no .svg or .png" 2 "--plot wants a .svg or .png file" \
+    "$DCBENCH" micro --plot "$TMP/out.pdf"
 expect "dcbench with an unknown command" 2 "unknown command 'bogus'" "$DCBENCH" bogus
 
 # every option of every parser in its command's --help

@@ -200,6 +200,10 @@ static int parse_args(struct bench *b, int argc, char **argv)
 			if (!bad)
 				bad = parse_cred(v, b);
 		} else if (cli_opt(CMD, argc, argv, &i, "plot", true, &v, &bad)) {
+			const char *ext = v ? strrchr(v, '.') : NULL;
+
+			if (!bad && (!ext || (strcmp(ext, ".svg") && strcmp(ext, ".png"))))
+				bad = cli_usage(CMD, "--plot wants a .svg or .png file, not '%s'", v);
 			b->plot = v;
 		} else if (cli_opt(CMD, argc, argv, &i, "tree", true, &v, &bad)) {
 			b->treefile = v;
