@@ -47,9 +47,11 @@ static int tl_index(const struct bench *b, unsigned threads)
 	return -1;
 }
 
-/* A measured cell without failed operations, or NULL: a cell whose
- * lookups or updates failed did less work than its peers, so no figure
- * derived from it (a ratio, a scaling) is a measurement. */
+/* A measured cell with every run and without failed operations, or NULL:
+ * a cell whose lookups or updates failed did less work than its peers,
+ * and one with a run missing is not the median of the runs the report
+ * states, so no figure derived from either (a ratio, a scaling) is a
+ * measurement. */
 struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im)
 {
 	int ti = tl_index(b, threads);
@@ -58,7 +60,7 @@ struct cell *cell_get(struct bench *b, int sc, unsigned threads, int im)
 	if (ti < 0 || !b->ran[sc])
 		return NULL;
 	c = cell_at(b, sc, (unsigned)ti, im);
-	return c->measured && c->nr && !c->wrong && !c->uerr ? c : NULL;
+	return c->measured && c->nr == b->runs && !c->wrong && !c->uerr ? c : NULL;
 }
 
 /* What a run is: a timed one, the kernel's syscall floor, or a warm-up. */
