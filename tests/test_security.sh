@@ -703,6 +703,22 @@ fine() {
 	bad=${bad# }
 	echo "${bad:-all OK}"
 }
+# holder NAME OP ARGS...: the attacker runs op.py OP ARGS in the background,
+# holding what it opened, its first line to $T/NAME.out; let_go kills it,
+# and has the kernel forget what it held
+holder() {
+	local name=$1
+	shift
+	spawn "$T/$name.out" $A "$@"
+	held=$spawned
+	wait_for 20 test -s "$T/$name.out"
+}
+let_go() {
+	kill -KILL "$held" 2>/dev/null
+	wait_for 5 gone "$held"
+	sync
+	echo 2 > /proc/sys/vm/drop_caches
+}
 S=$T/fd.src M=$T/fd.mnt
 mkdir -p "$S/a" "$S/ad" "$S/al" "$S/ah" "$S/r" "$S/o"
 chown $A "$S/a" "$S/ad" "$S/al" "$S/ah"
@@ -720,42 +736,25 @@ MOUNTS+=("$M")
 mkdir -p "$M"
 if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/fd.stats" 2>>"$T/fd.err"; then
 	as $A ls -l "$M/a" > "$T/ls.out" 2>&1
-	spawn "$T/pin.out" $A pin "$M/a"
-	pin=$spawned
-	wait_for 20 test -s "$T/pin.out"
+	holder pin pin "$M/a"
 	res=$(fine 1)
 	check "10. dcfs with 512 descriptors, $A's 600 symlinks listed with ls -l ($(grep -c ' -> ' "$T/ls.out") shown) and held ($(cat "$T/pin.out")): root and $O: $res" \
 		test "$res" = "all OK"
-	kill -KILL "$pin" 2>/dev/null
-	wait_for 5 gone "$pin"
-	sync
-	echo 2 > /proc/sys/vm/drop_caches
-	spawn "$T/hold.out" $A holddirs "$M/a" 600
-	hold=$spawned
-	wait_for 20 test -s "$T/hold.out"
+	let_go
+	holder hold holddirs "$M/a" 600
 	res=$(fine 2)
 	check "10. then $A holds the directory open ($(cat "$T/hold.out")): root and $O: $res" \
 		test "$res" = "all OK"
-	kill -KILL "$hold" 2>/dev/null
-	wait_for 5 gone "$hold"
-	sync
-	echo 2 > /proc/sys/vm/drop_caches
-	spawn "$T/pind.out" $A pin "$M/ad"
-	pind=$spawned
-	wait_for 20 test -s "$T/pind.out"
+	let_go
+	holder pind pin "$M/ad"
 	res=$(fine 3)
 	check "10. then $A holds 600 directories ($(cat "$T/pind.out")): root and $O: $res" \
 		test "$res" = "all OK"
-	kill -KILL "$pind" 2>/dev/null
-	wait_for 5 gone "$pind"
+	let_go
 	# each removal through the mount of a name of a file the kernel holds
 	# may give dcfs a descriptor (a file open when its last name goes
 	# keeps its data): not for a file with another name, nor past a bound
-	sync
-	echo 2 > /proc/sys/vm/drop_caches
-	spawn "$T/pinl.out" $A pin "$M/al"
-	pinl=$spawned
-	wait_for 20 test -s "$T/pinl.out"
+	holder pinl pin "$M/al"
 	stats_since "$T/fd.stats"
 	before=$(stat_val "$T/fd.stats" node_fds)
 	removed=$(op $A unlinkall "$M/al" f)
@@ -764,13 +763,8 @@ if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/fd.stats" 2>>"$T/fd.er
 	res=$(fine 4)
 	check_all "10. then $A holds 600 files with two names ($(cat "$T/pinl.out")) and removes their first names ($removed): dcfs's descriptors $before -> $after (a file that keeps a name needs none); root and $O: $res" \
 		'[ "$res" = "all OK" ] && [ "$after" -le $((before + 8)) ]'
-	kill -KILL "$pinl" 2>/dev/null
-	wait_for 5 gone "$pinl"
-	sync
-	echo 2 > /proc/sys/vm/drop_caches
-	spawn "$T/pinh.out" $A pin "$M/ah"
-	pinh=$spawned
-	wait_for 20 test -s "$T/pinh.out"
+	let_go
+	holder pinh pin "$M/ah"
 	removed=$(op $A unlinkall "$M/ah" f)
 	stats_since "$T/fd.stats"
 	after=$(stat_val "$T/fd.stats" node_fds)
@@ -778,8 +772,7 @@ if prlimit --nofile=512:512 "$DCFS" "$S" "$M" --stats "$T/fd.stats" 2>>"$T/fd.er
 	res=$(fine 5)
 	check_all "10. then $A holds 600 files ($(cat "$T/pinh.out")) and removes them ($removed): dcfs's descriptors $after (at most 3 x its budget of $budget); root and $O: $res" \
 		'[ "$res" = "all OK" ] && [ "$after" -le $((3 * budget)) ]'
-	kill -KILL "$pinh" 2>/dev/null
-	wait_for 5 gone "$pinh"
+	let_go
 	stop fd
 else
 	for i in 1 2 3 4 5; do notok "10. descriptors: mount"; done

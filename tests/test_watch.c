@@ -314,6 +314,20 @@ static bool said_log_has(struct said *s, const char *what)
 	return r;
 }
 
+/* Hold the watcher in its first changed(), which a change of path (made
+ * here) brings, until the test unlocks gate (s->gate). */
+static void hold_watcher(struct said *s, pthread_mutex_t *gate, const char *path)
+{
+	double t0;
+
+	pthread_mutex_lock(gate);
+	touch(path);
+	for (t0 = now_ms(); !__atomic_load_n(&s->entered, __ATOMIC_SEQ_CST) &&
+	     now_ms() - t0 < 5000;)
+		h_sleep_ms(1);
+	CHECK(__atomic_load_n(&s->entered, __ATOMIC_SEQ_CST));
+}
+
 /* ---- 1: coherence per mode ---------------------------------------------- */
 
 static const char *const paths[] = {
@@ -591,12 +605,7 @@ static void test_overflow(enum dc_watch_mode mode, bool small)
 	if (!w)
 		goto out;
 	CHECK(all_agree(c, some, true));
-	pthread_mutex_lock(&gate);
-	touch(at("big/first"));
-	for (t0 = now_ms(); !__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST) &&
-	     now_ms() - t0 < 5000;)
-		h_sleep_ms(1);
-	CHECK(__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST));
+	hold_watcher(&s, &gate, at("big/first"));
 	/* more than the kernel queues (16,384 by default, both kinds) */
 	for (i = 0; i < flood; i++) {
 		snprintf(name, sizeof(name), "big/f%05d", i);
@@ -644,7 +653,6 @@ static void test_gone_dir(void)
 	struct dc_watch *w = NULL;
 	struct dc_cache *c = NULL;
 	struct said s;
-	double t0;
 
 	if (geteuid() != 0) {
 		skip("fanotify, a directory gone before its event: not root");
@@ -670,12 +678,7 @@ static void test_gone_dir(void)
 	/* E/g alone: a cached D would keep D's inode alive (hostfs holds a
 	 * descriptor of each cached directory), and its handle working */
 	CHECK(all_agree(c, link2, true));
-	pthread_mutex_lock(&gate);
-	touch(at("trigger"));
-	for (t0 = now_ms(); !__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST) &&
-	     now_ms() - t0 < 5000;)
-		h_sleep_ms(1);
-	CHECK(__atomic_load_n(&s.entered, __ATOMIC_SEQ_CST));
+	hold_watcher(&s, &gate, at("trigger"));
 	CHECK(chmod(at("D/f"), 0600) == 0);
 	CHECK(rename(at("D/f"), out_at("f")) == 0);
 	CHECK(rmdir(at("D")) == 0);
