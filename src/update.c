@@ -672,7 +672,10 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 		forget_all(c);
 	} else if (dc__is_dir(d->mode) && dc__load(c->dir_aliases)) {
 		/* the directory may be cached under other names too (a bind
-		 * mount in the tree): what they hold below it goes as well */
+		 * mount in the tree): what they hold below it goes as well,
+		 * and so does its name under its parent's other entries */
+		told_name_changed(c, d->parent,
+				  dc__hash_key(c, d->name->s, d->name->len));
 		all = forget_dir_entries(c, d->ino, d->gen);
 	} else {
 		told_name_changed(c, d->parent,

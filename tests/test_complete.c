@@ -501,7 +501,7 @@ static void test_alias(enum dc_mode m)
  * entries of one directory must leave the cache consistent. */
 static void test_alias_names(enum dc_mode m)
 {
-	struct dc_dentry *a, *b;
+	struct dc_dentry *a, *b, *s;
 	struct dc_inode in, z;
 	struct dc_cache *c;
 	uint64_t aino;
@@ -540,6 +540,15 @@ static void test_alias_names(enum dc_mode m)
 	CHECK_EQ(res(c, "/b/z"), -ENOENT);
 	CHECK_EQ(res(c, "/a/w"), (int64_t)z.ino);
 	CHECK_EQ(res(c, "/b/w"), (int64_t)z.ino);
+
+	/* a directory made behind the cache where the other entry holds
+	 * its name as absent; forgetting it through the one forgets that */
+	CHECK_EQ(res(c, "/b/s"), -ENOENT);
+	CHECK_EQ(dc_memfs_add(fs, aino, "s", S_IFDIR | 0755, NULL, &in), 0);
+	CHECK_EQ(dc_walk(c, NULL, "/a/s", 0, &s), 0);
+	CHECK_EQ(dc_invalidate(c, s), 0);
+	dc_put(c, s);
+	CHECK_EQ(res(c, "/b/s"), (int64_t)in.ino);
 
 	/* a change behind the cache, then the directory forgotten through
 	 * one entry: forgotten under the other too */
