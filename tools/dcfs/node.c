@@ -521,14 +521,16 @@ static int go_fdless(struct dnode *n, int fd)
 }
 
 /*
- * Past this many node descriptors (three quarters of nofile) no file about
- * to lose its last name gets one: a user who holds many such files (held
- * open, then removed) must not take the descriptors the others need; her
- * files past it read as ESTALE once their name is gone.
+ * Past this many node descriptors and open directory streams together
+ * (three quarters of nofile) no file about to lose its last name gets
+ * one: a user who holds many such files (held open, then removed) must
+ * not take the descriptors the others need; her files past it read as
+ * ESTALE once their name is gone.  Checked before the descriptor is
+ * taken, so removals at once may each pass it by one.
  */
 static bool pins_over(void)
 {
-	return CTR_GET(node_fds) >= 3 * dcfs.fd_budget;
+	return CTR_GET(node_fds) + CTR_GET(open_files) >= 3 * dcfs.fd_budget;
 }
 
 /*
