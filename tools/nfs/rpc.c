@@ -288,7 +288,11 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		/* destroying the context cancels c: its callback may run
 		 * now, while c is still ours */
 		drop_conn(cn);
-		drop_idle(r);
+		/* a transport that failed, not a server that was slow: a
+		 * timeout leaves the others be, or an overloaded server
+		 * would get every thread's reconnects at once */
+		if (err != -ETIMEDOUT)
+			drop_idle(r);
 		/* answered before the connection failed: that answer stands */
 		if (c.answered || (flags & RPC_ONCE))
 			return err;
