@@ -216,6 +216,9 @@ static void skip_backlog(struct dc_watch *w)
 	int queued = 0;
 	ssize_t n;
 
+	/* fanotify's count may hold each event's metadata alone, less than
+	 * what a read returns: less is skipped then, and the rest is read
+	 * as usual (or skipped again) */
 	if (ioctl(w->fd, FIONREAD, &queued) < 0)
 		queued = 0;	/* then one read's worth */
 	do {
