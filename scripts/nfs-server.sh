@@ -9,7 +9,8 @@
 # start writes STATEDIR/ganesha.conf (DIR exported with FSAL VFS as
 # nfs://127.0.0.1/export, NFSv3 and NFSv4, no squashing, read-write to
 # 127.0.0.1 alone; the server bound to 127.0.0.1, NFS on PORT, 2049 by
-# default; NFSv4 owners as bare numbers; no grace period; attributes
+# default; NFSv4 owners as bare numbers; no grace period unless
+# NFS_SERVER_GRACE_PERIOD gives one in seconds (1 to 180); attributes
 # never cached, so that changes made in DIR directly show), starts rpcbind
 # when none answers, starts ganesha.nfsd with its pid file, log and
 # recovery directory in STATEDIR, and waits (NFS_SERVER_WAIT seconds, 30)
@@ -25,6 +26,7 @@ set -uo pipefail
 PSEUDO=/export
 WAIT=${NFS_SERVER_WAIT:-30}
 GRACE=${NFS_SERVER_GRACE:-5}
+GRACE_PERIOD=${NFS_SERVER_GRACE_PERIOD:-0}
 
 die() { echo "nfs-server: $*" >&2; exit 1; }
 usage() {
@@ -58,6 +60,16 @@ plugins_dir() {
 	[ -n "$so" ] && dirname "$so"
 }
 
+# The NFSv4 block's grace lines: none, or GRACE_PERIOD seconds.
+grace_conf() {
+	if [ "$GRACE_PERIOD" -eq 0 ]; then
+		printf '\tGraceless = true;'
+	else
+		printf '\tGraceless = false;\n\tGrace_Period = %d;\n\tLease_Lifetime = %d;' \
+			"$GRACE_PERIOD" "$GRACE_PERIOD"
+	fi
+}
+
 write_conf() { # write_conf DIR STATEDIR PORT
 	local plugins
 
@@ -83,7 +95,7 @@ NFSv4 {
 	Allow_Numeric_Owners = true;
 	Only_Numeric_Owners = true;
 	UseGetpwnam = false;
-	Graceless = true;
+$(grace_conf)
 	RecoveryBackend = fs;
 	RecoveryRoot = "$2/recovery";
 }
@@ -142,6 +154,8 @@ start() { # start DIR STATEDIR [PORT]
 	port=${3:-2049}
 	[[ $port =~ ^[0-9]+$ ]] && [ "$port" -gt 0 ] && [ "$port" -lt 65536 ] ||
 		die "PORT must be a number from 1 to 65535, not '$port'"
+	[[ $GRACE_PERIOD =~ ^[0-9]+$ ]] && [ "$GRACE_PERIOD" -le 180 ] ||
+		die "NFS_SERVER_GRACE_PERIOD must be a number of seconds from 0 to 180, not '$GRACE_PERIOD'"
 	[ "$(id -u)" -eq 0 ] || die "must run as root (ganesha.nfsd serves every user's files)"
 	command -v ganesha.nfsd >/dev/null ||
 		die "ganesha.nfsd is not installed (scripts/deps.sh installs nfs-ganesha, nfs-ganesha-vfs)"
