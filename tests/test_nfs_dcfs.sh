@@ -20,6 +20,9 @@
 #     unlinks from both leave the server's tree as expected;
 #   - a server restart: data fsync'ed before it is on the server, and
 #     reads after it answer right or fail, never wrong data;
+#   - a server in its grace period after a restart: a truncate and a
+#     create through the mount wait for it to end (the server answers
+#     JUKEBOX, or GRACE) and are done;
 #   - a small real compile (cc with an include directory) through the
 #     mount, and the program it built runs.
 # Where the server cannot run (not root, packages missing, an NFS server
@@ -75,6 +78,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a server restart: lookups after it are answered, on new connections"
 	"a server restart: reads answer right or fail, never wrong"
 	"a server restart between a write and its fsync: fsync and close say EIO"
+	"a server in its grace period: a truncate and a create wait for it and are done"
 	"a small compile through the mount builds a program that runs"
 	"the mounts unmount and their daemons exit"
 	"no sanitizer report from any daemon"
@@ -573,6 +577,40 @@ wait "$hold_pid" 2>/dev/null
 exec {hold_r}<&- {hold_w}>&-
 check_all "${CHECKS[next]}: '${line:-}', then '${r_fsync:-}', '${r_close:-}' (server back: exit $restarted)" \
 	'[ "${line:-}" = written ] && [ "${r_fsync:-}" = "fsync: EIO" ] && [ "${r_close:-}" = "close: EIO" ] && [ $restarted = 0 ]'
+done_check
+
+# --- a server in its grace period ------------------------------------------------
+# Ganesha keeps its grace period after a restart only for clients that held
+# NFSv4 state before it: G4, an NFSv4 mount, makes a file (an OPEN) first.
+# In grace it answers a truncate (NFSv3 SETATTR of the size; NFSv4 too) and
+# an NFSv4 create (OPEN) with JUKEBOX or GRACE: asked to send them again.
+GRACE_S=10
+if URL=$BASE?version=4 mount_dcfs G4 && mount_dcfs GR --entry-timeout 0 --attr-timeout 0; then
+	echo held >"$TMP/G4/grace-held"
+	echo 0123456789 >"$TMP/GR/grace.txt"
+	"$SERVER" stop "$STATE" >"$TMP/restart3.out" 2>&1 &&
+		NFS_SERVER_GRACE_PERIOD=$GRACE_S "$SERVER" start "$ROOT" "$STATE" >>"$TMP/restart3.out" 2>&1
+	restarted=$?
+	t0=$EPOCHREALTIME
+	truncate -s 4 "$TMP/GR/grace.txt" 2>"$TMP/grace.err"
+	trc=$?
+	echo made >"$TMP/GR/grace-new" 2>>"$TMP/grace.err"
+	crc=$?
+	waited=$(ms_since "$t0")
+	unmount_dcfs GR
+	unmount_dcfs G4
+	later=$(stat_of GR later)
+	size=$(stat -c %s "$ROOT/grace.txt" 2>/dev/null)
+	made=$(cat "$ROOT/grace-new" 2>/dev/null)
+	check_all "${CHECKS[next]}: truncate exit $trc, create exit $crc after $waited ms, $later RPCs sent again when asked (server back: exit $restarted)" \
+		'[ $restarted = 0 ] && [ $trc = 0 ] && [ $crc = 0 ] && [ "$size" = 4 ] && [ "$made" = made ] && [ "${later:-0}" -gt 0 ]'
+	diag <"$TMP/grace.err"
+	[ $restarted = 0 ] || diag <"$TMP/restart3.out"
+else
+	notok "${CHECKS[next]}: the mounts G4 and GR failed"
+	diag <"$TMP/G4.log"
+	diag <"$TMP/GR.log"
+fi
 done_check
 
 # --- a small compile ---------------------------------------------------------------

@@ -293,10 +293,11 @@ static void write_stats(const char *path)
 	fprintf(f, "rpc LOOKUP=%" PRIu64 " GETATTR=%" PRIu64 " READDIR=%" PRIu64
 		" READLINK=%" PRIu64 " READ=%" PRIu64 " WRITE=%" PRIu64
 		" COMMIT=%" PRIu64 " updates=%" PRIu64 " SETATTR=%" PRIu64
-		" connects=%" PRIu64 " retries=%" PRIu64 " revalidations=%" PRIu64 "\n",
+		" connects=%" PRIu64 " retries=%" PRIu64 " revalidations=%" PRIu64
+		" later=%" PRIu64 "\n",
 		ns.lookups, ns.getattrs, ns.readdirs, ns.readlinks, ns.reads,
 		ns.writes, ns.commits, ns.updates, ns.setattrs, ns.connects,
-		ns.retries, ns.revalidations);
+		ns.retries, ns.revalidations, ns.later);
 	fprintf(f, "cache lookups=%" PRIu64 " hits=%" PRIu64 " misses=%" PRIu64 "\n",
 		cs.lookups, cs.hits, cs.misses);
 	if (fclose(f))

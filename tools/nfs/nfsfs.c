@@ -917,6 +917,7 @@ void dcnfs_stats(const struct dc_backend *be, struct dcnfs_stats *st)
 	st->updates = stat_of(r, RK_UPDATE);
 	st->setattrs = stat_of(r, RK_SETATTR);
 	st->others = stat_of(r, RK_OTHER);
+	st->later = stat_of(r, RK_LATER);
 }
 
 int dcnfs_inode_fh(const struct dc_inode *inode, struct dcnfs_fh *out)

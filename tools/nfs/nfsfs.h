@@ -75,6 +75,8 @@ struct dcnfs_stats {
 				 * RENAME, LINK */
 	uint64_t setattrs;	/* SETATTR */
 	uint64_t others;	/* FSSTAT */
+	uint64_t later;		/* RPCs sent again because the server asked
+				 * for them later (JUKEBOX, DELAY, GRACE) */
 };
 
 /*

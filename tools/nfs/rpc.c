@@ -16,6 +16,14 @@
  * done twice (a CREATE or REMOVE sent again would answer EEXIST or
  * ENOENT for what the first did).
  *
+ * Later: a server that answers JUKEBOX (NFSv4: DELAY, GRACE) did
+ * nothing and asks for the call again later, as it does while it
+ * recovers after a restart.  The call is sent again after a pause that
+ * doubles from NFSRPC_LATER_MIN_MS up to NFSRPC_LATER_MAX_MS, for
+ * NFSRPC_LATER_FOR_MS in all (longer than a default grace period), then
+ * fails with -EAGAIN.  Calls not to be done twice are sent again too: the
+ * server did not do them.
+ *
  * Credentials: AUTH_UNIX, set on the connection before each call when it
  * differs from the one it carries, so a connection serves any caller.
  *
@@ -258,10 +266,29 @@ static int exchange(struct nfsrpc *r, struct conn *cn, int proc, void *args,
 	return nfsrpc__wait(r, cn->rpc, c);
 }
 
+/* Sleep before a call the server asked for later; false when it has
+ * asked for NFSRPC_LATER_FOR_MS already. */
+static bool wait_later(int64_t *waited_ms, int64_t *pause_ms)
+{
+	struct timespec ts;
+
+	if (*waited_ms >= NFSRPC_LATER_FOR_MS)
+		return false;
+	ts.tv_sec = *pause_ms / 1000;
+	ts.tv_nsec = (*pause_ms % 1000) * 1000000;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	*waited_ms += *pause_ms;
+	*pause_ms = *pause_ms * 2 > NFSRPC_LATER_MAX_MS ? NFSRPC_LATER_MAX_MS :
+		    *pause_ms * 2;
+	return true;
+}
+
 int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		const struct dcnfs_cred *cred, int proc, void *args,
 		int (*take)(void *res, void *arg), void *arg, unsigned flags)
 {
+	int64_t waited_ms = 0, pause_ms = NFSRPC_LATER_MIN_MS;
 	int tries, err = -EIO;
 
 	for (tries = 0; tries < 2; tries++) {
@@ -283,6 +310,13 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		err = exchange(r, cn, proc, args, &c);
 		if (!c.broken) {
 			put_conn(r, cn);
+			/* JUKEBOX: the server did nothing, and asks again */
+			if (err == -EAGAIN && c.answered &&
+			    wait_later(&waited_ms, &pause_ms)) {
+				nfsrpc_count(r, RK_LATER);
+				tries--;
+				continue;
+			}
 			return err;
 		}
 		/* destroying the context cancels c: its callback may run

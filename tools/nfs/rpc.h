@@ -24,7 +24,7 @@
 /* RPCs counted by kind (dcnfs_stats). */
 enum rpc_kind { RK_LOOKUP, RK_GETATTR, RK_READDIR, RK_READLINK, RK_CONNECT,
 		RK_RETRY, RK_REVAL, RK_READ, RK_WRITE, RK_COMMIT, RK_UPDATE,
-		RK_SETATTR, RK_OTHER, RK_NR };
+		RK_SETATTR, RK_OTHER, RK_LATER, RK_NR };
 
 struct conn;
 
@@ -49,6 +49,12 @@ struct nfsrpc {
  * handle over NFSv4 (args: its path; the reply: an nfs_fh3). */
 #define NFSRPC_ROOT	1000
 
+/* A call the server asks for later (JUKEBOX; NFSv4 DELAY, GRACE) is sent
+ * again after a pause that doubles from MIN to MAX, for FOR in all. */
+#define NFSRPC_LATER_MIN_MS	100
+#define NFSRPC_LATER_MAX_MS	5000
+#define NFSRPC_LATER_FOR_MS	120000
+
 /* nfsrpc_call's flags */
 #define RPC_ONCE	0x1	/* not idempotent: never sent a second time */
 
@@ -57,7 +63,9 @@ struct nfsrpc {
  * it; take reads its reply inside libnfs's callback (which owns it) and
  * answers 0 or a negative errno.  A connection whose transport failed is
  * dropped, and the RPC sent once more on a new one unless RPC_ONCE (then
- * -EIO or -ETIMEDOUT: whether the server did it is unknown).  0 or a
+ * -EIO or -ETIMEDOUT: whether the server did it is unknown).  One the
+ * server asks for later is sent again, RPC_ONCE or not, after a pause
+ * (NFSRPC_LATER_*), and -EAGAIN once it has asked for FOR_MS.  0 or a
  * negative errno; never 0 for an RPC that was not answered.
  */
 int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
