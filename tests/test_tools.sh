@@ -11,7 +11,8 @@
 #    goal line names what it measured; every mode's report has its time in
 #    the cache and what that holds; on a trace with no lookups every goal
 #    line is there, "not measured" with the reason; replay's JSON has the
-#    time in the cache (schema_version 2);
+#    time in the cache (schema_version 2); a crafted trace whose renames
+#    would copy millions of names is refused with the reason;
 #  - --version, --help of every command; every long option each parser
 #    accepts (found in the sources with grep) is in its --help and in the
 #    manual page; unknown options give a message, the usage and exit 2;
@@ -158,6 +159,20 @@ if [ "$RC" -eq 0 ] && grep -q '^trace too short to time: ' "$TMP/out"; then
 else
     notok "replay of a short trace: exit $RC, or not said too short"; diag <"$TMP/out"
 fi
+# a crafted log: a directory of 1,200 names renamed 1,200 times, each rename
+# copying the names below it in the replay's model (1.44 million from 2,402
+# lines): refused with the reason, where it would grow without bound
+{
+    echo '700 mkdir("/d", 0755) = 0'
+    for i in $(seq 1 1200); do echo "700 mkdir(\"/d/f$i\", 0755) = 0"; done
+    echo '700 rename("/d", "/r1") = 0'
+    for i in $(seq 1 1199); do echo "700 rename(\"/r$i\", \"/r$((i + 1))\") = 0"; done
+    echo '700 +++ exited with 0 +++'
+} >"$TMP/chain.log"
+run "$DCBENCH" import "$TMP/chain.log" -o "$TMP/chain.trace"
+expect "replay of renames that would copy too many names: refused" 1 \
+    "the renames of directories in the trace copy more than [0-9]+ names \(line [0-9]+\): too many to replay" \
+    "$DCBENCH" replay "$TMP/chain.trace" --runs 1
 # cache_lines FILE: each mode's line in a compare or replay report is
 # followed by its time in the cache, saying what that holds; the count of
 # modes reported, or "bad" naming the first line that is not.

@@ -211,9 +211,27 @@ static unsigned cur_type(const struct node *n)
 	}
 }
 
-/* Copy the existing names below from to below to (a renamed directory). */
+/*
+ * The most names the model may hold while it applies the ops: each rename
+ * of a directory copies the names below it, so a few thousand renames of
+ * a directory with a few thousand names would make millions.  Bounded
+ * by the trace's size, so that a crafted trace is refused, not let eat
+ * the machine's memory.
+ */
+#define RP_NODES_BASE		(1u << 20)
+#define RP_NODES_PER_PATH	16u
+
+static size_t nodes_max(const struct rp_prep *p)
+{
+	return RP_NODES_BASE + RP_NODES_PER_PATH * (size_t)p->t->npaths;
+}
+
+/* Copy the existing names below from to below to (a renamed directory):
+ * 0, -ENOMEM, or -E2BIG past nodes_max. */
 static int move_subtree(struct rp_prep *p, uint32_t from, uint32_t to, unsigned depth)
 {
+	int err;
+
 	if (depth > DC_PATH_MAX / 2)
 		return 0;
 	for (uint32_t c = p->nodes[from].child; c != NONE; c = p->nodes[c].sibling) {
@@ -225,16 +243,19 @@ static int move_subtree(struct rp_prep *p, uint32_t from, uint32_t to, unsigned 
 			continue;
 		/* a copy: node_get may move the names it points into */
 		memcpy(name, p->names + p->nodes[c].name, len);
+		if (p->nnodes >= nodes_max(p))
+			return -E2BIG;
 		d = rp_node_get(p, to, name, len);
 		if (d == NONE)
-			return -1;
+			return -ENOMEM;
 		if (p->nodes[d].cur == S_UNKNOWN)
 			p->nodes[d].init = S_ABSENT;
 		p->nodes[d].cur = S_EXISTS;
 		p->nodes[d].ctype = (uint8_t)cur_type(&p->nodes[c]);
 		p->nodes[d].flags = (uint16_t)((p->nodes[d].flags & ~N_INITIAL) | N_CHANGED);
-		if (move_subtree(p, c, d, depth + 1))
-			return -1;
+		err = move_subtree(p, c, d, depth + 1);
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -253,7 +274,8 @@ bool rp_err_determined(unsigned kind, int e)
 	}
 }
 
-/* What op i says about the names, applied to the model.  *wr: OF_WR*. */
+/* What op i says about the names, applied to the model.  *wr: OF_WR*.
+ * 0, or move_subtree's error. */
 static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 {
 	uint32_t id = o->path, id2 = o->path2;
@@ -448,9 +470,12 @@ static int infer_op(struct rp_prep *p, const struct dct_op *o, uint8_t *wr)
 
 			if (p->nodes[n2].cur == S_EXISTS)
 				remove_node(p, n2);
+			int merr;
+
 			create_node(p, n2, type);
-			if (move_subtree(p, n, n2, 0))
-				return -1;
+			merr = move_subtree(p, n, n2, 0);
+			if (merr)
+				return merr;
 			remove_node(p, n);
 		}
 		*wr |= OF_WR1 | OF_WR2;
@@ -488,10 +513,18 @@ int rp_pass_infer(struct rp_prep *p, const uint64_t *order, char *err, size_t er
 	for (uint64_t k = 0; k < t->nops; k++) {
 		uint64_t i = order[k];
 		uint8_t wr = 0;
+		int e;
 
 		if (t->ops[i].err == DCT_ERR_UNKNOWN && dct_kind_paths(t->ops[i].kind))
 			p->info.unchecked++;
-		if (infer_op(p, &t->ops[i], &wr)) {
+		e = infer_op(p, &t->ops[i], &wr);
+		if (e == -E2BIG) {
+			dct_fail(err, errlen, "the renames of directories in the trace "
+				 "copy more than %zu names (line %u): "
+				 "too many to replay", nodes_max(p), t->ops[i].line);
+			return -1;
+		}
+		if (e) {
 			dct_fail(err, errlen, "out of memory");
 			return -1;
 		}
