@@ -172,6 +172,13 @@ done
 "$DCBENCH" micro --tree "$T/none.tsv.xz" --scenarios small > /dev/null 2> "$T/err.txt"
 rc=$?
 check_all "a missing listing: exit 1, names it" '[ $rc = 1 ] && grep -q none.tsv.xz "$T/err.txt"'
+# a listing past the lines its 32-bit index holds (2^26 + 1 lines, blank)
+head -c $(((1 << 26) + 1)) /dev/zero | tr '\0' '\n' > "$T/huge.tsv"
+"$DCBENCH" micro --tree "$T/huge.tsv" --scenarios small > /dev/null 2> "$T/err.txt"
+rc=$?
+rm -f "$T/huge.tsv"
+check_all "a listing of too many lines: exit 1, says so" \
+	'[ $rc = 1 ] && grep -q "huge.tsv: 67108865 lines, more than a listing may have" "$T/err.txt"'
 
 # The thread counts take turns, run by run (1 2 1 2, not 1 1 2 2), so
 # scaling can pair each 2-thread run with the 1-thread run beside it.

@@ -127,13 +127,18 @@ void tree_index_dirs(struct tree *t)
 }
 
 
+/* The most lines a listing may have: its nodes are numbered in 32 bits,
+ * and its directory index has two slots per line.  The kernel tree's
+ * listing has under 100,000. */
+#define TREE_LINES_MAX	(1ul << 26)
+
 /* Parse the listing: d<TAB>PATH, f<TAB>PATH<TAB>SIZE, l<TAB>PATH<TAB>TARGET. */
 struct tree *tree_parse(const char *file)
 {
 	char *text, *p, *end;
-	size_t len;
+	size_t len, lines = 0;
 	struct tree *t;
-	uint32_t *slot, mask, lines = 0;
+	uint32_t *slot, mask;
 	const char **kp = NULL;		/* directories' paths, by node */
 	uint32_t *kl = NULL;
 	unsigned long lineno = 0;
@@ -142,6 +147,12 @@ struct tree *tree_parse(const char *file)
 		return NULL;
 	for (size_t i = 0; i < len; i++)
 		lines += text[i] == '\n';
+	if (lines > TREE_LINES_MAX) {
+		fprintf(stderr, "dcbench micro: %s: %zu lines, more than a listing "
+			"may have (%lu)\n", file, lines, TREE_LINES_MAX);
+		free(text);
+		return NULL;
+	}
 	mask = (uint32_t)pow2_at_least((uint64_t)lines * 2 + 2) - 1;
 	slot = xcalloc((size_t)mask + 1, sizeof(*slot));
 	t = tree_new("hot");
