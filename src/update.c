@@ -459,8 +459,13 @@ static int plain_rename(struct dc_cache *c, struct dc_dentry *odir,
 		forget(c, t);
 		return !s || !s->mode || xs ? 0 : -ENOMEM;
 	}
-	if (dc__is_dir(s->mode) && is_under(ndir, s))
+	/* into its own subtree, as the cache has the tree: the backend did
+	 * something else, or the tree is stale; neither name can be trusted */
+	if (dc__is_dir(s->mode) && is_under(ndir, s)) {
+		forget(c, t);
+		forget(c, s);
 		return -EINVAL;
+	}
 	/*
 	 * The target already holds the source's inode: either two names of
 	 * one inode, which rename(2) leaves both in place, or a miss since the

@@ -388,6 +388,23 @@ static void test_updates(enum dc_mode mode)
 	CHECK_EQ(dc_rename(x.c, x.root, "a", a, "x", 0), -EINVAL);
 	CHECK_EQ(dc_rename(x.c, x.root, "b", b, "x", 0), -EINVAL);
 	CHECK_EQ(res(&x, "b/g", 0), I.f);
+	/* ... as the cache's stale tree has it: the backend moved p/q out of
+	 * p behind its back, then p into q.  Told of the second, the cache
+	 * refuses it, and forgets the names it can no longer trust */
+	{
+		struct dc_inode p, q;
+		struct dc_dentry *qd;
+
+		CHECK_EQ(dc_memfs_add(x.fs, DC_MEMFS_ROOT, "p", S_IFDIR | 0755, NULL, &p), 0);
+		CHECK_EQ(dc_memfs_add(x.fs, p.ino, "q", S_IFDIR | 0755, NULL, &q), 0);
+		CHECK_EQ(dc_walk(x.c, NULL, "p/q", 0, &qd), 0);
+		CHECK_EQ(dc_memfs_rename(x.fs, p.ino, "q", DC_MEMFS_ROOT, "q", 0), 0);
+		CHECK_EQ(dc_memfs_rename(x.fs, DC_MEMFS_ROOT, "p", q.ino, "p", 0), 0);
+		CHECK_EQ(dc_rename(x.c, x.root, "p", qd, "p", 0), -EINVAL);
+		CHECK_EQ(res(&x, "p", 0), -ENOENT);
+		CHECK_EQ(res(&x, "q/p", 0), (int64_t)p.ino);
+		dc_put(x.c, qd);
+	}
 	/* exchange */
 	CHECK_EQ(dc_memfs_rename(x.fs, DC_MEMFS_ROOT, "a", DC_MEMFS_ROOT, "b", DC_RENAME_EXCHANGE), 0);
 	CHECK_EQ(dc_rename(x.c, x.root, "a", x.root, "b", DC_RENAME_EXCHANGE), 0);
