@@ -96,7 +96,12 @@
 #     readahead requests, which the kernel sends in the background);
 #     another user's read of an uncached file elsewhere must be answered
 #     within 10 s (the kernel's default of 12 background requests in
-#     flight made it wait for them).
+#     flight made it wait for them);
+# 22. the attacker lists the extended attributes of her file through the
+#     mount for 3 s while another process sets and removes one on the host
+#     (dcfs, for a caller not root, sizes the list, then reads it): every
+#     answer must be the list as it was at some moment, never an error
+#     or bytes the daemon did not read.
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -1091,6 +1096,41 @@ if "$DCFS" "$T/st.inner" "$S/stall" --stats "$T/stin.stats" 2>>"$T/stin.err" &&
 	fusermount3 -u "$S/stall" 2>/dev/null || umount -l "$S/stall"
 else
 	notok "20. stuck host calls: mounts"
+fi
+
+# ---- 22: an extended attribute set and removed while the attacker lists ----
+S=$T/xl.src
+mkdir -p "$S"
+chmod 755 "$S"
+: > "$S/f"
+chown $A "$S/f"
+if start xl "$S"; then
+	"$PY" -c '
+import os, sys, time
+end = time.time() + 3
+while time.time() < end:
+    os.setxattr(sys.argv[1], "user.x", b"1")
+    os.removexattr(sys.argv[1], "user.x")' "$S/f" &
+	flip=$!
+	PIDS+=("$flip")
+	got=$(as $A "$PY" -c '
+import os, sys, time
+end, n, odd = time.time() + 3, 0, {}
+while time.time() < end:
+    try:
+        l = repr(os.listxattr(sys.argv[1]))
+    except OSError as e:
+        l = os.strerror(e.errno)
+    n += 1
+    if l not in ("[]", "[\x27user.x\x27]"):
+        odd[l[:40]] = odd.get(l[:40], 0) + 1
+print(n, sum(odd.values()), sorted(odd.items())[:3])' "$T/xl.mnt/f" 2>&1)
+	wait "$flip"
+	check_all "22. $A lists her file's attributes while one is set and removed on the host: lists, odd answers, the first kinds: $got" \
+		'[ "${got%% *}" -gt 0 ] 2>/dev/null && [ "$(cut -d" " -f2 <<<"$got")" = 0 ]'
+	stop xl
+else
+	notok "22. listxattr race: mount"
 fi
 
 # an instrumented daemon's reports (its stderr is /dev/null)

@@ -131,7 +131,10 @@ void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		free(list);
 		list = NULL;
 		n = path ? listxattr(path, NULL, 0) : -1;
-		if (n < 0)
+		/* none: done, for a second call of size 0 would only ask the
+		 * length again, and one set meanwhile would count bytes that
+		 * list does not hold */
+		if (n <= 0)
 			break;
 		list = malloc((size_t)n + 1);
 		if (!list) {
