@@ -237,6 +237,10 @@ static int setup(int xattrs)
 	ok &= put("other_rw", O_CREAT | O_WRONLY, 0666, "anyone\n") == 0;
 	ok &= put("setid", O_CREAT | O_WRONLY, 0644, "set-id\n") == 0 &&
 	      chmod("setid", 06777) == 0;
+	ok &= put("setid_trunc", O_CREAT | O_WRONLY, 0644, "set-id\n") == 0 &&
+	      chmod("setid_trunc", 06777) == 0;
+	ok &= put("setid_otrunc", O_CREAT | O_WRONLY, 0644, "set-id\n") == 0 &&
+	      chmod("setid_otrunc", 06777) == 0;
 	ok &= mkdir("noexec", 0700) == 0;
 	ok &= put("noexec/f", O_CREAT | O_WRONLY, 0644, "x") == 0;
 	ok &= mkdir("sg", 0777) == 0 && chown("sg", 0, 4242) == 0 &&
@@ -394,6 +398,11 @@ static void dirs(void)
 	/* a write by one without CAP_FSETID drops another's set-id bits */
 	say("append to ../setid: %s", res(put("../setid", O_WRONLY | O_APPEND, 0, "w")));
 	show("../setid (set-id bits after the write)", "../setid");
+	say("truncate ../setid_trunc: %s", res(truncate("../setid_trunc", 2)));
+	show("../setid_trunc (set-id bits after the truncate)", "../setid_trunc");
+	say("open ../setid_otrunc O_TRUNC, write: %s",
+	    res(put("../setid_otrunc", O_WRONLY | O_TRUNC, 0, "t")));
+	show("../setid_otrunc (set-id bits after O_TRUNC)", "../setid_otrunc");
 	say("creat ../sg/file: %s", res(put("../sg/file", O_CREAT | O_WRONLY, 0644, "g")));
 	show("../sg/file (group of the directory)", "../sg/file");
 	say("mkdir ../sg/dir: %s", res(mkdir("../sg/dir", 0755)));

@@ -240,17 +240,19 @@ static int set_times(struct dnode *n, int fd, int ffd, const struct stat *attr,
  * Before a write or truncate by a caller without CAP_FSETID, the kernel
  * drops a file's set-user-ID and set-group-ID bits itself, with no owner
  * check (file_remove_privs: ATTR_FORCE), and asks dcfs with a mode change
- * that only drops them.  The host, asked as that caller, would refuse it
- * (EPERM): so that one change is made as root.  A caller's own chmod of a
- * file it does not own never comes here: the kernel checks ownership
- * first (default_permissions).
+ * that only drops them: alone for a write, with the new size for a
+ * truncate (or an O_TRUNC open).  The host, asked as that caller, would
+ * refuse it (EPERM): so that one change is made as root, and the rest as
+ * the caller.  A caller's own chmod of a file it does not own never comes
+ * here: the kernel checks ownership first (default_permissions).
  */
 static bool kills_setid(int fd, int ffd, const struct stat *attr, int valid)
 {
 	mode_t setid = S_ISUID | S_ISGID, now, want = attr->st_mode & 07777;
 	struct stat st;
 
-	if ((valid & ~FUSE_SET_ATTR_CTIME) != FUSE_SET_ATTR_MODE ||
+	if (!(valid & FUSE_SET_ATTR_MODE) ||
+	    (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) ||
 	    (ffd >= 0 ? fstat(ffd, &st) : fstat(fd, &st)) < 0)
 		return false;
 	now = st.st_mode & 07777;
@@ -271,9 +273,16 @@ static int set_attrs(fuse_req_t req, struct dnode *n, int fd, int ffd,
 	struct caller cr;
 	int res = 0;
 
-	if (kills_setid(fd, ffd, attr, valid))
-		memset(&cr, 0, sizeof(cr));	/* as root: see kills_setid */
-	else if ((errno = caller_begin(req, &cr, CR_GROUPS)))
+	if (kills_setid(fd, ffd, attr, valid)) {
+		mode_t m = attr->st_mode & 07777;
+
+		/* as root: see kills_setid */
+		res = ffd >= 0 ? fchmod(ffd, m) : chmod(proc_path(&pp, fd), m);
+		if (res < 0)
+			return -1;
+		valid &= ~FUSE_SET_ATTR_MODE;
+	}
+	if ((errno = caller_begin(req, &cr, CR_GROUPS)))
 		return -1;
 	if (valid & FUSE_SET_ATTR_MODE) {
 		mode_t m = attr->st_mode & 07777;

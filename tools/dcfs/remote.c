@@ -696,9 +696,10 @@ static unsigned set_bits(int to_set)
 
 /*
  * Does mode only drop n's set-user-ID or set-group-ID bits?  The kernel
- * asks so after a write by someone without CAP_FSETID, which the server
- * would refuse from anyone but the owner; it is done as root (the kernel
- * itself does it so on local file systems).
+ * asks so after a write by someone without CAP_FSETID (alone), or with a
+ * truncate's new size, which the server would refuse from anyone but the
+ * owner; it is done as root (the kernel itself does it so on local file
+ * systems), and the rest as the caller.
  */
 static bool kills_setid(struct rnode *n, mode_t mode)
 {
@@ -717,13 +718,20 @@ static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	const struct dcnfs_cred *cr;
 	struct rcred rc;
 	struct stat st;
-	int err;
+	int err, rest;
 
 	(void)fi;
 	cr = caller(req, &rc);
-	if (to_set == FUSE_SET_ATTR_MODE && cr->uid && kills_setid(n, attr->st_mode))
-		cr = NULL;
-	err = -dcnfs_setattr(&rs.be, cr, &n->fh, attr, set_bits(to_set), &st);
+	rest = to_set;
+	err = 0;
+	if ((to_set & FUSE_SET_ATTR_MODE) &&
+	    !(to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && cr->uid &&
+	    kills_setid(n, attr->st_mode)) {
+		err = -dcnfs_setattr(&rs.be, NULL, &n->fh, attr, DCNFS_SET_MODE, &st);
+		rest &= ~FUSE_SET_ATTR_MODE;
+	}
+	if (!err && (set_bits(rest) || rest == to_set))
+		err = -dcnfs_setattr(&rs.be, cr, &n->fh, attr, set_bits(rest), &st);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
