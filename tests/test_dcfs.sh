@@ -18,7 +18,8 @@
 # a script of POSIX operations (tests/dcfs_conform.c) run
 # through the mount and on a plain directory, result by result, as root in
 # each libdcache mode and as nobody (without and with a supplementary
-# group), permission-denied cases included; no node leaked (after
+# group), permission-denied cases included; an append-only file (chattr
+# +a) takes appends and refuses an overwrite, as natively; no node leaked (after
 # drop_caches the kernel holds only the root, and at exit nothing is
 # left); concurrent clients (fsync'ed appends, a 64-entry cache) with the
 # source checked byte for byte and only the root held after drop_caches;
@@ -758,6 +759,27 @@ if $NOBODY true 2>/dev/null; then
 else
 	skip "conformance as nobody (no setpriv)"
 fi
+
+# ---- an append-only file (chattr +a): opened with O_APPEND, it takes appends ----
+mkdir -p "$T/ap.src"
+echo one > "$T/ap.src/log"
+if ! chattr +a "$T/ap.src/log" 2>/dev/null; then
+	skip "an append-only file: chattr +a fails on the file system of $T"
+elif start ap "$T/ap.src"; then
+	echo two >> "$T/ap.mnt/log"
+	a=$?
+	echo three >> "$T/ap.mnt/log"
+	b=$?
+	(echo x > "$T/ap.mnt/log") 2>/dev/null
+	c=$?
+	got=$(tr '\n' ' ' < "$T/ap.src/log")
+	check_all "an append-only file: two appends exit $a, $b and an overwrite $c (natively 0, 0 and 1); it holds '$got'" \
+		'[ $a = 0 ] && [ $b = 0 ] && [ $c != 0 ] && [ "$got" = "one two three " ]'
+	stop ap
+else
+	notok "an append-only file: mount"
+fi
+chattr -a "$T/ap.src/log" 2>/dev/null
 
 # ---- no leaked nodes -----------------------------------------------------------
 sync

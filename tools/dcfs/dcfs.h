@@ -280,6 +280,8 @@ static inline int node_io_get(struct dnode *n, bool write)
  * then closed).
  */
 int node_io_keep(struct dnode *n, bool write, int fd);
+/* fd for this thread's current request only: closed by node_io_done(). */
+int node_io_once(bool write, int fd);
 /* Close what this thread kept for one request's I/O (node_io_keep). */
 void node_io_done(void);
 

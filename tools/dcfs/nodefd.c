@@ -215,6 +215,14 @@ int node_stat(struct dnode *n, struct dnode *dir, const char *name,
 /* This thread's descriptors kept for one request's I/O, over the budget. */
 static __thread int io_tmp[2] = { -1, -1 };
 
+int node_io_once(bool write, int fd)
+{
+	if (io_tmp[write] >= 0)
+		close(io_tmp[write]);
+	io_tmp[write] = fd;
+	return fd;
+}
+
 int node_io_keep(struct dnode *n, bool write, int fd)
 {
 	int cur;
@@ -228,10 +236,7 @@ int node_io_keep(struct dnode *n, bool write, int fd)
 		return cur;
 	}
 	if (CTR_GET(node_fds) >= dcfs.fd_budget) {
-		/* over budget: for this request only (node_io_done) */
-		if (io_tmp[write] >= 0)
-			close(io_tmp[write]);
-		io_tmp[write] = fd;
+		node_io_once(write, fd);	/* over budget */
 	} else {
 		/* release: pairs with node_io_get's acquire */
 		__atomic_store_n(&n->io_fd[write], fd, __ATOMIC_RELEASE);

@@ -70,14 +70,17 @@ int open_waiting(fuse_req_t req, const char *path, int flags, bool nonblock)
 	return fd;
 }
 
-/* The node's descriptor for reads or writes, opened on first use (as
- * root: it serves every caller, and the kernel checked each at open). */
-/* The node's descriptor for reads or writes, opened on first use (as
- * root: it serves every caller, and the kernel checked each at open). */
+/*
+ * The node's descriptor for reads or writes, opened on first use (as
+ * root: it serves every caller, and the kernel checked each at open).  An
+ * append-only file (chattr +a) opens for writing only with O_APPEND, which
+ * would make every positional write an append: a caller that opened it
+ * with O_APPEND gets such a descriptor for its request alone.
+ */
 int file_io_fd(fuse_req_t req, struct fuse_file_info *fi, struct dnode *n,
 	       bool write)
 {
-	int fd = node_io_get(n, write), pfd, err;
+	int fd = node_io_get(n, write), pfd, err, append = -1;
 	bool nonblock = fi && (fi->flags & O_NONBLOCK);
 	struct procpath pp;
 
@@ -97,6 +100,10 @@ int file_io_fd(fuse_req_t req, struct fuse_file_info *fi, struct dnode *n,
 	if (fd < 0 && write && errno == EACCES)
 		fd = open_waiting(req, proc_path(&pp, pfd),
 				  O_WRONLY | O_CLOEXEC | O_NOCTTY, nonblock);
+	if (fd < 0 && write && errno == EPERM && fi && (fi->flags & O_APPEND))
+		append = fd = open_waiting(req, proc_path(&pp, pfd),
+					   O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY,
+					   nonblock);
 	err = errno;
 	node_fd_done();
 	if (fd < 0) {
@@ -105,7 +112,7 @@ int file_io_fd(fuse_req_t req, struct fuse_file_info *fi, struct dnode *n,
 		errno = err;
 		return -1;
 	}
-	return node_io_keep(n, write, fd);
+	return append >= 0 ? node_io_once(write, fd) : node_io_keep(n, write, fd);
 }
 
 
