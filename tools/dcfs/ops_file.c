@@ -396,6 +396,10 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		node_io_done();
 		return reply_errno(req, err);
 	}
+	/* the reply's count is 32 bits: a copy past it (a file system that
+	 * copies 4 GiB or more in one call) would be told short, or as 0 */
+	if (len > (UINT32_MAX & ~(size_t)4095))
+		len = UINT32_MAX & ~(size_t)4095;
 	n = copy_file_range(in, &off_in, out, &off_out, len, (unsigned)flags);
 	caller_end(&cr);
 	reply_written(req, n);
