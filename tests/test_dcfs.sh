@@ -19,7 +19,9 @@
 # through the mount and on a plain directory, result by result, as root in
 # each libdcache mode and as nobody (without and with a supplementary
 # group), permission-denied cases included; an append-only file (chattr
-# +a) takes appends and refuses an overwrite, as natively; no node leaked (after
+# +a) takes appends and refuses an overwrite, as natively; in a directory
+# removed under a process, names answer ENOENT and the directory lists
+# empty and takes a chmod, as natively; no node leaked (after
 # drop_caches the kernel holds only the root, and at exit nothing is
 # left); concurrent clients (fsync'ed appends, a 64-entry cache) with the
 # source checked byte for byte and only the root held after drop_caches;
@@ -780,6 +782,42 @@ else
 	notok "an append-only file: mount"
 fi
 chattr -a "$T/ap.src/log" 2>/dev/null
+
+# ---- a directory removed while a process stands in it ----
+# natively names there answer ENOENT, and the directory itself lists empty
+# and takes a chmod: the same through dcfs, whether it was removed on the
+# host or through the mount
+if command -v python3 >/dev/null; then
+	cat > "$T/rmcwd.py" <<'EOF'
+import errno, os, sys
+def res(f):
+    try:
+        r = f()
+        return "ok" if r is None else "ok %s" % (r,)
+    except OSError as e:
+        return errno.errorcode[e.errno]
+os.mkdir(sys.argv[1] + "/g")
+os.chdir(sys.argv[1] + "/g")
+os.rmdir(sys.argv[2] + "/g")
+print("create", res(lambda: os.close(os.open("x", os.O_CREAT | os.O_WRONLY, 0o644))),
+      "stat", res(lambda: os.stat("y") and None), "list", res(lambda: os.listdir(".")),
+      "chmod", res(lambda: os.chmod(".", 0o700)), "mkdir", res(lambda: os.mkdir("d")))
+EOF
+	mkdir -p "$T/rc.src" "$T/rc.nat"
+	if start rc "$T/rc.src"; then
+		nat=$(python3 "$T/rmcwd.py" "$T/rc.nat" "$T/rc.nat" 2>&1)
+		host=$(python3 "$T/rmcwd.py" "$T/rc.mnt" "$T/rc.src" 2>&1)
+		rm -rf "$T/rc.src/g"
+		mnt=$(python3 "$T/rmcwd.py" "$T/rc.mnt" "$T/rc.mnt" 2>&1)
+		check_all "in a directory removed under a process: native '$nat', removed on the host '$host', through the mount '$mnt'" \
+			'[ "$host" = "$nat" ] && [ "$mnt" = "$nat" ] && [ "${nat#create ENOENT}" != "$nat" ]'
+		stop rc
+	else
+		notok "a directory removed under a process: mount"
+	fi
+else
+	skip "a directory removed under a process: no python3"
+fi
 
 # ---- no leaked nodes -----------------------------------------------------------
 sync

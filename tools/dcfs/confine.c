@@ -13,7 +13,9 @@
  * forgets the object's names and the request gets ESTALE: the kernel walks
  * the path again (LOOKUP_REVAL) and finds the name gone.  A directory
  * whose path is too long to print is judged by walking ".." up to
- * SOURCE_DIR.
+ * SOURCE_DIR.  A directory removed takes no names, as natively: its
+ * requests for names answer ENOENT, while its attributes and its (empty)
+ * listing stay served.
  *
  * Called by any worker at any time; the only shared state is SOURCE_DIR's
  * path, written once at INIT before any request is served.
@@ -89,7 +91,12 @@ void confine_init(void)
 	src_len = fd_path(dcfs.root_fd, src_path, sizeof(src_path));
 }
 
-static bool inside_source(int fd, bool dir)
+/*
+ * Where the object open at fd (a directory if dir) lies: 0, in the source;
+ * ESTALE, outside it; ENOENT, a directory removed, which holds no names
+ * and takes none, as natively (lookups and creates there answer ENOENT).
+ */
+static int where(int fd, bool dir)
 {
 	char p[PATH_MAX], r[PATH_MAX];
 	ssize_t len = fd_path(fd, p, sizeof(p)), rlen;
@@ -100,20 +107,20 @@ static bool inside_source(int fd, bool dir)
 	/* too long to print: a directory is walked up; a file has no ".."
 	 * (judged inside: the one case this check leaves open) */
 	if (len < 0)
-		return errno == ENAMETOOLONG && (!dir || inside_by_walk(fd));
+		return errno == ENAMETOOLONG && (!dir || inside_by_walk(fd)) ?
+		       0 : ESTALE;
 	/* removed, or a name that really ends so: the link count says.  A
-	 * removed directory takes no new names; a removed file's data stay
-	 * readable to whoever opened it, as natively */
+	 * removed file's data stay readable to whoever opened it */
 	if ((size_t)len > dl && !memcmp(p + len - dl, del, dl) &&
 	    (fstat(fd, &st) < 0 || st.st_nlink == 0))
-		return !dir;
+		return dir ? ENOENT : 0;
 	if (src_len > 0 && under(p, (size_t)len, src_path, (size_t)src_len))
-		return true;
+		return 0;
 	/* SOURCE_DIR's own path now (it may itself have been renamed) */
 	rlen = fd_path(dcfs.root_fd, r, sizeof(r));
 	if (rlen < 0)
-		return dir && inside_by_walk(fd);
-	return under(p, (size_t)len, r, (size_t)rlen);
+		return dir && inside_by_walk(fd) ? 0 : ESTALE;
+	return under(p, (size_t)len, r, (size_t)rlen) ? 0 : ESTALE;
 }
 
 /* Forget the names of n, which left the source (counted as stale). */
@@ -128,10 +135,11 @@ static void left_source(struct dnode *n)
 
 int check_dir_fd(struct dnode *dir, int fd)
 {
-	if (dir == dcfs.root || inside_source(fd, true))
-		return 0;
-	left_source(dir);
-	return ESTALE;
+	int err = dir == dcfs.root ? 0 : where(fd, true);
+
+	if (err == ESTALE)
+		left_source(dir);
+	return err;
 }
 
 int check_dir(struct dnode *dir)
@@ -145,14 +153,17 @@ int check_dir(struct dnode *dir)
 	return err;
 }
 
-/* A file held by handle has no path to check: it passes. */
+/* A file held by handle has no path to check: it passes; so does a
+ * removed directory, whose attributes and (empty) listing may be used. */
 int check_node(struct dnode *n)
 {
-	int fd = node_fd(n);
+	int fd = node_fd(n), err;
 
-	if (S_ISDIR(n->type))
-		return check_dir(n);
-	if (fd < 0 || inside_source(fd, false))
+	if (S_ISDIR(n->type)) {
+		err = check_dir(n);
+		return err == ENOENT ? 0 : err;
+	}
+	if (fd < 0 || where(fd, false) == 0)
 		return 0;
 	left_source(n);
 	return ESTALE;

@@ -73,12 +73,14 @@ void caller_end(struct caller *cr);
 
 /* At INIT: SOURCE_DIR's path, to compare descriptors' paths with. */
 void confine_init(void);
-/* May names in directory node dir, whose descriptor is fd, be used?  0,
- * or ESTALE (its names forgotten). */
+/* May names in directory node dir, whose descriptor is fd, be used?  0;
+ * ESTALE, it left the source (its names forgotten); or ENOENT, it was
+ * removed. */
 int check_dir_fd(struct dnode *dir, int fd);
 /* The same with dir's own descriptor: 0 or an errno. */
 int check_dir(struct dnode *dir);
-/* The same for a node's own object (a file held by handle passes). */
+/* May a node's own object be used?  0 or ESTALE as check_dir (a file held
+ * by handle and a removed directory pass). */
 int check_node(struct dnode *n);
 
 /* ---- ops_inode.c: lookups ------------------------------------------------ */

@@ -277,6 +277,8 @@ void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct dirh *h;
 
 	err = dfd < 0 ? errno : check_dir_fd(dir, dfd);
+	if (err == ENOENT)	/* removed: it lists empty, as natively */
+		err = 0;
 	fd = err ? -1 : openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (!err && fd < 0)
 		err = errno;
