@@ -26,7 +26,9 @@
  * orphaned.  A change while readdir runs (from the miss that made the
  * count on) marks the record, and that listing is not installed; a
  * change of one name keeps an installed listing, with the name taken in
- * (it may exist now); any other change drops it.  A listing is used only
+ * (it may exist now); any other change drops it.  A name a miss finds
+ * while readdir runs (the backend says it exists, though nothing told
+ * the cache) is taken into that listing when it is installed.  A listing is used only
  * while the directory is not orphaned (lookup_slow checks first), not
  * suspect, and with TTLs on, not older than the negative TTL, counted
  * from the asking.  So an answer from a listing is never older than the
@@ -55,6 +57,7 @@
 #define DC_LIST_BUCKETS	256	/* record chains */
 #define DC_LIST_MAX	1024	/* records; past it one is evicted per new one */
 #define DC_LIST_FIRST	64	/* keys allocated for a listing at first */
+#define DC_LIST_FOUND	4	/* names found while listing, kept for it */
 
 enum {
 	LS_COUNTING,	/* counting -ENOENT answers */
@@ -73,6 +76,8 @@ struct dc_list {
 	uint32_t n;			/* names listed (COMPLETE) */
 	uint64_t asked;			/* dc__now() before readdir; 0: TTLs off */
 	uint64_t *keys;			/* n sorted keys (COMPLETE) */
+	uint32_t nfound;		/* keys in found (LISTING) */
+	uint64_t found[DC_LIST_FOUND];	/* names misses found (LISTING) */
 };
 
 int dc__lists_init(struct dc_cache *c)
@@ -163,6 +168,7 @@ static void restart(struct dc_cache *c, struct dc_list *l)
 	drop_keys(c, l);
 	l->misses = 0;
 	l->changed = 0;
+	l->nfound = 0;
 	l->state = LS_COUNTING;
 }
 
@@ -368,6 +374,34 @@ bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
 }
 
 /*
+ * A miss found name in dir: the backend said it exists.  A listing being
+ * read may predate the name (made behind the cache, with nothing told),
+ * and would deny it once the name's entry is evicted: it takes the name
+ * in when installed (past DC_LIST_FOUND such names, it is not installed).
+ * An installed listing that holds sent the miss to the backend only for a
+ * key it has.  The miss side of the write lock held.
+ */
+void dc__note_found(struct dc_cache *c, struct dc_dentry *dir,
+		    const char *name, size_t len)
+{
+	struct dc_list *l;
+	uint64_t key;
+
+	if (!(dc__flags(dir) & DC_F_HASLIST) || is_dot_or_dotdot(name, len))
+		return;
+	key = dc__hash_key(c, name, len);
+	pthread_mutex_lock(&c->list_lock);
+	l = *slot_of(c, dir);
+	if (l && l->state == LS_LISTING) {
+		if (l->nfound < DC_LIST_FOUND)
+			l->found[l->nfound++] = key;
+		else
+			l->changed = 1;
+	}
+	pthread_mutex_unlock(&c->list_lock);
+}
+
+/*
  * Count one more reason to list dir (misses more of them: 1 for each
  * -ENOENT answer; a directory just made counts as all it needs), and
  * start listing it when the count is made.  true: the caller is to list
@@ -389,6 +423,7 @@ static bool count_toward_listing(struct dc_cache *c, struct dc_dentry *dir,
 	if (l && l->state == LS_COUNTING && l->misses >= c->complete_after) {
 		l->state = LS_LISTING;	/* changes from now on mark it */
 		l->changed = 0;
+		l->nfound = 0;
 		list = true;
 	}
 	pthread_mutex_unlock(&c->list_lock);
@@ -518,6 +553,13 @@ void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir)
 		l->n = k.n;
 		l->asked = asked;
 		k.keys = NULL;
+		/* names found meanwhile exist, listed or not */
+		for (uint32_t i = 0; i < l->nfound; i++)
+			if (!add_key(c, l, l->found[i])) {
+				restart(c, l);
+				break;
+			}
+		l->nfound = 0;
 	} else if ((err == -E2BIG || err == -EOPNOTSUPP) && !l->changed) {
 		l->state = LS_UNLISTED;	/* until the names change */
 	} else {

@@ -1037,6 +1037,8 @@ void dc__lists_free(struct dc_cache *c);
 bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
 		       const char *name, size_t len, uint64_t *asked);
 bool dc__note_negative(struct dc_cache *c, struct dc_dentry *dir);
+void dc__note_found(struct dc_cache *c, struct dc_dentry *dir,
+		    const char *name, size_t len);
 void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir);
 bool dc__list_new(struct dc_cache *c, struct dc_dentry *dir);
 void dc__list_forget(struct dc_cache *c, struct dc_dentry *d);

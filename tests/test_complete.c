@@ -741,6 +741,40 @@ static void test_race(enum dc_mode m)
 	close_last_cache(c);
 }
 
+/*
+ * A name made behind the cache (nothing told) while readdir is in flight,
+ * and found by a miss before the listing is installed: the listing, read
+ * before the name was made, must not deny it once its entry is evicted.
+ */
+static void test_found_in_flight(enum dc_mode m)
+{
+	struct resolver l = { .path = "/d/k1" };
+	struct dc_dentry *d;
+	struct dc_cache *c;
+	pthread_t t;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	l.c = c;
+	CHECK_EQ(dc_walk(c, NULL, "/d", 0, &d), 0);	/* its record stays */
+	miss_names(c, "d", "k", 0, 1);
+	hold_start();
+	CHECK_EQ(pthread_create(&t, NULL, resolve_in_thread, &l), 0);
+	hold_wait();
+	x = add(dino, "late", REG_M, NULL);
+	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
+	hold_release();
+	pthread_join(t, NULL);
+	CHECK_EQ(l.answer, -ENOENT);
+	CHECK_EQ(stats(c).readdirs, 1);
+	CHECK(dc_shrink(c, 0) >= 0);			/* /d/late evicted */
+	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
+	check_answers_from_listing(c, "m");		/* and it was kept */
+	dc_put(c, d);
+	close_last_cache(c);
+}
+
 /* Never listed, or never used. */
 static void test_off(enum dc_mode m)
 {
@@ -1057,6 +1091,7 @@ int main(void)
 		test_alias_in_flight(m);
 		test_untold(m);
 		test_race(m);
+		test_found_in_flight(m);
 		test_off(m);
 		test_ttl(m);
 		test_ttl_learned(m);
