@@ -468,7 +468,8 @@ static int collect_name(void *arg, const char *name, size_t len)
 	if (k->n == k->max)
 		return -E2BIG;
 	if (k->n == k->cap) {
-		uint32_t cap = k->cap ? k->cap * 2 : DC_LIST_FIRST;
+		/* 64 bits: twice a cap past 2^31 (complete_max may be) */
+		uint64_t cap = k->cap ? (uint64_t)k->cap * 2 : DC_LIST_FIRST;
 
 		if (cap > k->max)
 			cap = k->max;
@@ -480,7 +481,7 @@ static int collect_name(void *arg, const char *name, size_t len)
 		if (k->keys)
 			dc__free(k->c, k->keys, (size_t)k->cap * sizeof(*keys));
 		k->keys = keys;
-		k->cap = cap;
+		k->cap = (uint32_t)cap;
 	}
 	k->keys[k->n++] = dc__hash_key(k->c, name, len);
 	return 0;
