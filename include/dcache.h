@@ -225,6 +225,11 @@ int dc_mode_parse(const char *name, enum dc_mode *out);
 /* ---- Lookups ---------------------------------------------------------- */
 
 #define DC_NOFOLLOW	0x1	/* do not follow a symlink in the last component */
+/* dc_resolve_as only: as Linux with fs.protected_symlinks set, follow a
+ * trailing symlink (the last component) in a sticky world-writable
+ * directory only if the credential's uid or the directory's owner owns it
+ * (else -EACCES), whoever resolves, uid 0 too. */
+#define DC_PROTECTED_SYMLINKS	0x2
 
 
 /*

@@ -163,6 +163,24 @@ static bool follow(const struct nameidata *nd, const struct component *cp)
 }
 
 /*
+ * May the walk follow a symlink, met as component cp and owned by luid,
+ * in a directory of mode dmode owned by duid?  Only a checked walk asked
+ * for fs.protected_symlinks (DC_PROTECTED_SYMLINKS) refuses any, as
+ * Linux's may_follow_link: a trailing link (the path's last component,
+ * also after an earlier link's text) in a sticky world-writable
+ * directory, that neither the follower nor the directory's owner owns,
+ * whoever follows, root too.
+ */
+static bool may_follow(const struct nameidata *nd, const struct component *cp,
+		       uint32_t dmode, uint32_t duid, uint32_t luid)
+{
+	if (!nd->cred || !(nd->flags & DC_PROTECTED_SYMLINKS) || !cp->final ||
+	    (dmode & (S_ISVTX | S_IWOTH)) != (S_ISVTX | S_IWOTH))
+		return true;
+	return luid == nd->cred->uid || luid == duid;
+}
+
+/*
  * Continue in a symlink's text t: save what is left of the current string
  * (unless only slashes are left: then it just makes the end a directory).
  * Returns 1 when t is absolute, 0 when relative, or a negative errno.
@@ -413,9 +431,16 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 		}
 		if (dc__is_lnk(mode) && follow(nd, &cp)) {
 			struct dc_xname *x = (struct dc_xname *)dc__load_acq(child->aux);
+			bool may = may_follow(nd, &cp, dc__load(cur->mode),
+					      dc__load(cur->uid),
+					      dc__load(child->uid));
 
 			nd->plain = false;
-			if (!x || dc__seq_retry(&child->seq, cseq))
+			/* the three read under both seqs, and the text
+			 * under the link's; a refusal is left to the
+			 * ref-walk, which says it */
+			if (!x || !may || dc__seq_retry(&cur->seq, seq) ||
+			    dc__seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			/* x stays allocated until we leave the read section */
 			err = push_link(nd, x->n.s, x->n.len);
@@ -632,6 +657,24 @@ static void fresh_dir(struct nameidata *nd, struct dc_dentry *d,
 	}
 }
 
+/* may_follow for a link child the ref-walk holds, in cur, which it holds
+ * too: the owner and mode of each from one snapshot (one seq write
+ * stores them). */
+static bool may_follow_ref(struct nameidata *nd, const struct component *cp,
+			   struct dc_dentry *cur, struct dc_dentry *child)
+{
+	uint32_t seq, cseq;
+	bool ok;
+
+	do {
+		seq = dc__seq_begin(&cur->seq);
+		cseq = dc__seq_begin(&child->seq);
+		ok = may_follow(nd, cp, dc__load(cur->mode), dc__load(cur->uid),
+				dc__load(child->uid));
+	} while (dc__seq_retry(&cur->seq, seq) || dc__seq_retry(&child->seq, cseq));
+	return ok;
+}
+
 /* May the ref-walk look names up in d, which it holds?  0 or -EACCES. */
 static int may_search_ref(struct nameidata *nd, struct dc_dentry *d,
 			  const struct dc_dentry *root)
@@ -716,6 +759,7 @@ static int walk_ref(struct nameidata *nd, struct dc_dentry *base,
 			size_t tlen;
 
 			err = nd->nlinks >= DC_MAXSYMLINKS ? -ELOOP :
+			      !may_follow_ref(nd, &cp, cur, child) ? -EACCES :
 			      copy_link(nd, child, &t, &tlen);
 			dc_put(c, child);
 			if (!err)
@@ -886,7 +930,8 @@ int walk_checked(struct dc_cache *c, struct dc_dentry *base,
 	bool table;
 	int err;
 
-	if (!c || !path || (!st && !out) || (flags & ~DC_NOFOLLOW))
+	if (!c || !path || (!st && !out) ||
+	    (flags & ~(unsigned)(DC_NOFOLLOW | DC_PROTECTED_SYMLINKS)))
 		return -EINVAL;
 	err = check_path(path, &len);
 	if (err)

@@ -37,7 +37,13 @@ fi
 if [ ! -x "$DCPATH" ]; then notok "dcpath exists: $DCPATH"; t_finish; fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_dcpath.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
+PROTECTED=/proc/sys/fs/protected_symlinks
+PROTECTED_WAS=
+cleanup() {
+    [ -n "$PROTECTED_WAS" ] && echo "$PROTECTED_WAS" >"$PROTECTED"
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
 ROOT=$TMP/root
 if ! "$SRC/gentree.sh" "$ROOT" 2>"$TMP/gentree.err"; then
     notok "gentree.sh"; diag <"$TMP/gentree.err"; t_finish
@@ -369,7 +375,15 @@ mkcred() {
     ln -s /d000 "$CRED/d755/l000" && ln -s ../d000/f "$CRED/d755/l000f" &&
     ln -s . "$CRED/d755/ldot" && ln -s .. "$CRED/d755/lup" &&
     ln -s /d750/sub "$CRED/d755/l750sub" && ln -s /d755/f "$CRED/d700/l755" &&
-    ln -s d711/sub "$CRED/l711sub" && ln -s missing "$CRED/d000/dangle"
+    ln -s d711/sub "$CRED/l711sub" && ln -s missing "$CRED/d000/dangle" &&
+    # a sticky world-writable directory of root's, with links of several
+    # owners (fs.protected_symlinks)
+    mkdir -m 1777 "$CRED/pub" &&
+    ln -s ../d755/f "$CRED/pub/l1001" && chown -h 1001:1001 "$CRED/pub/l1001" &&
+    ln -s ../d755/f "$CRED/pub/l3003" && chown -h 3003:3003 "$CRED/pub/l3003" &&
+    ln -s ../d755/f "$CRED/pub/lroot" &&
+    ln -s ../d755 "$CRED/pub/ldir" && chown -h 1001:1001 "$CRED/pub/ldir" &&
+    ln -s l1001 "$CRED/pub/lnest"
 }
 CRED_PATHS=(/ . .. missing missing/x l711sub/f l711sub/..)
 for d in d700 d750 d705 d711 d000 d755; do
@@ -378,8 +392,14 @@ for d in d700 d750 d705 d711 d000 d755; do
 done
 CRED_PATHS+=(d755/l700 d755/labs700 d755/l000 d755/l000/ d755/l000/f d755/l000f
              d755/ldot/ldot/f d755/lup/d700/f d755/lup/d755/f d755/l750sub/f
-             d755/l750sub/.. d700/l755 d000/dangle d711/sub/../../d705/f)
+             d755/l750sub/.. d700/l755 d000/dangle d711/sub/../../d705/f
+             pub/l1001 pub/l3003 pub/lroot pub/ldir/f pub/l1001/ pub/ldir pub/lnest)
 CREDS=(0:0 1001:1001 3003:2002 3003:3003:5,2002 3003:3003 1001:2002:1001)
+# the kernel refuses some of pub's links only with fs.protected_symlinks
+# set: set it for these checks (put back at exit)
+if [ -w "$PROTECTED" ]; then
+    PROTECTED_WAS=$(cat "$PROTECTED") && echo 1 >"$PROTECTED" || PROTECTED_WAS=
+fi
 if ! mkcred 2>"$TMP/mkcred.err"; then
     notok "the --as tree"; diag <"$TMP/mkcred.err"
 else
@@ -425,6 +445,14 @@ else
         '[ "$(cut -f2 "$TMP/cref" | tr "\n" " ")" = "EACCES $(stat -c %i "$CRED/d755/f") EACCES " ]'
     timeout $TMO "$DCPATH" --root "$CRED" --as 3003:3003 d700/f d755/f d000/missing >"$TMP/cout" 2>/dev/null
     check "dcpath --as gives the same three" cmp -s "$TMP/cref" "$TMP/cout"
+    # ... and some links in pub refused, others followed
+    if [ "$(cat "$PROTECTED" 2>/dev/null)" = 1 ]; then
+        timeout $TMO "$KREF" --root "$CRED" --as 3003:3003 pub/l1001 pub/l3003 pub/lroot >"$TMP/cref" 2>/dev/null
+        check_all "kernel (fs.protected_symlinks 1): another's link in a sticky world-writable directory refused, one's own and the owner's followed" \
+            '[ "$(cut -f2 "$TMP/cref" | tr "\n" " ")" = "EACCES $(stat -c %i "$CRED/d755/f") $(stat -c %i "$CRED/d755/f") " ]'
+    else
+        skip "fs.protected_symlinks cannot be set here: only checked as it is"
+    fi
     usage_case "bad --as" 2 0 --root "$CRED" --as 12 file
     usage_case "bad --as groups" 2 0 --root "$CRED" --as 1:2:3, file
     usage_case "--as uid past 32 bits" 2 0 --root "$CRED" --as 4294967296:0 file

@@ -29,6 +29,7 @@
 #include <limits.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,7 +67,9 @@ static const char help[] =
 "  --as UID:GID[:G1,G2,...]\n"
 "                 resolve as a process with that fsuid, fsgid and supplementary\n"
 "                 groups would: EACCES where a directory looked up in cannot\n"
-"                 be searched (mode bits only: POSIX ACLs are not read)\n"
+"                 be searched (mode bits only: POSIX ACLs are not read), and\n"
+"                 where this system sets fs.protected_symlinks, at a symlink in\n"
+"                 a sticky world-writable directory it may not follow\n"
 "  --ttl MS       a positive answer older than MS milliseconds is checked\n"
 "                 with the backend before use (default 0: never)\n"
 "  --neg-ttl MS   the same for negative answers (default 0: never)\n"
@@ -169,6 +172,21 @@ static int parse_id(const char *s, char **end, uint32_t *out)
 }
 
 /* --as UID:GID[:G1,G2,...] into *cr, its groups into groups[]. */
+/* Does this system set fs.protected_symlinks?  --as then applies it, as
+ * the kernel would to a process of that credential. */
+static bool protected_symlinks(void)
+{
+	FILE *f = fopen("/proc/sys/fs/protected_symlinks", "r");
+	int v = 0;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v > 0;
+}
+
 static int parse_cred(const char *s, struct dc_cred *cr, uint32_t *groups)
 {
 	char *p;
@@ -517,6 +535,8 @@ int main(int argc, char **argv)
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (as && protected_symlinks())
+		flags |= DC_PROTECTED_SYMLINKS;
 	if (!root)
 		return usage_error("--root DIR is required");
 	if (optind >= argc)
