@@ -600,10 +600,13 @@ if URL=$BASE?version=4 mount_dcfs G4 && mount_dcfs GR --entry-timeout 0 --attr-t
 	unmount_dcfs GR
 	unmount_dcfs G4
 	later=$(stat_of GR later)
+	conns=$(stat_of GR connects)
 	size=$(stat -c %s "$ROOT/grace.txt" 2>/dev/null)
 	made=$(cat "$ROOT/grace-new" 2>/dev/null)
-	check_all "${CHECKS[next]}: truncate exit $trc, create exit $crc after $waited ms, $later RPCs sent again when asked (server back: exit $restarted)" \
-		'[ $restarted = 0 ] && [ $trc = 0 ] && [ $crc = 0 ] && [ "$size" = 4 ] && [ "$made" = made ] && [ "${later:-0}" -gt 0 ]'
+	# each call sent again takes an idle connection: fewer connections
+	# made in all than calls sent again
+	check_all "${CHECKS[next]}: truncate exit $trc, create exit $crc after $waited ms, $later RPCs sent again when asked, $conns connections made (server back: exit $restarted)" \
+		'[ $restarted = 0 ] && [ $trc = 0 ] && [ $crc = 0 ] && [ "$size" = 4 ] && [ "$made" = made ] && [ "${later:-0}" -gt 0 ] && [ "${conns:-99}" -lt "$later" ]'
 	diag <"$TMP/grace.err"
 	[ $restarted = 0 ] || diag <"$TMP/restart3.out"
 else

@@ -16,13 +16,15 @@
  * done twice (a CREATE or REMOVE sent again would answer EEXIST or
  * ENOENT for what the first did).
  *
- * Later: a server that answers JUKEBOX (NFSv4: DELAY, GRACE) did
- * nothing and asks for the call again later, as it does while it
+ * Later: a server that answers JUKEBOX (NFSv4: DELAY, GRACE) has not
+ * done the call and asks for it again later, as it does while it
  * recovers after a restart.  The call is sent again after a pause that
  * doubles from NFSRPC_LATER_MIN_MS up to NFSRPC_LATER_MAX_MS, for
  * NFSRPC_LATER_FOR_MS in all (longer than a default grace period), then
- * fails with -EAGAIN.  Calls not to be done twice are sent again too: the
- * server did not do them.
+ * fails with -EAGAIN.  Calls not to be done twice are sent again too, as
+ * Linux's client does: NFSv4 says the operation was not done; NFSv3 only
+ * that it was not completed, so one an NFSv3 server completes after all
+ * answers the second time as a repeat would (EEXIST, ENOENT).
  *
  * Credentials: AUTH_UNIX, set on the connection before each call when it
  * differs from the one it carries, so a connection serves any caller.
@@ -290,15 +292,18 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 {
 	int64_t waited_ms = 0, pause_ms = NFSRPC_LATER_MIN_MS;
 	int tries, err = -EIO;
+	bool fresh = false;
 
 	for (tries = 0; tries < 2; tries++) {
 		struct call c = { .take = take, .arg = arg };
 		struct conn *cn;
 
-		if (tries)
+		if (fresh)
 			nfsrpc_count(r, RK_RETRY);
-		/* the one resend on a new connection, not an idle one */
-		err = get_conn(r, tries > 0, &cn);
+		/* the one resend after a failure on a new connection, not an
+		 * idle one; a call asked for later takes any */
+		err = get_conn(r, fresh, &cn);
+		fresh = false;
 		if (err)
 			return err;
 		err = conn_cred(cn, cred);
@@ -310,7 +315,8 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		err = exchange(r, cn, proc, args, &c);
 		if (!c.broken) {
 			put_conn(r, cn);
-			/* JUKEBOX: the server did nothing, and asks again */
+			/* JUKEBOX: the server asks for it again; no failure,
+			 * so the one resend after a failure stays */
 			if (err == -EAGAIN && c.answered &&
 			    wait_later(&waited_ms, &pause_ms)) {
 				nfsrpc_count(r, RK_LATER);
@@ -330,6 +336,7 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		/* answered before the connection failed: that answer stands */
 		if (c.answered || (flags & RPC_ONCE))
 			return err;
+		fresh = true;
 	}
 	return err;
 }
