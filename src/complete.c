@@ -28,7 +28,8 @@
  * change of one name keeps an installed listing, with the name taken in
  * (it may exist now); any other change drops it.  A name a miss finds
  * while readdir runs (the backend says it exists, though nothing told
- * the cache) is taken into that listing when it is installed.  A listing is used only
+ * the cache) is taken into that listing when it is installed, or at
+ * once into one installed while the miss asked.  A listing is used only
  * while the directory is not orphaned (lookup_slow checks first), not
  * suspect, and with TTLs on, not older than the negative TTL, counted
  * from the asking.  So an answer from a listing is never older than the
@@ -374,12 +375,13 @@ bool dc__listed_absent(struct dc_cache *c, struct dc_dentry *dir,
 }
 
 /*
- * A miss found name in dir: the backend said it exists.  A listing being
- * read may predate the name (made behind the cache, with nothing told),
- * and would deny it once the name's entry is evicted: it takes the name
- * in when installed (past DC_LIST_FOUND such names, it is not installed).
- * An installed listing that holds sent the miss to the backend only for a
- * key it has.  The miss side of the write lock held.
+ * A miss found name in dir: the backend said it exists.  A listing read
+ * before the name was made (behind the cache, with nothing told) would
+ * deny it once the name's entry is evicted.  One being read takes the
+ * name in when it is installed (past DC_LIST_FOUND such names, it is not
+ * installed); one installed while the miss asked the backend takes it in
+ * now (a key too many only costs a lookup).  The miss side of the write
+ * lock held.
  */
 void dc__note_found(struct dc_cache *c, struct dc_dentry *dir,
 		    const char *name, size_t len)
@@ -397,6 +399,8 @@ void dc__note_found(struct dc_cache *c, struct dc_dentry *dir,
 			l->found[l->nfound++] = key;
 		else
 			l->changed = 1;
+	} else if (l && l->state == LS_COMPLETE && !add_key(c, l, key)) {
+		restart(c, l);
 	}
 	pthread_mutex_unlock(&c->list_lock);
 }

@@ -558,7 +558,8 @@ again:
 	dc__chain_unlock(c, hash);
 	list = err == -ENOENT && !(dc__flags(d) & DC_F_DEAD) &&
 	       dc__note_negative(c, dir);
-	if (!err && !(dc__flags(d) & DC_F_DEAD))
+	/* cached or not (the directory changed meanwhile), it exists */
+	if (!err)
 		dc__note_found(c, dir, name, len);
 	dc__miss_end(c);
 	/* settle cleared PENDING (release) before this takes d's slot lock:

@@ -28,6 +28,9 @@
  *    a rename between the two leaves the cache consistent, and
  *    dc_invalidate of one forgets what the other holds;
  *  - a change told while readdir is in flight: that listing is not kept;
+ *    a name made untold and found by a miss while it is read, or by one
+ *    that asked before the listing and answered after its install: the
+ *    listing takes it in, so it is not denied once evicted;
  *  - no readdir, DC_COMPLETE_OFF, or a directory larger than complete_max:
  *    never listed (or never used); a readdir that fails: not used;
  *  - negative TTLs bound a listing's age like a negative entry's; a name
@@ -61,6 +64,7 @@ static int readdir_fail;			/* its error, 0: none */
 static pthread_mutex_t hold_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t hold_cv = PTHREAD_COND_INITIALIZER;
 static int hold, held;				/* hold readdir; one is held */
+static int hold_late_only;		/* hold a lookup of "late", not readdir */
 
 struct names {
 	char name[64][16];
@@ -131,7 +135,7 @@ static int held_readdir(void *ctx, const struct dc_inode *dir,
 
 	pthread_mutex_lock(&hold_lock);
 	err = readdir_fail;
-	if (!hold) {
+	if (!hold || hold_late_only) {
 		pthread_mutex_unlock(&hold_lock);
 		return err ? err : memfs_ops->readdir(ctx, dir, emit, arg);
 	}
@@ -148,12 +152,27 @@ static int held_readdir(void *ctx, const struct dc_inode *dir,
 	return err;
 }
 
+/* A lookup of "late" waits while held with hold_late_only, then asks. */
+static int held_lookup(void *ctx, const struct dc_inode *dir, const char *name,
+		       size_t len, struct dc_inode *out)
+{
+	int only;
+
+	pthread_mutex_lock(&hold_lock);
+	only = hold_late_only;
+	pthread_mutex_unlock(&hold_lock);
+	if (only && len == 4 && !memcmp(name, "late", 4))
+		wait_while_held();
+	return memfs_ops->lookup(ctx, dir, name, len, out);
+}
+
 static struct dc_backend backend(bool with_readdir)
 {
 	struct dc_backend b = dc_memfs_backend(fs);
 
 	memfs_ops = b.ops;
 	ops = *b.ops;
+	ops.lookup = held_lookup;
 	ops.readdir = with_readdir ? held_readdir : NULL;
 	b.ops = &ops;
 	return b;
@@ -775,6 +794,44 @@ static void test_found_in_flight(enum dc_mode m)
 	close_last_cache(c);
 }
 
+/*
+ * The same for a miss that asked the backend before the listing began and
+ * answers after it was installed (a listing read before the name was
+ * made).
+ */
+static void test_found_across_install(enum dc_mode m)
+{
+	struct resolver l = { .path = "/d/late" };
+	struct dc_dentry *d;
+	struct dc_cache *c;
+	pthread_t t;
+	uint64_t dino, x;
+
+	dino = make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	l.c = c;
+	CHECK_EQ(dc_walk(c, NULL, "/d", 0, &d), 0);
+	pthread_mutex_lock(&hold_lock);
+	hold_late_only = 1;
+	pthread_mutex_unlock(&hold_lock);
+	hold_start();
+	CHECK_EQ(pthread_create(&t, NULL, resolve_in_thread, &l), 0);
+	hold_wait();
+	make_complete(c, "n");		/* listed and installed meanwhile */
+	x = add(dino, "late", REG_M, NULL);
+	hold_release();
+	pthread_join(t, NULL);
+	pthread_mutex_lock(&hold_lock);
+	hold_late_only = 0;
+	pthread_mutex_unlock(&hold_lock);
+	CHECK_EQ(l.answer, (int64_t)x);
+	CHECK(dc_shrink(c, 0) >= 0);			/* /d/late evicted */
+	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
+	check_answers_from_listing(c, "o");		/* and it was kept */
+	dc_put(c, d);
+	close_last_cache(c);
+}
+
 /* Never listed, or never used. */
 static void test_off(enum dc_mode m)
 {
@@ -1092,6 +1149,7 @@ int main(void)
 		test_untold(m);
 		test_race(m);
 		test_found_in_flight(m);
+		test_found_across_install(m);
 		test_off(m);
 		test_ttl(m);
 		test_ttl_learned(m);
