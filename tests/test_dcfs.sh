@@ -18,7 +18,8 @@
 # a script of POSIX operations (tests/dcfs_conform.c) run
 # through the mount and on a plain directory, result by result, as root in
 # each libdcache mode and as nobody (without and with a supplementary
-# group), permission-denied cases included; an append-only file (chattr
+# group), permission-denied cases included; a truncate the host refuses
+# leaves the set-id bits; an append-only file (chattr
 # +a) takes appends and refuses an overwrite, as natively; in a directory
 # removed under a process, names answer ENOENT and the directory lists
 # empty and takes a chmod, as natively; no node leaked (after
@@ -760,6 +761,38 @@ if $NOBODY true 2>/dev/null; then
 	check "permission denied where native denies it (nobody)" [ $? = 0 ]
 else
 	skip "conformance as nobody (no setpriv)"
+fi
+
+# ---- a truncate the host refuses leaves the set-id bits ----
+# the kernel, its attributes of the file kept (coherence off), lets nobody
+# truncate a 06777 file that is 04755 on the host by now: the host refuses
+# the truncate, and the set-id bits must stay, as natively nothing changed.
+# truncate(2) by path: an open through the mount would be checked by the
+# kernel alone, against what it kept.  The system's python, which nobody
+# may run.
+if [ -x /usr/bin/python3 ]; then
+	mkdir -p "$T/sk.src"
+	echo data > "$T/sk.src/f"
+	chmod 06777 "$T/sk.src/f"
+	if start sk "$T/sk.src" --coherence off --entry-timeout 3600 --attr-timeout 3600; then
+		stat "$T/sk.mnt/f" >/dev/null
+		chmod 04755 "$T/sk.src/f"
+		err=$(setpriv --reuid=nobody --regid=nogroup --clear-groups /usr/bin/python3 -c '
+import errno, os, sys
+try:
+    os.truncate(sys.argv[1], 0)
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$T/sk.mnt/f" 2>&1)
+		mode=$(stat -c %a "$T/sk.src/f")
+		check_all "a truncate the host refuses ($err): the file stays mode $mode, $(stat -c %s "$T/sk.src/f") bytes" \
+			'[ "$err" = EACCES ] && [ "$mode" = 4755 ] && [ "$(cat "$T/sk.src/f")" = data ]'
+		stop sk
+	else
+		notok "a refused truncate: mount"
+	fi
+else
+	skip "a refused truncate: no /usr/bin/python3"
 fi
 
 # ---- an append-only file (chattr +a): opened with O_APPEND, it takes appends ----

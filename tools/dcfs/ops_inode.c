@@ -242,9 +242,10 @@ static int set_times(struct dnode *n, int fd, int ffd, const struct stat *attr,
  * check (file_remove_privs: ATTR_FORCE), and asks dcfs with a mode change
  * that only drops them: alone for a write, with the new size for a
  * truncate (or an O_TRUNC open).  The host, asked as that caller, would
- * refuse it (EPERM): so that one change is made as root, and the rest as
- * the caller.  A caller's own chmod of a file it does not own never comes
- * here: the kernel checks ownership first (default_permissions).
+ * refuse it (EPERM): so the rest is done as the caller, and then, if it
+ * was, that one change as root.  A caller's own chmod of a file it does
+ * not own never comes here: the kernel checks ownership first
+ * (default_permissions).
  */
 static bool kills_setid(int fd, int ffd, const struct stat *attr, int valid)
 {
@@ -271,17 +272,11 @@ static int set_attrs(fuse_req_t req, struct dnode *n, int fd, int ffd,
 {
 	struct procpath pp;
 	struct caller cr;
+	bool kill = kills_setid(fd, ffd, attr, valid);
 	int res = 0;
 
-	if (kills_setid(fd, ffd, attr, valid)) {
-		mode_t m = attr->st_mode & 07777;
-
-		/* as root: see kills_setid */
-		res = ffd >= 0 ? fchmod(ffd, m) : chmod(proc_path(&pp, fd), m);
-		if (res < 0)
-			return -1;
+	if (kill)	/* after the rest: see kills_setid */
 		valid &= ~FUSE_SET_ATTR_MODE;
-	}
 	if ((errno = caller_begin(req, &cr, CR_GROUPS)))
 		return -1;
 	if (valid & FUSE_SET_ATTR_MODE) {
@@ -317,6 +312,11 @@ static int set_attrs(fuse_req_t req, struct dnode *n, int fd, int ffd,
 	if (res == 0 && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME)))
 		res = set_times(n, fd, ffd, attr, valid);
 	caller_end(&cr);
+	if (res == 0 && kill) {
+		mode_t m = attr->st_mode & 07777;
+
+		res = ffd >= 0 ? fchmod(ffd, m) : chmod(proc_path(&pp, fd), m);
+	}
 	return res;
 }
 

@@ -699,7 +699,7 @@ static unsigned set_bits(int to_set)
  * asks so after a write by someone without CAP_FSETID (alone), or with a
  * truncate's new size, which the server would refuse from anyone but the
  * owner; it is done as root (the kernel itself does it so on local file
- * systems), and the rest as the caller.
+ * systems), once the rest was done as the caller.
  */
 static bool kills_setid(struct rnode *n, mode_t mode)
 {
@@ -719,19 +719,21 @@ static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct rcred rc;
 	struct stat st;
 	int err, rest;
+	bool kill;
 
 	(void)fi;
 	cr = caller(req, &rc);
-	rest = to_set;
+	kill = (to_set & FUSE_SET_ATTR_MODE) &&
+	       !(to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && cr->uid &&
+	       kills_setid(n, attr->st_mode);
+	/* the rest as the caller, then, if it was done, the set-id bits
+	 * dropped as root */
+	rest = kill ? to_set & ~FUSE_SET_ATTR_MODE : to_set;
 	err = 0;
-	if ((to_set & FUSE_SET_ATTR_MODE) &&
-	    !(to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) && cr->uid &&
-	    kills_setid(n, attr->st_mode)) {
-		err = -dcnfs_setattr(&rs.be, NULL, &n->fh, attr, DCNFS_SET_MODE, &st);
-		rest &= ~FUSE_SET_ATTR_MODE;
-	}
-	if (!err && (set_bits(rest) || rest == to_set))
+	if (set_bits(rest) || !kill)
 		err = -dcnfs_setattr(&rs.be, cr, &n->fh, attr, set_bits(rest), &st);
+	if (!err && kill)
+		err = -dcnfs_setattr(&rs.be, NULL, &n->fh, attr, DCNFS_SET_MODE, &st);
 	if (err) {
 		fuse_reply_err(req, err);
 		return;
