@@ -110,10 +110,14 @@ static int where(int fd, bool dir)
 		return errno == ENAMETOOLONG && (!dir || inside_by_walk(fd)) ?
 		       0 : ESTALE;
 	/* removed, or a name that really ends so: the link count says.  A
-	 * removed file's data stay readable to whoever opened it */
-	if ((size_t)len > dl && !memcmp(p + len - dl, del, dl) &&
-	    (fstat(fd, &st) < 0 || st.st_nlink == 0))
-		return dir ? ENOENT : 0;
+	 * removed file's data stay readable to whoever opened it; a
+	 * directory is taken as removed only when fstat says so */
+	if ((size_t)len > dl && !memcmp(p + len - dl, del, dl)) {
+		if (fstat(fd, &st) < 0)
+			return dir ? ESTALE : 0;
+		if (st.st_nlink == 0)
+			return dir ? ENOENT : 0;
+	}
 	if (src_len > 0 && under(p, (size_t)len, src_path, (size_t)src_len))
 		return 0;
 	/* SOURCE_DIR's own path now (it may itself have been renamed) */
@@ -123,14 +127,20 @@ static int where(int fd, bool dir)
 	return under(p, (size_t)len, r, (size_t)rlen) ? 0 : ESTALE;
 }
 
-/* Forget the names of n, which left the source (counted as stale). */
-static void left_source(struct dnode *n)
+/* Forget the names of n, which left the source or was removed. */
+static void forget_names(struct dnode *n)
 {
-	CTR_ADD(stale, 1);
 	if (S_ISDIR(n->type))
 		dc_invalidate_dir(dcfs.cache, n->ino, dc_hostfs_gen(n->dev));
 	else
 		dc_invalidate_inode(dcfs.cache, n->ino, dc_hostfs_gen(n->dev));
+}
+
+/* n left the source (counted as stale). */
+static void left_source(struct dnode *n)
+{
+	CTR_ADD(stale, 1);
+	forget_names(n);
 }
 
 int check_dir_fd(struct dnode *dir, int fd)
@@ -139,6 +149,8 @@ int check_dir_fd(struct dnode *dir, int fd)
 
 	if (err == ESTALE)
 		left_source(dir);
+	else if (err == ENOENT)
+		forget_names(dir);	/* its name, cached in its parent */
 	return err;
 }
 
