@@ -133,8 +133,10 @@ struct dc_backend_ops {
 	/*
 	 * Optional, used only when TTLs are on: is the cached answer for name
 	 * in dir still true?  cached is what the cache holds (mode 0: "does
-	 * not exist").  1: still true (the entry's TTL starts again); 0:
-	 * changed; or a negative errno (could not tell).  Unless 1, the
+	 * not exist").  1: still true, the same inode with the same mode,
+	 * owner and group (dc_resolve_as checks a directory's; the entry's
+	 * TTL starts again); 0: changed; or a negative errno (could not
+	 * tell).  Unless 1, the
 	 * entry is forgotten and the name looked up again.  Without it,
 	 * an expired entry is checked with lookup (and the inode it returns
 	 * released when it is the one cached).  Called as lookup is.

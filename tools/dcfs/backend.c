@@ -140,7 +140,8 @@ static int be_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 /*
  * An expired answer (ttl mode): still what name in dir is?  One fstatat,
  * where a lookup would open a descriptor and probe the node table.  The
- * same inode (number, device, type and mode) is the same answer.
+ * same inode (number, device, type and mode) with the same owner is the
+ * same answer.
  */
 static int be_revalidate(void *ctx, const struct dc_inode *dir, const char *name,
 			 size_t len, const struct dc_inode *cached)
@@ -163,7 +164,8 @@ static int be_revalidate(void *ctx, const struct dc_inode *dir, const char *name
 		res = errno == ENOENT ? cached->mode == 0 : -errno;
 	else
 		res = cached->mode == st.st_mode && cached->ino == (uint64_t)st.st_ino &&
-		      cached->gen == dc_hostfs_gen(st.st_dev);
+		      cached->gen == dc_hostfs_gen(st.st_dev) &&
+		      cached->uid == st.st_uid && cached->gid == st.st_gid;
 	node_dir_fd_put(tmp);
 	return res;
 }
