@@ -760,6 +760,38 @@ static void test_race(enum dc_mode m)
 	close_last_cache(c);
 }
 
+/* /d's tree and a cache that lists a directory after 2 misses, with /d
+ * held in *d (its record stays). */
+static struct dc_cache *open_held_d(enum dc_mode m, struct dc_dentry **d,
+				    uint64_t *dino)
+{
+	struct dc_cache *c;
+
+	*dino = make_tree();
+	c = open_cache(m, true, 2, 0, 0);
+	CHECK_EQ(dc_walk(c, NULL, "/d", 0, d), 0);
+	return c;
+}
+
+/* /d/late (inode x) must be in /d's listing: evicted, it still resolves,
+ * and the listing was kept.  Drops d and closes c. */
+static void check_late_kept(struct dc_cache *c, struct dc_dentry *d,
+			    uint64_t x, const char *prefix)
+{
+	CHECK(dc_shrink(c, 0) >= 0);			/* /d/late evicted */
+	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
+	check_answers_from_listing(c, prefix);		/* and it was kept */
+	dc_put(c, d);
+	close_last_cache(c);
+}
+
+static void set_hold_late_only(int on)
+{
+	pthread_mutex_lock(&hold_lock);
+	hold_late_only = on;
+	pthread_mutex_unlock(&hold_lock);
+}
+
 /*
  * A name made behind the cache (nothing told) while readdir is in flight,
  * and found by a miss before the listing is installed: the listing, read
@@ -769,29 +801,21 @@ static void test_found_in_flight(enum dc_mode m)
 {
 	struct resolver l = { .path = "/d/k1" };
 	struct dc_dentry *d;
-	struct dc_cache *c;
 	pthread_t t;
 	uint64_t dino, x;
 
-	dino = make_tree();
-	c = open_cache(m, true, 2, 0, 0);
-	l.c = c;
-	CHECK_EQ(dc_walk(c, NULL, "/d", 0, &d), 0);	/* its record stays */
-	miss_names(c, "d", "k", 0, 1);
+	l.c = open_held_d(m, &d, &dino);
+	miss_names(l.c, "d", "k", 0, 1);
 	hold_start();
 	CHECK_EQ(pthread_create(&t, NULL, resolve_in_thread, &l), 0);
 	hold_wait();
 	x = add(dino, "late", REG_M, NULL);
-	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
+	CHECK_EQ(res(l.c, "/d/late"), (int64_t)x);
 	hold_release();
 	pthread_join(t, NULL);
 	CHECK_EQ(l.answer, -ENOENT);
-	CHECK_EQ(stats(c).readdirs, 1);
-	CHECK(dc_shrink(c, 0) >= 0);			/* /d/late evicted */
-	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
-	check_answers_from_listing(c, "m");		/* and it was kept */
-	dc_put(c, d);
-	close_last_cache(c);
+	CHECK_EQ(stats(l.c).readdirs, 1);
+	check_late_kept(l.c, d, x, "m");
 }
 
 /*
@@ -803,33 +827,21 @@ static void test_found_across_install(enum dc_mode m)
 {
 	struct resolver l = { .path = "/d/late" };
 	struct dc_dentry *d;
-	struct dc_cache *c;
 	pthread_t t;
 	uint64_t dino, x;
 
-	dino = make_tree();
-	c = open_cache(m, true, 2, 0, 0);
-	l.c = c;
-	CHECK_EQ(dc_walk(c, NULL, "/d", 0, &d), 0);
-	pthread_mutex_lock(&hold_lock);
-	hold_late_only = 1;
-	pthread_mutex_unlock(&hold_lock);
+	l.c = open_held_d(m, &d, &dino);
+	set_hold_late_only(1);
 	hold_start();
 	CHECK_EQ(pthread_create(&t, NULL, resolve_in_thread, &l), 0);
 	hold_wait();
-	make_complete(c, "n");		/* listed and installed meanwhile */
+	make_complete(l.c, "n");	/* listed and installed meanwhile */
 	x = add(dino, "late", REG_M, NULL);
 	hold_release();
 	pthread_join(t, NULL);
-	pthread_mutex_lock(&hold_lock);
-	hold_late_only = 0;
-	pthread_mutex_unlock(&hold_lock);
+	set_hold_late_only(0);
 	CHECK_EQ(l.answer, (int64_t)x);
-	CHECK(dc_shrink(c, 0) >= 0);			/* /d/late evicted */
-	CHECK_EQ(res(c, "/d/late"), (int64_t)x);
-	check_answers_from_listing(c, "o");		/* and it was kept */
-	dc_put(c, d);
-	close_last_cache(c);
+	check_late_kept(l.c, d, x, "o");
 }
 
 /* Never listed, or never used. */
