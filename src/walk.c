@@ -431,15 +431,18 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 		}
 		if (dc__is_lnk(mode) && follow(nd, &cp)) {
 			struct dc_xname *x = (struct dc_xname *)dc__load_acq(child->aux);
-			bool may = may_follow(nd, &cp, dc__load(cur->mode),
+			/* a checked walk's: its three reads are trusted
+			 * under both seqs; a refusal is left to the
+			 * ref-walk, which says it */
+			bool checked = nd->cred && (nd->flags & DC_PROTECTED_SYMLINKS);
+			bool may = !checked ||
+				   may_follow(nd, &cp, dc__load(cur->mode),
 					      dc__load(cur->uid),
 					      dc__load(child->uid));
 
 			nd->plain = false;
-			/* the three read under both seqs, and the text
-			 * under the link's; a refusal is left to the
-			 * ref-walk, which says it */
-			if (!x || !may || dc__seq_retry(&cur->seq, seq) ||
+			/* the text under the link's seq */
+			if (!x || !may || (checked && dc__seq_retry(&cur->seq, seq)) ||
 			    dc__seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			/* x stays allocated until we leave the read section */
