@@ -434,15 +434,15 @@ int walk_rcu_as(struct nameidata *nd, struct dc_dentry *base,
 			/* a checked walk's: its three reads are trusted
 			 * under both seqs; a refusal is left to the
 			 * ref-walk, which says it */
-			bool checked = nd->cred && (nd->flags & DC_PROTECTED_SYMLINKS);
-			bool may = !checked ||
+			bool protect = checked && (nd->flags & DC_PROTECTED_SYMLINKS);
+			bool may = !protect ||
 				   may_follow(nd, &cp, dc__load(cur->mode),
 					      dc__load(cur->uid),
 					      dc__load(child->uid));
 
 			nd->plain = false;
 			/* the text under the link's seq */
-			if (!x || !may || (checked && dc__seq_retry(&cur->seq, seq)) ||
+			if (!x || !may || (protect && dc__seq_retry(&cur->seq, seq)) ||
 			    dc__seq_retry(&child->seq, cseq))
 				return -ECHILD;
 			/* x stays allocated until we leave the read section */
@@ -669,6 +669,8 @@ static bool may_follow_ref(struct nameidata *nd, const struct component *cp,
 	uint32_t seq, cseq;
 	bool ok;
 
+	if (!nd->cred || !(nd->flags & DC_PROTECTED_SYMLINKS))
+		return true;
 	do {
 		seq = dc__seq_begin(&cur->seq);
 		cseq = dc__seq_begin(&child->seq);
