@@ -1008,8 +1008,9 @@ if "$DCFS" "$T/st.inner" "$S/stall" --stats "$T/stin.stats" 2>>"$T/stin.err" &&
 		stuck+=("$spawned")
 	done
 	# the attacker's requests counted stuck and refused, then the read
-	wait_for 10 stat_is "$T/st.stats" workers_stuck -ge 4
-	wait_for 10 eval 'cat "$T"/stA*.out 2>/dev/null | grep -q ENOMEM'
+	# (twenty processes started as the attacker: slow under a sanitizer)
+	wait_for 30 stat_is "$T/st.stats" workers_stuck -ge 4
+	wait_for 30 eval 'cat "$T"/stA*.out 2>/dev/null | grep -q ENOMEM'
 	spawn "$T/stO.out" $O read "$M/ok/f"
 	wait_for 10 gone "$spawned"
 	got=$(cat "$T/stO.out")
