@@ -102,6 +102,12 @@
 #     (dcfs, for a caller not root, sizes the list, then reads it): every
 #     answer must be the list as it was at some moment, never an error
 #     or bytes the daemon did not read.
+# 23. the victim's lease on a file (SIGIO ignored, fs.lease-break-time
+#     set to 60 s): a process of the attacker's that writes the file
+#     through the mount waits for the lease, as natively; a signal it
+#     handles (SIGUSR1) must end its wait with EINTR, and SIGKILL must end
+#     the process, both within 5 s (the kernel waits for dcfs's answer
+#     even to SIGKILL).  Natively the same.
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -311,6 +317,9 @@ def main(op, a):
         while True:
             time.sleep(60)
     if op == "writeto":	# open for writing and write: blocks on a lease
+        def interrupted(sig, frame):
+            raise InterruptedError(errno.EINTR, "interrupted")
+        signal.signal(signal.SIGUSR1, interrupted)	# ends the wait: EINTR
         fd = os.open(a[0], os.O_WRONLY)
         os.write(fd, b"w")
         return "OK"
@@ -1132,6 +1141,58 @@ print(n, sum(odd.values()), sorted(odd.items())[:3])' "$T/xl.mnt/f" 2>&1)
 	stop xl
 else
 	notok "22. listxattr race: mount"
+fi
+
+# ---- 23: a caller's signal ends its wait for a lease ----------------------------
+# wait_ended OUT PID: the writer printed its result and exited
+wait_ended() { wait_for 5 gone "$2" && [ -s "$1" ]; }
+S=$T/li.src M=$T/li.mnt
+mkdir -p "$S"
+echo data > "$S/f"
+chown $V "$S/f"
+chmod 666 "$S/f"
+if start li "$S" --coherence off --entry-timeout 0 --attr-timeout 0; then
+	LEASE_WAS=$(cat "$LEASE_PARAM")
+	echo 60 > "$LEASE_PARAM"	# far longer than the checks wait
+	spawn "$T/li.lease" $V lease "$S/f"
+	holder=$spawned
+	if wait_for 5 grep -q READY "$T/li.lease"; then
+		for where in native mount; do
+			f=$S/f
+			[ $where = mount ] && f=$M/f
+			for sig in USR1 KILL; do
+				out=$T/li.$where.$sig
+				spawn "$out" $A writeto "$f"
+				w=$spawned
+				sleep 1
+				waited=no
+				kill -0 "$w" 2>/dev/null && waited=yes
+				kill -"$sig" "$w" 2>/dev/null
+				ended=no
+				wait_ended "$out" "$w" && ended=yes
+				[ $sig = KILL ] && gone "$w" && ended=yes
+				printf -v "${where}_$sig" 'waited %s, ended %s: %s' $waited $ended "$(head -c 60 "$out")"
+				kill -KILL "$w" 2>/dev/null
+				wait_for 5 gone "$w"
+			done
+		done
+		check_all "23. $A writes $V's leased file, then SIGUSR1: native ($native_USR1), mount ($mount_USR1); then SIGKILL: native ($native_KILL), mount ($mount_KILL)" \
+			'[ "$native_USR1" = "waited yes, ended yes: EINTR" ] &&
+			 [ "$mount_USR1" = "waited yes, ended yes: EINTR" ] &&
+			 [ "${native_KILL%%:*}" = "waited yes, ended yes" ] &&
+			 [ "${mount_KILL%%:*}" = "waited yes, ended yes" ]'
+		got=$(op $A read "$M/f")
+		check_all "23. then, the lease still held, $A's read through the mount: $got (a read lease lets readers in)" '[ "$got" = "OK data" ]'
+	else
+		notok "23. lease: $V could not take it ($(cat "$T/li.lease"))"
+	fi
+	kill -KILL "$holder" 2>/dev/null
+	wait_for 5 gone "$holder"
+	echo "$LEASE_WAS" > "$LEASE_PARAM"
+	LEASE_WAS=
+	stop li
+else
+	notok "23. lease wait: mount"
 fi
 
 # an instrumented daemon's reports (its stderr is /dev/null)

@@ -21,6 +21,7 @@
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -384,6 +385,10 @@ unsigned dcfs_loop_slots(void);
  */
 bool loop_block_begin(uid_t uid);
 void loop_block_end(void);
+/* Cuts a worker's lease wait short when its caller is interrupted
+ * (ops_file.c, "Interrupts"); main.c gives it a handler that does nothing,
+ * without SA_RESTART. */
+#define DCFS_SIG_INTERRUPT	(SIGRTMIN + 1)
 
 /* ---- uring.c: FUSE over io_uring (--uring) ------------------------------ */
 /* Is the fuse module's enable_uring on? */

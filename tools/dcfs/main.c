@@ -177,6 +177,12 @@ static void on_signal(int sig)
 	dcfs_loop_stop();
 }
 
+/* its arrival is all: it makes the worker's open fail with EINTR */
+static void on_interrupt_signal(int sig)
+{
+	(void)sig;
+}
+
 static void set_signals(void)
 {
 	struct sigaction sa;
@@ -187,6 +193,8 @@ static void set_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_interrupt_signal;
+	sigaction(DCFS_SIG_INTERRUPT, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 }

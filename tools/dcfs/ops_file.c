@@ -22,6 +22,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -30,6 +33,81 @@
 #include "ops.h"
 
 #define SMALL_READ	(32 * 1024)	/* below this, copy; above, splice */
+
+/*
+ * Interrupts.  A caller's signal, even SIGKILL, does not end its request:
+ * the kernel sends FUSE_INTERRUPT and waits for the reply.  A lease
+ * break's wait, natively cut short by any signal, would so hold the
+ * caller for up to the whole lease-break-time.  So the wait is made
+ * interruptible: libfuse calls on_interrupt on the thread that read the
+ * INTERRUPT, which sends DCFS_SIG_INTERRUPT to the waiting worker (a
+ * handler that does nothing, without SA_RESTART), whose open(2) then
+ * fails with EINTR, answered to the caller.
+ *
+ * The signal is blocked on the worker but around its open, so that it
+ * cuts nothing else short.  It may arrive after the worker saw no
+ * interrupt and before its open began, and be spent there: on_interrupt
+ * sends it again every INTR_PAUSE_NS until the open has returned (done),
+ * INTR_TRIES times at most (an open in an uninterruptible wait ignores
+ * it).  Unregistering the callback takes the request's lock, which
+ * libfuse holds around on_interrupt, so no signal is sent after it; what
+ * is still pending then is taken (sigtimedwait) before the mask is put
+ * back.
+ */
+#define INTR_PAUSE_NS	100000	/* 100 us */
+#define INTR_TRIES	10000	/* a second in all */
+
+struct wait_intr {
+	pthread_t worker;
+	atomic_bool hit;	/* the request was interrupted */
+	atomic_bool done;	/* the worker's open has returned */
+};
+
+static void on_interrupt(fuse_req_t req, void *data)
+{
+	struct wait_intr *w = data;
+	struct timespec pause = { 0, INTR_PAUSE_NS };
+	unsigned i;
+
+	(void)req;
+	atomic_store(&w->hit, true);
+	/* registered after the interrupt came: called by the worker itself,
+	 * which has not begun its open */
+	if (pthread_equal(w->worker, pthread_self()))
+		return;
+	for (i = 0; i < INTR_TRIES && !atomic_load(&w->done); i++) {
+		pthread_kill(w->worker, DCFS_SIG_INTERRUPT);
+		nanosleep(&pause, NULL);
+	}
+}
+
+/* open(2) that a FUSE_INTERRUPT of req cuts short (EINTR).  -1 with errno. */
+static int open_interruptible(fuse_req_t req, const char *path, int flags)
+{
+	struct wait_intr w = { .worker = pthread_self() };
+	const struct timespec zero = { 0, 0 };
+	sigset_t set, old;
+	int fd = -1, err = EINTR;
+
+	sigemptyset(&set);
+	sigaddset(&set, DCFS_SIG_INTERRUPT);
+	pthread_sigmask(SIG_BLOCK, &set, &old);
+	fuse_req_interrupt_func(req, on_interrupt, &w);
+	if (!atomic_load(&w.hit)) {
+		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+		fd = open(path, flags);
+		err = errno;
+		atomic_store(&w.done, true);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
+	fuse_req_interrupt_func(req, NULL, NULL);
+	while (sigtimedwait(&set, NULL, &zero) == DCFS_SIG_INTERRUPT)
+		;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (fd < 0)
+		errno = err;
+	return fd;
+}
 
 /*
  * Opening a file breaks a lease another process holds on it (F_SETLEASE)
@@ -65,7 +143,7 @@ int open_waiting(fuse_req_t req, const char *path, int flags, bool nonblock)
 		errno = EWOULDBLOCK;
 		return -1;
 	}
-	fd = open(path, flags);
+	fd = open_interruptible(req, path, flags);
 	loop_block_end();
 	return fd;
 }

@@ -251,7 +251,7 @@ static const char *const allowed[] = {
 	"brk", "mmap", "munmap", "mremap", "mprotect", "madvise",
 	"futex", "set_robust_list", "get_robust_list", "rseq",
 	"set_tid_address", "exit", "exit_group", "rt_sigaction",
-	"rt_sigprocmask", "rt_sigreturn", "sigaltstack", "tgkill", "tkill",
+	"rt_sigprocmask", "rt_sigreturn", "rt_sigtimedwait", "sigaltstack", "tgkill", "tkill",
 	"restart_syscall", "sched_yield", "sched_getaffinity",
 	"sched_setaffinity", "getcpu", "clock_gettime", "clock_getres",
 	"clock_nanosleep", "nanosleep", "gettimeofday", "time", "getrandom",
