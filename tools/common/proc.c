@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * proc.c - other programs: is one installed, run one and wait (proc.h).
+ * proc.c - other programs: is one installed, run one and wait; this one's
+ * descriptor limit (proc.h).
  */
 #include <errno.h>
 #include <spawn.h>
@@ -48,4 +49,30 @@ int proc_run(char *const argv[])
 		if (errno != EINTR)
 			return -errno;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 256 + WTERMSIG(status);
+}
+
+rlim_t proc_raise_nofile(void)
+{
+	struct rlimit rl;
+	FILE *f;
+	unsigned long nr_open = 0;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+		return 1024;
+	f = fopen("/proc/sys/fs/nr_open", "r");
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 0;
+		fclose(f);
+	}
+	if (nr_open > rl.rlim_max) {
+		struct rlimit up = { nr_open, nr_open };
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			return nr_open;
+	}
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	getrlimit(RLIMIT_NOFILE, &rl);
+	return rl.rlim_cur;
 }

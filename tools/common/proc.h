@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * proc.h - other programs: is one installed, run one and wait for it.
+ * proc.h - other programs: is one installed, run one and wait for it; and
+ * this one's descriptor limit.
  */
 #ifndef DC_TOOLS_PROC_H
 #define DC_TOOLS_PROC_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 
 /*
  * Is prog an executable file in one of $PATH's directories (an empty
@@ -19,5 +21,12 @@ bool proc_on_path(const char *prog);
  * -errno when it could not be started.
  */
 int proc_run(char *const argv[]);
+
+/*
+ * RLIMIT_NOFILE as high as it goes: both limits at fs.nr_open where this
+ * process may lift the hard limit (root), else the soft one at the hard
+ * one.  Best effort; the soft limit it leaves.
+ */
+rlim_t proc_raise_nofile(void);
 
 #endif

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "options.h"
 #include "remote.h"
 
@@ -118,34 +119,6 @@ static void set_timeouts(void)
 			 "kernel may show what it holds for %g s more than the TTL",
 			 dcfs.entry_timeout > dcfs.attr_timeout ?
 			 dcfs.entry_timeout : dcfs.attr_timeout);
-}
-
-/* As many descriptors as we may have: each node the kernel knows has one. */
-static rlim_t raise_nofile(void)
-{
-	struct rlimit rl;
-	FILE *f;
-	unsigned long nr_open = 0;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-		return 1024;
-	/* root may lift the hard limit itself, up to fs.nr_open */
-	f = fopen("/proc/sys/fs/nr_open", "r");
-	if (f) {
-		if (fscanf(f, "%lu", &nr_open) != 1)
-			nr_open = 0;
-		fclose(f);
-	}
-	if (nr_open > rl.rlim_max) {
-		struct rlimit up = { nr_open, nr_open };
-
-		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
-			return nr_open;
-	}
-	rl.rlim_cur = rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
-	getrlimit(RLIMIT_NOFILE, &rl);
-	return rl.rlim_cur;
 }
 
 /*
@@ -411,7 +384,7 @@ int main(int argc, char **argv)
 	dcfs.as_caller = geteuid() == 0;
 	if (caps_restrict(dcfs.as_caller))
 		exit(1);
-	nofile = raise_nofile();
+	nofile = proc_raise_nofile();	/* a descriptor per node the kernel knows */
 	preload_unwinder();
 	umask(0);		/* the kernel applied the caller's umask already */
 	if (dcfs.as_caller && setgroups(0, NULL) < 0)

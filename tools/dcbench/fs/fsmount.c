@@ -20,6 +20,7 @@
 
 #include "dcache.h"
 #include "common/clock.h"
+#include "common/proc.h"
 #include "fs/fsmount.h"
 
 #define PEER_EXAMPLES	"/usr/share/doc/libfuse3-dev/examples"
@@ -171,35 +172,6 @@ static void exec_child(char *const argv[], const char *log, const cpu_set_t *cpu
 	execvp(argv[0], argv);
 	fprintf(stderr, "dcbench: cannot run %s: %s\n", argv[0], strerror(errno));
 	_exit(127);
-}
-
-/*
- * In a daemon's child: the descriptor limit as high as it goes (fs.nr_open
- * as root, else the hard limit).  dcfs raises its own at start;
- * passthrough_ll does not, and both keep a descriptor per inode the
- * kernel holds, so without this the peer alone would fail with EMFILE on
- * a tree larger than the inherited limit.  Best effort.
- */
-static void raise_nofile(void)
-{
-	struct rlimit rl;
-	FILE *f = fopen("/proc/sys/fs/nr_open", "r");
-	unsigned long nr_open = 0;
-
-	if (f) {
-		if (fscanf(f, "%lu", &nr_open) != 1)
-			nr_open = 0;
-		fclose(f);
-	}
-	if (nr_open) {
-		rl.rlim_cur = rl.rlim_max = nr_open;
-		if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
-			return;
-	}
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
-	}
 }
 
 static int exit_code(int status)
@@ -512,7 +484,11 @@ int fsm_start(struct fsmount *m, const char *kind, const char *src,
 		 * and the build, and dcbench unmounts the daemon after them,
 		 * instead of the daemon vanishing under a running build */
 		setpgid(0, 0);
-		raise_nofile();
+		/* dcfs raises its own limit at start; passthrough_ll does
+		 * not, and both keep a descriptor per inode the kernel holds,
+		 * so the peer alone would fail with EMFILE on a tree larger
+		 * than the inherited limit */
+		proc_raise_nofile();
 		exec_child(argv, log, cpus);
 	}
 	free(extra_copy);
