@@ -347,8 +347,12 @@ int dc_rmdir(struct dc_cache *c, struct dc_dentry *dir, const char *name);
  */
 int dc_rename(struct dc_cache *c, struct dc_dentry *odir, const char *oname,
 	      struct dc_dentry *ndir, const char *nname, unsigned flags);
-/* Forget an entry and everything below it (the root: forget everything).
- * 0, or -EINVAL (NULL). */
+/* Forget an entry and everything below it (the root: forget everything,
+ * and read the root's inode data again from the backend).  0, or -EINVAL
+ * (NULL); for the root, the error of the backend's root(), -ENOTDIR or
+ * -EIO (it named no directory, or one with a bad mode) or -ENOMEM, after
+ * everything below the root was forgotten all the same, the root keeping
+ * its old data. */
 int dc_invalidate(struct dc_cache *c, struct dc_dentry *d);
 /* Forget one name in dir, whatever the cache held for it.  0, -EINVAL,
  * -ENAMETOOLONG, -ENOTDIR or -ENOENT, as for the updates. */
@@ -371,7 +375,8 @@ long dc_shrink(struct dc_cache *c, uint64_t target);
  * Push: a watcher that knows what changed says so by inode, holding no
  * entry.  dir_gen and gen are the backend's gen (hostfs: dc_hostfs_gen).
  * Each forgets in O(1) per cached entry of the inode, however much is
- * cached below it.  An inode the cache does not hold: nothing, 0.
+ * cached below it.  An inode the cache does not hold: nothing, 0.  Where
+ * one forgets all (the root's inode), its result is dc_invalidate_all's.
  */
 /* Name (len bytes) in directory (dir_ino, dir_gen) changed: forgotten in
  * every cached entry of that directory.  -EINVAL or -ENAMETOOLONG: bad
@@ -389,7 +394,7 @@ int dc_invalidate_inode(struct dc_cache *c, uint64_t ino, uint32_t gen);
  * entry of it is forgotten with all cached below it (the root: all). */
 int dc_invalidate_dir(struct dc_cache *c, uint64_t ino, uint32_t gen);
 /* Anything may have changed (an event queue overflowed): forget all.
- * 0, or -EINVAL (c NULL), as for dc_invalidate_inode and _dir. */
+ * 0, -EINVAL (c NULL), or the root's errors of dc_invalidate. */
 int dc_invalidate_all(struct dc_cache *c);
 /* Turn expiry on or off (ms; 0: never) for answers cached from now on;
  * with either non-zero, what is cached already is forgotten.  0 or -EINVAL. */

@@ -140,9 +140,11 @@ DC_API int dc_set_ttl(struct dc_cache *c, uint32_t ttl_ms, uint32_t neg_ttl_ms)
 	dc__write_lock(c);
 	set_ttl(c, ttl_ms, neg_ttl_ms);
 	dc__write_unlock(c);
-	/* what is cached carries the old deadlines, or none: start again */
+	/* what is cached carries the old deadlines, or none: start again.
+	 * Everything below the root is forgotten whatever the backend's
+	 * root() answers, and the setting holds: its error is not ours */
 	if (ttl_ms || neg_ttl_ms)
-		return dc_invalidate_all(c);
+		dc_invalidate_all(c);
 	return 0;
 }
 

@@ -608,19 +608,26 @@ static struct dc_dentry *live_entry(struct dc_cache *c, struct dc_dentry *d)
 				   dc__hash_name(c, p, d->name->s, d->name->len)) : NULL;
 }
 
-/* A new root entry, from the backend's root(), or NULL. */
-static struct dc_dentry *new_root(struct dc_cache *c)
+/* A new root entry, from the backend's root(), in *out: 0, or (*out
+ * NULL) root()'s error, -ENOTDIR or -EIO (it named no directory, or one
+ * with a bad mode, as at dc_cache_create) or -ENOMEM. */
+static int new_root(struct dc_cache *c, struct dc_dentry **out)
 {
-	struct dc_dentry *r = NULL;
 	struct dc_inode in = { 0 };
+	int err = c->be.ops->root(c->be.ctx, &in);
 
-	if (c->be.ops->root(c->be.ctx, &in))
-		return NULL;
-	if (dc__is_dir(in.mode))
-		r = dc__alloc(c, NULL, "", 0, 0, DC_F_ROOT, &in, NULL);
-	if (!r)
+	*out = NULL;
+	if (err)
+		return err < 0 ? err : -EIO;
+	if (!dc__is_dir(in.mode))
+		err = -ENOTDIR;
+	else if (!dc__mode_ok(in.mode))
+		err = -EIO;
+	else if (!(*out = dc__alloc(c, NULL, "", 0, 0, DC_F_ROOT, &in, NULL)))
+		err = -ENOMEM;
+	if (err)
 		release_inode(c, &in, NULL);
-	return r;
+	return err;
 }
 
 /* h's name is cached nowhere live any more, but a listing of its live
@@ -656,6 +663,7 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 {
 	struct dc_dentry *nr = NULL, *h = d;
 	bool all = false;
+	int err = 0;
 
 	if (!c || !d)
 		return -EINVAL;
@@ -664,7 +672,7 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	 * parent), which live_entry maps to the root; asked of the backend
 	 * unlocked */
 	if (!dc__load(d->parent))
-		nr = new_root(c);
+		err = new_root(c, &nr);
 	dc__write_lock(c);
 	d = live_entry(c, d);	/* NULL: nothing of it is cached any more */
 	if (nr) {
@@ -689,7 +697,7 @@ DC_API int dc_invalidate(struct dc_cache *c, struct dc_dentry *d)
 	}
 	dc__write_unlock(c);
 	dc__maybe_shrink(c);	/* a swapped root is an entry more */
-	return all ? dc_invalidate_all(c) : 0;
+	return all ? dc_invalidate_all(c) : err;
 }
 
 DC_API int dc_invalidate_name(struct dc_cache *c, struct dc_dentry *dir,

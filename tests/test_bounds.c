@@ -470,9 +470,10 @@ static void test_forget_cost(enum dc_mode mode)
 		CHECK(sts.entries <= 8000 + 8000 / 8 + 1);	/* this cache's cap */
 	}
 	CHECK_EQ(dc_debug_check(c), 0);
-	/* without memory for a new root, the pass over the table */
+	/* without memory for a new root, the pass over the table, and the
+	 * caller told */
 	dc_debug_fail_alloc(1, 0);
-	CHECK_EQ(dc_invalidate(c, c->root), 0);
+	CHECK_EQ(dc_invalidate(c, c->root), -ENOMEM);
 	dc_debug_fail_alloc(0, 0);
 	CHECK_EQ(hashed_entries(c), 0);
 	CHECK_EQ(resolve(c, "d/s/f30", 0, NULL), 0);

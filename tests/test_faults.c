@@ -2,7 +2,8 @@
 /*
  * test_faults.c - a backend that fails, hangs and changes its answers.
  *
- *  - errors reach the caller and are never cached;
+ *  - errors reach the caller and are never cached; the root's, when it
+ *    is invalidated, too;
  *  - concurrent misses on one name call the backend once, and every
  *    waiter gets the one answer (or the one error);
  *  - a slow miss never blocks lookups of other names, in the same
@@ -35,13 +36,17 @@ struct fake {
 	bool hold[100];		/* lookup waits until released */
 	int inflight[100];	/* calls waiting in hold */
 	uint64_t ino[100];	/* 0: no such name */
+	int root_err;		/* root answers this error */
+	uint32_t root_mode;	/* and this mode (0: a directory) */
 };
 
 static int f_root(void *ctx, struct dc_inode *out)
 {
-	(void)ctx;
-	*out = (struct dc_inode){ 1, 1, S_IFDIR | 0755, 0 };
-	return 0;
+	struct fake *f = ctx;
+	uint32_t mode = f->root_mode ? f->root_mode : S_IFDIR | 0755;
+
+	*out = (struct dc_inode){ 1, 1, mode, 0 };
+	return f->root_err;
 }
 
 static int f_lookup(void *ctx, const struct dc_inode *dir, const char *name,
@@ -101,6 +106,8 @@ static void open_cache(enum dc_mode mode)
 	memset(fk.err, 0, sizeof(fk.err));
 	memset(fk.hold, 0, sizeof(fk.hold));
 	memset(fk.ino, 0, sizeof(fk.ino));
+	fk.root_err = 0;
+	fk.root_mode = 0;
 	o.backend.ops = &fake_ops;
 	o.backend.ctx = &fk;
 	CHECK_EQ(dc_cache_create(&o, &cache), 0);
@@ -144,6 +151,38 @@ static void test_errors(enum dc_mode mode)
 	CHECK_EQ(fk.calls[1], 3);
 	fake_set(2, 0, -EACCES, false);
 	CHECK_EQ(res("n2/x"), -EACCES);
+	dc_cache_destroy(cache);
+}
+
+/*
+ * The root invalidated while the backend cannot say what it is: the
+ * caller hears why, everything below is forgotten all the same, and the
+ * next invalidation that the backend answers works.
+ */
+static void test_root_error(enum dc_mode mode)
+{
+	struct dc_dentry *r;
+	struct dc_inode st;
+
+	open_cache(mode);
+	fake_set(1, 11, 0, false);
+	CHECK_EQ(res("n1"), 11);
+	r = dc_root(cache);
+	fk.root_err = -EIO;
+	CHECK_EQ(dc_invalidate(cache, r), -EIO);
+	CHECK_EQ(res("n1"), 11);
+	CHECK_EQ(fk.calls[1], 2);		/* forgotten all the same */
+	CHECK_EQ(dc_invalidate_all(cache), -EIO);
+	fk.root_err = 0;
+	fk.root_mode = S_IFREG | 0644;
+	CHECK_EQ(dc_invalidate(cache, r), -ENOTDIR);
+	CHECK_EQ(dc_resolve(cache, NULL, "/", 0, &st), 0);
+	CHECK(S_ISDIR(st.mode));		/* the old root stays */
+	fk.root_mode = 0;
+	CHECK_EQ(dc_invalidate_all(cache), 0);
+	CHECK_EQ(res("n1"), 11);
+	CHECK_EQ(fk.calls[1], 3);
+	dc_put(cache, r);
 	dc_cache_destroy(cache);
 }
 
@@ -410,6 +449,7 @@ int main(void)
 	pthread_cond_init(&fk.cv, NULL);
 	for (m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++) {
 		test_errors(m);
+		test_root_error(m);
 		test_single_flight(m, 0);
 		test_single_flight(m, -EIO);
 		test_error_race(m);
