@@ -104,7 +104,8 @@
 #     or bytes the daemon did not read.
 # 23. the victim's lease on a file (SIGIO ignored, fs.lease-break-time
 #     set to 60 s): a process of the attacker's that writes the file
-#     through the mount waits for the lease, as natively; a signal it
+#     through the mount waits for the lease, as natively (seen in its
+#     wchan: in a FUSE request; natively in __break_lease); a signal it
 #     handles (SIGUSR1) must end its wait with EINTR, and SIGKILL must end
 #     the process, both within 5 s (the kernel waits for dcfs's answer
 #     even to SIGKILL).  Natively the same.
@@ -1146,6 +1147,16 @@ fi
 # ---- 23: a caller's signal ends its wait for a lease ----------------------------
 # wait_ended OUT PID: the writer printed its result and exited
 wait_ended() { wait_for 5 gone "$2" && [ -s "$1" ]; }
+# waits_on_lease native|mount PID: PID sleeps in the kernel's lease break,
+# or in a FUSE request (whose dcfs waits on the lease)
+waits_on_lease() {
+	local w
+	w=$(cat "/proc/$2/wchan" 2>/dev/null)
+	case $1:$w in
+	native:*lease*|mount:request_wait_answer|mount:fuse_*) return 0 ;;
+	esac
+	return 1
+}
 S=$T/li.src M=$T/li.mnt
 mkdir -p "$S"
 echo data > "$S/f"
@@ -1164,9 +1175,8 @@ if start li "$S" --coherence off --entry-timeout 0 --attr-timeout 0; then
 				out=$T/li.$where.$sig
 				spawn "$out" $A writeto "$f"
 				w=$spawned
-				sleep 1
 				waited=no
-				kill -0 "$w" 2>/dev/null && waited=yes
+				wait_for 5 waits_on_lease $where "$w" && waited=yes
 				kill -"$sig" "$w" 2>/dev/null
 				ended=no
 				wait_ended "$out" "$w" && ended=yes

@@ -387,8 +387,8 @@ bool loop_block_begin(uid_t uid);
 void loop_block_end(void);
 /* Cuts a worker's lease wait short when its caller is interrupted
  * (ops_file.c, "Interrupts"); main.c gives it a handler that does nothing,
- * without SA_RESTART. */
-#define DCFS_SIG_INTERRUPT	(SIGRTMIN + 1)
+ * without SA_RESTART.  dcfs uses no socket that could raise it. */
+#define DCFS_SIG_INTERRUPT	SIGURG
 
 /* ---- uring.c: FUSE over io_uring (--uring) ------------------------------ */
 /* Is the fuse module's enable_uring on? */

@@ -30,6 +30,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "ops.h"
 
 #define SMALL_READ	(32 * 1024)	/* below this, copy; above, splice */
@@ -44,30 +45,32 @@
  * handler that does nothing, without SA_RESTART), whose open(2) then
  * fails with EINTR, answered to the caller.
  *
- * The signal is blocked on the worker but around its open, so that it
- * cuts nothing else short.  It may arrive after the worker saw no
- * interrupt and before its open began, and be spent there: on_interrupt
- * sends it again every INTR_PAUSE_NS until the open has returned (done),
- * INTR_TRIES times at most (an open in an uninterruptible wait ignores
- * it).  Unregistering the callback takes the request's lock, which
- * libfuse holds around on_interrupt, so no signal is sent after it; what
- * is still pending then is taken (sigtimedwait) before the mask is put
- * back.
+ * The signal is sent only while the callback is registered, and the
+ * worker blocks it then but around its open, so that it cuts nothing
+ * else short.  It may arrive after the worker saw no interrupt and
+ * before its open began, and be spent there: on_interrupt sends it again
+ * every INTR_PAUSE_NS until the worker says it is past its open (done),
+ * for INTR_FOR_NS at most (an open in an uninterruptible wait ignores
+ * it).  A standard signal, not a real-time one: a pending one absorbs
+ * the resends rather than queueing each.  Unregistering the callback
+ * takes the request's lock, which libfuse holds around on_interrupt, so
+ * no signal is sent after it; what is still pending then is taken
+ * (sigtimedwait) before the mask is put back.
  */
-#define INTR_PAUSE_NS	100000	/* 100 us */
-#define INTR_TRIES	10000	/* a second in all */
+#define INTR_PAUSE_NS	100000ull	/* 100 us */
+#define INTR_FOR_NS	2000000000ull	/* 2 s */
 
 struct wait_intr {
 	pthread_t worker;
 	atomic_bool hit;	/* the request was interrupted */
-	atomic_bool done;	/* the worker's open has returned */
+	atomic_bool done;	/* the worker is past its open, or skipped it */
 };
 
 static void on_interrupt(fuse_req_t req, void *data)
 {
 	struct wait_intr *w = data;
 	struct timespec pause = { 0, INTR_PAUSE_NS };
-	unsigned i;
+	uint64_t end = clock_ns() + INTR_FOR_NS;
 
 	(void)req;
 	atomic_store(&w->hit, true);
@@ -75,7 +78,7 @@ static void on_interrupt(fuse_req_t req, void *data)
 	 * which has not begun its open */
 	if (pthread_equal(w->worker, pthread_self()))
 		return;
-	for (i = 0; i < INTR_TRIES && !atomic_load(&w->done); i++) {
+	while (!atomic_load(&w->done) && clock_ns() < end) {
 		pthread_kill(w->worker, DCFS_SIG_INTERRUPT);
 		nanosleep(&pause, NULL);
 	}
@@ -97,9 +100,12 @@ static int open_interruptible(fuse_req_t req, const char *path, int flags)
 		pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 		fd = open(path, flags);
 		err = errno;
-		atomic_store(&w.done, true);
 		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
+	/* on either path: an interrupt that came after the check above
+	 * stops resending, and the unregistering below, which waits for
+	 * it, waits no longer */
+	atomic_store(&w.done, true);
 	fuse_req_interrupt_func(req, NULL, NULL);
 	while (sigtimedwait(&set, NULL, &zero) == DCFS_SIG_INTERRUPT)
 		;
