@@ -430,8 +430,19 @@ static void fanotify_name(struct dc_watch *w, const struct fanotify_event_metada
 		dc__watch_lost(w, "a change in an unknown directory");
 		return;
 	}
-	if (!d.inside)
+	if (!d.inside) {
+		/* the changed file may have other names below root (hard
+		 * links), which share its attributes: its own handle finds
+		 * them, or, before Linux 5.17, its name looked up */
+		if ((m->mask & FAN_ATTRIB) && !(m->mask & FAN_ONDIR) &&
+		    !(w->opt.ignore_self && m->pid == w->self)) {
+			if (target)
+				fanotify_inode(w, m, fsid, target);
+			else
+				forget_links(w, f, fh, name);
+		}
 		return;
+	}
 	/* a directory moved below root: what is below it may have left root,
 	 * or come in (a move outside root changes no verdict) */
 	if ((m->mask & FAN_ONDIR) && (m->mask & (FAN_MOVED_FROM | FAN_MOVED_TO)))

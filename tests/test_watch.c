@@ -697,6 +697,52 @@ out:
 	pthread_mutex_destroy(&gate);
 }
 
+/*
+ * fanotify: a file's mode changed through a hard link outside root.  The
+ * event names only the outside directory, but the file is cached by its
+ * name below root, which must agree in the end.
+ */
+static void test_link_outside(void)
+{
+	static const char *const names[] = { "D/f", "D", NULL };
+	struct dc_watch_options o = { .mode = DC_WATCH_FANOTIFY, .log = on_log };
+	struct dc_watch *w = NULL;
+	struct dc_cache *c = NULL;
+	struct said s;
+
+	if (geteuid() != 0) {
+		skip("fanotify, a hard link outside root: not root");
+		return;
+	}
+	if (!make_top())
+		return;
+	said_init(&s);
+	o.arg = &s;
+	CHECK(mkdir(at("D"), 0755) == 0);
+	touch(at("D/f"));
+	CHECK(chmod(at("D/f"), 0644) == 0);
+	CHECK(link(at("D/f"), out_at("g")) == 0);
+	CHECK_EQ(new_cache(top, 0, &c), 0);
+	if (c)
+		CHECK_EQ(dc_watch_start(c, top, &o, &w), 0);
+	if (!w)
+		goto out;
+	CHECK(all_agree(c, names, true));
+	CHECK(chmod(out_at("g"), 0600) == 0);
+	if (wait_agree(c, names, LIMIT_MS) < 0) {
+		CHECK(!"fanotify: a chmod through a hard link outside root never showed");
+		all_agree(c, names, true);
+	} else {
+		CHECK(true);
+	}
+out:
+	said_show(&s, "fanotify, a hard link outside root");
+	dc_watch_stop(w);
+	if (c)
+		dc_cache_destroy(c);
+	remove_top();
+}
+
 /* ---- 3: not root ------------------------------------------------------------ */
 
 /* Run fn in a child; its failures fail us, its exit 77 is a skip. */
@@ -1055,6 +1101,7 @@ int main(void)
 	test_overflow(DC_WATCH_INOTIFY, true);
 	test_overflow(DC_WATCH_FANOTIFY, true);
 	test_gone_dir();
+	test_link_outside();
 	printf("test_watch: %lu checks, %lu failed, %lu skipped\n", h_checks,
 	       h_failed, skipped);
 	return h_failed ? 1 : 0;
