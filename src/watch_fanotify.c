@@ -107,11 +107,35 @@ static const struct wfs *fs_by_fsid(const struct dc_watch *w,
  * handles are opened in the mount they came through, below root, so that
  * climbing ".." from them passes root.  w->lock held.
  */
+/*
+ * Can directory dfd's handle be opened again?  Every event names its
+ * directory by handle, and open_by_handle_at needs CAP_DAC_READ_SEARCH,
+ * which a process may lack while it holds the CAP_SYS_ADMIN that
+ * fanotify needs (a container given the one but not the other): marked
+ * anyway, every event would be "a change in an unknown directory", and
+ * each would forget everything.  0 or -errno.
+ */
+static int handles_open(int dfd)
+{
+	union fhandle h;
+	int mnt, fd;
+
+	h.fh.handle_bytes = MAX_HANDLE_SZ;
+	if (name_to_handle_at(dfd, "", &h.fh, &mnt, AT_EMPTY_PATH) < 0)
+		return -errno;
+	fd = open_by_handle_at(dfd, &h.fh, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
 int dc__fanotify_fs_add(struct dc_watch *w, int fd, uint64_t dev)
 {
 	struct statfs sfs;
 	struct wfs *f;
 	char path[40];
+	int err = 0;
 
 	if (w->nfs == WATCH_MAX_FS)
 		return -ENOSPC;
@@ -122,15 +146,21 @@ int dc__fanotify_fs_add(struct dc_watch *w, int fd, uint64_t dev)
 	f->dev = dev;
 	f->mount_fd = -1;
 	if (!fs_by_fsid(w, f->fsid)) {
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-		if (fanotify_mark(w->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
-				  FAN_EVENTS | (w->opt.changed ? FAN_MODIFY : 0),
-				  AT_FDCWD, path) < 0)
-			return -errno;
 		/* open_by_handle_at refuses an O_PATH mount descriptor */
 		f->mount_fd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (f->mount_fd < 0)
-			return -errno;	/* the mark stays, unused: harmless */
+			return -errno;
+		err = handles_open(f->mount_fd);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (!err && fanotify_mark(w->fd, FAN_MARK_ADD | FAN_MARK_FILESYSTEM,
+					  FAN_EVENTS | (w->opt.changed ? FAN_MODIFY : 0),
+					  AT_FDCWD, path) < 0)
+			err = -errno;
+		if (err) {
+			close(f->mount_fd);
+			f->mount_fd = -1;
+			return err;
+		}
 	}
 	/* release: the entry is complete before readers can see it */
 	dc__store_rel(w->nfs, w->nfs + 1);

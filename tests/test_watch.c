@@ -37,6 +37,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -46,6 +47,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -779,6 +781,57 @@ static void in_child(void (*fn)(void), const char *what, const char *why_skip)
 	}
 }
 
+/*
+ * Root without CAP_DAC_READ_SEARCH (kept: CAP_SYS_ADMIN, which fanotify
+ * needs): no handle opens again, so auto takes inotify, and fanotify
+ * asked for by name is refused, rather than a watcher whose every event
+ * forgets everything.
+ */
+static void child_no_dac_read_search(void)
+{
+	static const char *const one[] = { "sub", "sub/x", NULL };
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+	struct dc_watch_options o = { .mode = DC_WATCH_AUTO, .log = on_log };
+	struct dc_watch *w = NULL;
+	struct dc_cache *c = NULL;
+	struct said s;
+
+	if (geteuid() != 0)
+		exit(77);
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		exit(77);
+	data[0].effective &= ~(1u << CAP_DAC_READ_SEARCH);
+	data[0].permitted &= ~(1u << CAP_DAC_READ_SEARCH);
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		exit(77);
+	said_init(&s);
+	o.arg = &s;
+	if (!make_top())
+		return;
+	CHECK(mkdir(at("sub"), 0755) == 0);
+	CHECK_EQ(new_cache(top, 0, &c), 0);
+	if (c)
+		CHECK_EQ(dc_watch_start(c, top, &o, &w), 0);
+	if (w) {
+		CHECK_EQ(dc_watch_mode_of(w), DC_WATCH_INOTIFY);
+		CHECK(said_log_has(&s, "fanotify not available"));
+		CHECK(all_agree(c, one, true));
+		touch(at("sub/x"));
+		expect_agree(c, one, LIMIT_MS, "inotify without CAP_DAC_READ_SEARCH",
+			     "create");
+		dc_watch_stop(w);
+		w = NULL;
+	}
+	if (c) {
+		o.mode = DC_WATCH_FANOTIFY;
+		CHECK_EQ(dc_watch_start(c, top, &o, &w), -EPERM);
+		CHECK(w == NULL);
+		dc_cache_destroy(c);
+	}
+	remove_top();
+}
+
 static void child_not_root(void)
 {
 	static const char *const one[] = { "sub", "sub/x", NULL };
@@ -1082,6 +1135,8 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	/* children first: no thread of ours (or liburcu's) exists yet */
 	in_child(child_not_root, "not root", "cannot become uid 65534");
+	in_child(child_no_dac_read_search, "without CAP_DAC_READ_SEARCH",
+		 "not root, or capabilities not settable");
 	if (geteuid() == 0) {
 		in_child(child_budget, "spent watch budget",
 			 "cannot make a user namespace here (TSan: a second thread)");
