@@ -281,18 +281,18 @@ int rattr_of_entry(struct rnode *n, const struct stat *seed, int64_t seen,
 	return rattr_get(n, st);
 }
 
-/* The kernel forgot nlookup lookups of n: at none left, n goes. */
-void rnode_forget(struct rnode *n, uint64_t nlookup)
+/*
+ * n is known to the kernel no more (nlookup 0) and pinned by no open
+ * file (opens 0): off its bucket, its entry returned for the caller to
+ * put, and n to free, after nodes_lock.  NULL n: nothing to do.
+ */
+static struct rnode *unhash_unused(struct rnode *n, struct dc_dentry **d)
 {
-	struct dc_dentry *d = NULL;
 	struct rnode **pp;
 
-	pthread_mutex_lock(&rs.nodes_lock);
-	n->nlookup = n->nlookup > nlookup ? n->nlookup - nlookup : 0;
-	if (n->nlookup || n == &rs.root) {
-		pthread_mutex_unlock(&rs.nodes_lock);
-		return;
-	}
+	*d = NULL;
+	if (n->nlookup || n->opens || n == &rs.root)
+		return NULL;
 	for (pp = &rs.buckets[rnode_bucket(n->dev, n->ino)]; *pp; pp = &(*pp)->hnext)
 		if (*pp == n) {
 			*pp = n->hnext;
@@ -303,11 +303,30 @@ void rnode_forget(struct rnode *n, uint64_t nlookup)
 	 * (rattr_of_entry); under the lock that rnode_get takes too */
 	if (n->changed_ms)
 		ms_raise(&rs.changed_ms, n->changed_ms);
-	d = n->dentry;
-	pthread_mutex_unlock(&rs.nodes_lock);
+	*d = n->dentry;
+	return n;
+}
+
+static void free_unused(struct rnode *n, struct dc_dentry *d)
+{
 	if (d)
 		dc_put(rs.cache, d);
 	free(n);
+}
+
+/* The kernel forgot nlookup lookups of n: at none left, n goes, unless
+ * an open file still pins it (open_node may have found it by its
+ * inode): then its last rnode_closed frees it. */
+void rnode_forget(struct rnode *n, uint64_t nlookup)
+{
+	struct dc_dentry *d;
+
+	pthread_mutex_lock(&rs.nodes_lock);
+	n->nlookup = n->nlookup > nlookup ? n->nlookup - nlookup : 0;
+	n = unhash_unused(n, &d);
+	pthread_mutex_unlock(&rs.nodes_lock);
+	if (n)
+		free_unused(n, d);
 }
 
 /* At the end: every node the kernel did not forget, and its entry. */
@@ -366,11 +385,13 @@ void rnode_opened(struct rnode *n)
 }
 
 /* One open file of n fewer: at none left, the hidden name an unlink gave
- * it goes (as root: the unlink was the caller's, and checked). */
+ * it goes (as root: the unlink was the caller's, and checked), and so
+ * does n if the kernel forgot it meanwhile (rnode_forget). */
 void rnode_closed(struct rnode *n)
 {
 	struct dcnfs_fh dir;
 	char name[sizeof(n->silly_name)];
+	struct dc_dentry *d;
 	bool remove;
 
 	pthread_mutex_lock(&rs.nodes_lock);
@@ -380,7 +401,10 @@ void rnode_closed(struct rnode *n)
 		dir = n->silly_dir;
 		memcpy(name, n->silly_name, sizeof(name));
 	}
+	n = unhash_unused(n, &d);
 	pthread_mutex_unlock(&rs.nodes_lock);
+	if (n)
+		free_unused(n, d);
 	if (!remove)
 		return;
 	if (dcnfs_remove(&rs.be, NULL, &dir, name, 0))
