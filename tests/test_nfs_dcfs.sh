@@ -19,7 +19,9 @@
 #     (entry timeout + TTL + acdir); concurrent creates, renames and
 #     unlinks from both leave the server's tree as expected;
 #   - a server restart: data fsync'ed before it is on the server, and
-#     reads after it answer right or fail, never wrong data;
+#     reads after it answer right or fail, never wrong data; changes
+#     made first after it, over connections left idle across it, are
+#     done (the connection closed by the server is seen, not used);
 #   - a server in its grace period after a restart: a truncate and a
 #     create through the mount wait for it to end (the server answers
 #     JUKEBOX, or GRACE) and are done;
@@ -78,6 +80,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a server restart: lookups after it are answered, on new connections"
 	"a server restart: reads answer right or fail, never wrong"
 	"a server restart between a write and its fsync: fsync and close say EIO"
+	"a server restart: changes as the first calls after it, over connections idle across it, are done"
 	"a server in its grace period: a truncate and a create made in it are done, sent again when asked"
 	"a small compile through the mount builds a program that runs"
 	"the mounts unmount and their daemons exit"
@@ -577,6 +580,38 @@ wait "$hold_pid" 2>/dev/null
 exec {hold_r}<&- {hold_w}>&-
 check_all "${CHECKS[next]}: '${line:-}', then '${r_fsync:-}', '${r_close:-}' (server back: exit $restarted)" \
 	'[ "${line:-}" = written ] && [ "${r_fsync:-}" = "fsync: EIO" ] && [ "${r_close:-}" = "close: EIO" ] && [ $restarted = 0 ]'
+done_check
+
+# connections left idle across a restart, and then changes whose names
+# were looked up before it (the kernel and the cache hold the answers),
+# so that no lookup meets a dead connection first: a mkdir, a create, an
+# unlink and a rename, one at a time.  After the write-verifier check:
+# placed just before it, that check once saw its fsync succeed over
+# NFSv4, as if the server's verifier had not changed across the restart
+if mount_dcfs R; then
+	for i in 1 2 3 4 5 6 7 8; do echo "idle$i" >"$ROOT/idle$i"; done
+	for i in 1 2 3 4 5 6 7 8; do stat "$TMP/R/idle$i" >/dev/null 2>&1 & done
+	wait
+	stat "$TMP/R/new.d" "$TMP/R/new.f" "$TMP/R/idle2b" >/dev/null 2>&1
+	"$SERVER" stop "$STATE" >"$TMP/restart4.out" 2>&1 &&
+		"$SERVER" start "$ROOT" "$STATE" >>"$TMP/restart4.out" 2>&1
+	restarted=$?
+	errs=
+	mkdir "$TMP/R/new.d" 2>>"$TMP/after.err" || errs="$errs mkdir"
+	echo new >"$TMP/R/new.f" 2>>"$TMP/after.err" || errs="$errs create"
+	rm "$TMP/R/idle1" 2>>"$TMP/after.err" || errs="$errs unlink"
+	mv "$TMP/R/idle2" "$TMP/R/idle2b" 2>>"$TMP/after.err" || errs="$errs rename"
+	said=${errs:+ failed:}${errs:- all done}
+	check_all "${CHECKS[next]}:$said (server back: exit $restarted)" \
+		'[ -z "$errs" ] && [ $restarted = 0 ] && [ -d "$ROOT/new.d" ] &&
+		 [ "$(cat "$ROOT/new.f")" = new ] && [ ! -e "$ROOT/idle1" ] &&
+		 [ "$(cat "$ROOT/idle2b")" = idle2 ]'
+	[ -z "$errs" ] || diag <"$TMP/after.err"
+	unmount_dcfs R
+else
+	notok "${CHECKS[next]}: the mount failed"
+	diag <"$TMP/R.log"
+fi
 done_check
 
 # --- a server in its grace period ------------------------------------------------

@@ -171,19 +171,38 @@ static int conn_cred(struct conn *cn, const struct dcnfs_cred *cred)
 	return 0;
 }
 
+/*
+ * Has the server closed idle connection cn (a restart, an idle timeout)?
+ * An idle connection has no call in flight, so anything to read on it is
+ * the end of the stream or an error.  Seen now, before a call is queued
+ * on it: one that found it dead only after (libnfs fails every queued
+ * call when it reads the end) could not tell whether the server had
+ * done it, and a call not to be done twice would fail with EIO.
+ */
+static bool conn_closed(struct conn *cn)
+{
+	struct pollfd p = { .fd = rpc_get_fd(cn->rpc), .events = POLLIN | POLLRDHUP };
+
+	return p.fd < 0 || poll(&p, 1, 0) != 0;
+}
+
 /* An idle connection to the NFS service (unless fresh), or a new one. */
 static int get_conn(struct nfsrpc *r, bool fresh, struct conn **out)
 {
 	struct conn *cn = NULL;
 	int err;
 
-	pthread_mutex_lock(&r->lock);
-	if (!fresh) {
+	while (!fresh) {
+		pthread_mutex_lock(&r->lock);
 		cn = r->idle;
 		if (cn)
 			r->idle = cn->next;
+		pthread_mutex_unlock(&r->lock);
+		if (!cn || !conn_closed(cn))
+			break;
+		drop_conn(cn);
+		cn = NULL;
 	}
-	pthread_mutex_unlock(&r->lock);
 	if (cn) {
 		*out = cn;
 		return 0;
