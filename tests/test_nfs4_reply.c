@@ -17,7 +17,8 @@
  * also hands it lengths no reply holds (which libnfs 4.0's decoder lets
  * through), a NUL in a text, READDIR names no directory holds and
  * cookies that would start a listing over, and checks the NFSv3
- * listings' checks of names and of a page's progress.  Built without
+ * listings' checks of names and of a page's progress, pages that come
+ * round again included.  Built without
  * libnfs, it has nothing to check and says so.
  */
 #include "harness.h"
@@ -337,6 +338,47 @@ static void test_short(void)
 	CHECK_EQ(took, 0);
 }
 
+/*
+ * A listing of `tail` pages, then a cycle of `cycle` pages that comes
+ * round for ever: refused within 3 x (tail + cycle) + 2 pages.  A long
+ * listing whose cookies never repeat is not.
+ */
+static void check_loop(uint64_t tail, uint64_t cycle)
+{
+	struct nfsrpc_loop loop = { 0 };
+	cookie3 asked = 0, last;
+	uint64_t page, bound = 3 * (tail + cycle) + 2;
+
+	for (page = 0; page <= bound; page++) {
+		/* the cookie page ends on: 100, 101... then round the cycle */
+		last = 100 + (page < tail ? page : tail + (page - tail) % cycle);
+		if (!nfsrpc_page_moves(&loop, asked, last, page))
+			break;
+		asked = last;
+	}
+	if (page > bound)
+		fprintf(stderr, "a cycle of %llu after %llu pages not refused\n",
+			(unsigned long long)cycle, (unsigned long long)tail);
+	CHECK(page <= bound);
+}
+
+static void test_page_loops(void)
+{
+	struct nfsrpc_loop loop = { 0 };
+	uint64_t page;
+	bool moved = true;
+
+	for (uint64_t tail = 0; tail < 40; tail += 3)
+		for (uint64_t cycle = 2; cycle < 70; cycle += 5)
+			check_loop(tail, cycle);
+	check_loop(1000, 2);
+	check_loop(3, 1000);
+	for (page = 0; page < 100000 && moved; page++)
+		moved = nfsrpc_page_moves(&loop, page ? 7 * page : 0, 7 * (page + 1),
+					  page);
+	CHECK(moved);
+}
+
 /* The checks the NFSv3 listings make of each page (nfsio.c, nfsfs.c). */
 static void test_pages(void)
 {
@@ -354,11 +396,15 @@ static void test_pages(void)
 	long_name[DC_NAME_MAX] = '\0';
 	CHECK_EQ(nfsrpc_name(long_name), 0);
 
-	CHECK(nfsrpc_page_moves(0, 5, 10));
-	CHECK(nfsrpc_page_moves(5, 9, 10));
-	CHECK(!nfsrpc_page_moves(5, 5, 10));	/* the same page again */
-	CHECK(!nfsrpc_page_moves(5, 0, 10));	/* back to the start */
-	CHECK(!nfsrpc_page_moves(5, 9, NFSRPC_LIST_MAX + 1));
+	CHECK(nfsrpc_page_moves(&(struct nfsrpc_loop){ 0 }, 0, 5, 10));
+	CHECK(nfsrpc_page_moves(&(struct nfsrpc_loop){ 0 }, 5, 9, 10));
+	/* the same page again */
+	CHECK(!nfsrpc_page_moves(&(struct nfsrpc_loop){ 0 }, 5, 5, 10));
+	/* back to the start */
+	CHECK(!nfsrpc_page_moves(&(struct nfsrpc_loop){ 0 }, 5, 0, 10));
+	CHECK(!nfsrpc_page_moves(&(struct nfsrpc_loop){ 0 }, 5, 9,
+				 NFSRPC_LIST_MAX + 1));
+	test_page_loops();
 }
 
 int main(void)

@@ -667,6 +667,7 @@ struct readdir_page {
 	int stop;		/* what emit returned, when not 0 */
 	uint64_t names;		/* so far */
 	cookie3 cookie;		/* the next page's: the last entry's */
+	struct nfsrpc_loop loop;	/* the cookies pages ended on */
 	cookieverf3 verf;
 	int eof;
 	fattr3 dir;
@@ -736,7 +737,8 @@ static int take_readdir(void *res, void *arg)
 	p->eof = ok->reply.eof;
 	/* a page that leaves the listing where it was would be asked for
 	 * forever (an empty one among them) */
-	return p->eof || nfsrpc_page_moves(asked, p->cookie, p->names) ? 0 : -EIO;
+	return p->eof || nfsrpc_page_moves(&p->loop, asked, p->cookie, p->names) ?
+	       0 : -EIO;
 }
 
 /* A whole listing whose every page showed d in epoch (not 0): its keys

@@ -642,6 +642,7 @@ struct list_page {
 	void *arg;
 	int stop;
 	cookie3 cookie;		/* the next page's: the last entry's */
+	struct nfsrpc_loop loop;	/* the cookies pages ended on */
 	cookieverf3 verf;
 	int eof;
 	uint64_t names;		/* so far */
@@ -677,7 +678,8 @@ static int take_list(void *res, void *arg)
 	p->eof = ok->reply.eof;
 	/* a page that leaves the listing where it was would be asked for
 	 * forever (an empty one among them) */
-	return p->eof || nfsrpc_page_moves(asked, p->cookie, p->names) ? 0 : -EIO;
+	return p->eof || nfsrpc_page_moves(&p->loop, asked, p->cookie, p->names) ?
+	       0 : -EIO;
 }
 
 int dcnfs_list(const struct dc_backend *be, const struct dcnfs_cred *cr,

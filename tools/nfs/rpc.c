@@ -367,9 +367,20 @@ int nfsrpc_name(const char *name)
 	return strnlen(name, DC_NAME_MAX + 1) > DC_NAME_MAX;
 }
 
-int nfsrpc_page_moves(cookie3 asked, cookie3 last, uint64_t names)
+int nfsrpc_page_moves(struct nfsrpc_loop *loop, cookie3 asked, cookie3 last,
+		      uint64_t names)
 {
-	return last && last != asked && names <= NFSRPC_LIST_MAX;
+	if (!last || last == asked || names > NFSRPC_LIST_MAX ||
+	    last == loop->saved)
+		return 0;
+	/* saved at pages 1, 2, 4, 8...: once the gap reaches a cycle's
+	 * length, a page in the cycle ends on the saved cookie again */
+	if (++loop->lap >= loop->power) {
+		loop->saved = last;
+		loop->power = loop->power ? 2 * loop->power : 1;
+		loop->lap = 0;
+	}
+	return 1;
 }
 
 int nfs3_errno(nfsstat3 st)

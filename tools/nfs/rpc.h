@@ -130,12 +130,22 @@ int nfs4_errno(nfsstat4 st);
  * "." and ".." are names here.  nfsrpc_page_moves: whether a page that
  * did not end the listing moved it on: it ends on a cookie other than 0
  * and the one it was asked from (else the next page would be the same,
- * forever), and the listing is not past NFSRPC_LIST_MAX names (a bound
- * on one that never ends).
+ * forever), nor on one an earlier page of the listing ended on (pages
+ * that come round again, A, B, A, B...: Brent's cycle finding over the
+ * cookies the pages end on, in the listing's *loop, zeroed before its
+ * first page: found within three times the pages up to the first
+ * repeat),
+ * and the listing is not past NFSRPC_LIST_MAX names (a bound on one
+ * that never ends).
  */
 #define NFSRPC_LIST_MAX	(1ull << 32)
+struct nfsrpc_loop {
+	cookie3 saved;		/* the cookie a page ended on, compared */
+	uint64_t lap, power;	/* pages since saved; saved again at power */
+};
 int nfsrpc_name(const char *name);
-int nfsrpc_page_moves(cookie3 asked, cookie3 last, uint64_t names);
+int nfsrpc_page_moves(struct nfsrpc_loop *loop, cookie3 asked, cookie3 last,
+		      uint64_t names);
 
 /* NFSv3 to the system's words. */
 int nfs3_errno(nfsstat3 st);
