@@ -256,8 +256,10 @@ static void drain(struct dc_watch *w)
 		if (n < 0 && errno == EAGAIN)
 			return;
 		if (n <= 0) {
+			int err = n < 0 ? -errno : -EIO;	/* before the lock */
+
 			pthread_mutex_lock(&w->lock);
-			dc__watch_fall_back(w, n < 0 ? -errno : -EIO, "cannot read events");
+			dc__watch_fall_back(w, err, "cannot read events");
 			pthread_mutex_unlock(&w->lock);
 			return;
 		}

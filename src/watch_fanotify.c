@@ -40,6 +40,14 @@
 
 #include "watch.h"
 
+/* headers older than Linux 5.17 lack it; such a kernel refuses it (EINVAL),
+ * and dc__fanotify_start asks for FAN_REPORT_DFID_NAME alone */
+#ifndef FAN_REPORT_TARGET_FID
+#define FAN_REPORT_TARGET_FID		0x00001000
+#define FAN_REPORT_DFID_NAME_TARGET	(FAN_REPORT_DFID_NAME | FAN_REPORT_FID | \
+					 FAN_REPORT_TARGET_FID)
+#endif
+
 #define MEMO_SETS	2048		/* the memo: 2048 sets of 4 directories */
 #define MEMO_WAYS	4
 #define MEMO_HANDLE	40		/* longest handle memoised (ext4 8, xfs 16-24,

@@ -679,8 +679,8 @@ static int take_readdir(COMPOUND4res *r, struct v4call *v)
 		}
 		name = malloc((size_t)e.name.utf8string_len + 1);
 		if (!name || nfs4_attrs_take(&e.attrs, &at)) {
-			free(name);
 			err = name ? -EIO : -ENOMEM;
+			free(name);
 			goto out;
 		}
 		memcpy(name, e.name.utf8string_val, e.name.utf8string_len);
