@@ -224,8 +224,19 @@ static int open_child(struct hostfs *h, const struct dc_inode *dir,
 		close(fd);
 		return err;
 	}
-	if (S_ISDIR(st->st_mode))
+	if (S_ISDIR(st->st_mode)) {
 		tell_watcher(h, fd, st);
+		/* the root of another file system: a change of its own
+		 * attributes reaches no watch of ours until the watcher has
+		 * it (its parent's watch hears nothing of a mount's root), so
+		 * a chmod between the fstat above and that would be missed
+		 * for good; read them again now that it is watched */
+		if (dir->gen != dc_hostfs_gen(st->st_dev) && fstat(fd, st) < 0) {
+			err = -errno;
+			drop_fd(h, fd);
+			return err;
+		}
+	}
 	stat_fill(st, (uint64_t)fd + 1, out);
 	return 0;
 }
