@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "nfs/nfs4_attr.h"
@@ -1007,7 +1008,8 @@ static int client_id(struct nfsrpc *r, struct rpc_context *rpc,
 	struct compound c;
 	SETCLIENTID4resok ok;
 	SETCLIENTID4args *s;
-	char id[64];
+	struct utsname host;
+	char id[128];
 	int err = 0;
 
 	pthread_mutex_lock(&r->v4lock);
@@ -1019,7 +1021,9 @@ static int client_id(struct nfsrpc *r, struct rpc_context *rpc,
 	 * server drops any state of the ID's earlier incarnation */
 	memcpy(s->client.verifier, &r->v4verf, sizeof(s->client.verifier));
 	r->v4verf++;
-	snprintf(id, sizeof(id), "dcnfs.%d.%p", (int)getpid(), (void *)r);
+	snprintf(id, sizeof(id), "dcnfs.%.64s.%d.%016" PRIx64,
+		 uname(&host) == 0 ? host.nodename : "?", (int)getpid(),
+		 r->v4nonce);
 	s->client.id.id_len = (u_int)strlen(id);
 	s->client.id.id_val = id;
 	s->callback.cb_program = 0;	/* no callbacks: no delegations */

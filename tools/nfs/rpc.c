@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
@@ -589,6 +590,12 @@ int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms)
 	/* a first verifier unlike an earlier run's: the server then drops
 	 * the state that run left under the same client ID */
 	r->v4verf = (uint64_t)nfsrpc_now_ms() ^ (uint64_t)getpid() << 40;
+	/* the client ID's own part: two clients of one server must never
+	 * share it (the second's SETCLIENTID would drop the first's opens),
+	 * and a process ID and an address repeat across hosts and
+	 * containers */
+	if (getrandom(&r->v4nonce, sizeof(r->v4nonce), 0) != sizeof(r->v4nonce))
+		r->v4nonce = r->v4verf ^ (uint64_t)(uintptr_t)r;
 	return parse_url(r, url);
 }
 

@@ -42,6 +42,7 @@ struct nfsrpc {
 	pthread_mutex_t v4lock;	/* v4clientid, v4verf */
 	uint64_t v4clientid;	/* 0: none set up */
 	uint64_t v4verf;	/* the next SETCLIENTID's verifier */
+	uint64_t v4nonce;	/* random: this client's ID, with the host's name */
 	uint64_t v4owners;	/* open-owners named (atomic) */
 };
 
