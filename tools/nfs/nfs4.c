@@ -1126,8 +1126,11 @@ int nfs4_exchange(struct nfsrpc *r, struct rpc_context *rpc, int proc,
 		if (proc == NFS3_CREATE) {
 			err = client_id(r, rpc, stale, &v.clientid, c);
 			if (err) {
-				/* no OPEN sent: safe to send again */
-				c->answered = 0;
+				/* no OPEN sent: safe to send again, after a
+				 * failure as after a server's "later" (DELAY),
+				 * which nfsrpc_call tells by the answer */
+				if (err != -EAGAIN)
+					c->answered = 0;
 				return err;
 			}
 			v.take = take_create;
