@@ -18,7 +18,7 @@
  * through), a NUL in a text, READDIR names no directory holds and
  * cookies that would start a listing over, and checks the NFSv3
  * listings' checks of names and of a page's progress, pages that come
- * round again included.  Built without
+ * round again included, and the name an fsid gives its file system.  Built without
  * libnfs, it has nothing to check and says so.
  */
 #include "harness.h"
@@ -379,6 +379,34 @@ static void test_page_loops(void)
 	CHECK(moved);
 }
 
+/* An NFSv4 fsid (major, minor) as the cache's 32-bit name of its file
+ * system. */
+static uint32_t fsid_name(uint64_t major, uint64_t minor)
+{
+	unsigned char b[16];
+	uint32_t mask[2] = { 1u << FATTR4_FSID, 0 };
+	fattr4 f = { .attrmask = { 2, mask }, .attr_vals = { 16, (char *)b } };
+	struct attrs4 at;
+
+	for (int i = 0; i < 8; i++) {
+		b[i] = (unsigned char)(major >> (56 - 8 * i));
+		b[8 + i] = (unsigned char)(minor >> (56 - 8 * i));
+	}
+	CHECK_EQ(nfs4_attrs_take(&f, &at), 0);
+	return nfsrpc_fsid32(at.a.fsid);
+}
+
+/* Two file systems whose fsids differ in one part only never share a
+ * name: a disk's partitions (Linux's server: major, minor), and NFSv3
+ * fsids that differ in their high half alone. */
+static void test_fsid(void)
+{
+	CHECK(fsid_name(8, 1) != fsid_name(8, 2));
+	CHECK(fsid_name(8, 1) != fsid_name(9, 1));
+	CHECK(fsid_name(8, 1) == fsid_name(8, 1));
+	CHECK(nfsrpc_fsid32(1ull << 32 | 5) != nfsrpc_fsid32(2ull << 32 | 5));
+}
+
 /* The checks the NFSv3 listings make of each page (nfsio.c, nfsfs.c). */
 static void test_pages(void)
 {
@@ -414,6 +442,7 @@ int main(void)
 	test_readdir();
 	test_short();
 	test_pages();
+	test_fsid();
 	return h_done("test_nfs4_reply");
 }
 #else

@@ -93,7 +93,13 @@ static int get_attr(struct xdr_in *x, unsigned n, struct attrs4 *at)
 		return 0;
 	case FATTR4_SIZE:		return get64(x, &a->size);
 	case FATTR4_FSID:
-		return get64(x, &a->fsid) || get64(x, &fsid_minor) ? -EIO : 0;
+		if (get64(x, &a->fsid) || get64(x, &fsid_minor))
+			return -EIO;
+		/* NFSv4's fsid is two numbers (Linux's server: the device's
+		 * major and minor): fold the second into every bit, or two
+		 * file systems of one disk would share a name */
+		a->fsid ^= fsid_minor * 0x9e3779b97f4a7c15ull;
+		return 0;
 	case FATTR4_FILEID:		return get64(x, &a->fileid);
 	case FATTR4_FILES_AVAIL:	return get64(x, &at->files_avail);
 	case FATTR4_FILES_FREE:		return get64(x, &at->files_free);

@@ -13,9 +13,9 @@
  * root frees nothing.  Handles are the server's, valid on any connection.
  *
  * Attributes: ino is the fileid, mode the type (from ftype3) and the
- * permission bits, uid and gid the owner's numbers, gen the low bits of
- * the fsid, so that an export spanning file systems never shows two
- * inodes as one.
+ * permission bits, uid and gid the owner's numbers, gen the fsid folded
+ * to 32 bits (nfsrpc_fsid32), so that an export spanning file systems
+ * never shows two inodes as one.
  *
  * Change detection (revalidate), as Linux's NFSv3 client does it: NFSv3
  * has no change attribute, so a directory's (mtime, ctime, size) stands
@@ -123,7 +123,7 @@ static void attr_fill(const fattr3 *a, struct dc_inode *out)
 {
 	out->ino = a->fileid;
 	out->mode = nfs3_type_bits(a->type) | (a->mode & 07777);
-	out->gen = (uint32_t)a->fsid;
+	out->gen = nfsrpc_fsid32(a->fsid);
 	out->uid = a->uid;
 	out->gid = a->gid;
 }

@@ -429,11 +429,11 @@ uint32_t nfs3_type_bits(ftype3 t)
 	}
 }
 
-/* A struct stat of a's attributes (st_dev: the fsid's low bits). */
+/* A struct stat of a's attributes (st_dev: nfsrpc_fsid32 of the fsid). */
 void nfs3_stat_fill(const fattr3 *a, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
-	st->st_dev = (dev_t)(uint32_t)a->fsid;
+	st->st_dev = (dev_t)nfsrpc_fsid32(a->fsid);
 	st->st_ino = a->fileid;
 	st->st_mode = nfs3_type_bits(a->type) | (a->mode & 07777);
 	st->st_nlink = a->nlink;

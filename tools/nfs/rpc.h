@@ -150,6 +150,15 @@ int nfsrpc_page_moves(struct nfsrpc_loop *loop, cookie3 asked, cookie3 last,
 
 /* NFSv3 to the system's words. */
 int nfs3_errno(nfsstat3 st);
+
+/* A file system's 32-bit name, from its fsid (an NFSv4 one folded in
+ * first, nfs4_attr.c): the cache's gen and st_dev.  Both halves count: a
+ * server's fsid may differ in either alone (a device number's major in
+ * the high half, its minor in the low). */
+static inline uint32_t nfsrpc_fsid32(uint64_t fsid)
+{
+	return (uint32_t)(fsid ^ fsid >> 32);
+}
 uint32_t nfs3_type_bits(ftype3 t);
 void nfs3_stat_fill(const fattr3 *a, struct stat *st);
 int64_t nfsrpc_now_ms(void);
