@@ -110,7 +110,8 @@ void dcnfs_stats(const struct dc_backend *be, struct dcnfs_stats *st);
  * failed; an RPC that is not safe to send twice -- those that make,
  * remove, rename or link names -- is then not sent again, so whether the
  * server did it is unknown).  struct stat out: the attributes the reply
- * carried, or those of a GETATTR after it (st_dev is the fsid folded to 32 bits, the entries' gen).
+ * carried, or those of a GETATTR after it (st_dev is the fsid folded to
+ * 32 bits, the entries' gen).
  */
 
 /* An NFS file handle (a server's longer than 64 bytes: -EIO). */
