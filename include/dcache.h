@@ -376,7 +376,9 @@ long dc_shrink(struct dc_cache *c, uint64_t target);
  * entry.  dir_gen and gen are the backend's gen (hostfs: dc_hostfs_gen).
  * Each forgets in O(1) per cached entry of the inode, however much is
  * cached below it.  An inode the cache does not hold: nothing, 0.  Where
- * one forgets all (the root's inode), its result is dc_invalidate_all's.
+ * one forgets all (the root's inode; or an inode some of whose names the
+ * cache could not index, dc_invalidate_inode), its result is
+ * dc_invalidate_all's.
  */
 /* Name (len bytes) in directory (dir_ino, dir_gen) changed: forgotten in
  * every cached entry of that directory.  -EINVAL or -ENAMETOOLONG: bad

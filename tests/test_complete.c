@@ -456,7 +456,7 @@ static void test_all_nomem(enum dc_mode m)
 	CHECK_EQ(stats(c).readdirs, 1);
 	x = add(DC_MEMFS_ROOT, "newroot", REG_M, NULL);
 	dc_debug_fail_alloc(1, 0);
-	CHECK_EQ(dc_invalidate_all(c), 0);
+	CHECK_EQ(dc_invalidate_all(c), -ENOMEM);	/* and says so */
 	CHECK(dc_debug_failed_allocs() > 0);
 	dc_debug_fail_alloc(0, 0);
 	CHECK_EQ(res(c, "/newroot"), (int64_t)x);
