@@ -108,14 +108,6 @@ static const struct wfs *fs_by_fsid(const struct dc_watch *w,
 }
 
 /*
- * Mark the file system of directory fd (device dev), unless one with its
- * fsid is marked already (then dev is an alias of it).  The mark is made
- * through /proc (fanotify_mark does not take an O_PATH descriptor as its
- * object), and a descriptor of the directory kept for open_by_handle_at:
- * handles are opened in the mount they came through, below root, so that
- * climbing ".." from them passes root.  w->lock held.
- */
-/*
  * Can directory dfd's handle be opened again?  Every event names its
  * directory by handle, and open_by_handle_at needs CAP_DAC_READ_SEARCH,
  * which a process may lack while it holds the CAP_SYS_ADMIN that
@@ -138,6 +130,15 @@ static int handles_open(int dfd)
 	return 0;
 }
 
+/*
+ * Mark the file system of directory fd (device dev), unless one with its
+ * fsid is marked already (then dev is an alias of it).  The mark is made
+ * through /proc (fanotify_mark does not take an O_PATH descriptor as its
+ * object), and a descriptor of the directory kept for open_by_handle_at:
+ * handles are opened in the mount they came through, below root, so that
+ * climbing ".." from them passes root; first, that they open
+ * (handles_open).  w->lock held.
+ */
 int dc__fanotify_fs_add(struct dc_watch *w, int fd, uint64_t dev)
 {
 	struct statfs sfs;
@@ -389,6 +390,7 @@ static uint64_t target_ino(const struct wfs *f, const struct file_handle *fh)
  * only the inode finds.  Looked up now, so a rename of name since the
  * change makes this forget the wrong inode: harmless, and the rename's own
  * events follow.  No directory descriptor, no look: nothing forgotten.
+ * Told to the owner as a change of the inode.
  */
 static void forget_links(struct dc_watch *w, const struct wfs *f,
 			 const struct file_handle *fh, const char *name)
@@ -402,8 +404,17 @@ static void forget_links(struct dc_watch *w, const struct wfs *f,
 		return;
 	r = fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW);
 	close(fd);
-	if (!r && !S_ISDIR(st.st_mode))
-		dc_invalidate_inode(w->c, st.st_ino, dc_hostfs_gen(st.st_dev));
+	if (!r && !S_ISDIR(st.st_mode)) {
+		struct dc_change_event ev = {
+			.what = DC_CHANGE_INODE, .flags = DC_CHANGED_ATTR,
+			.ino = st.st_ino, .dir_dev = st.st_dev,
+			.dir_gen = dc_hostfs_gen(st.st_dev),
+		};
+
+		dc_invalidate_inode(w->c, st.st_ino, ev.dir_gen);
+		/* the owner's copies of its attributes too (as fanotify_inode) */
+		dc__watch_report(w, &ev);
+	}
 }
 
 /*

@@ -243,6 +243,7 @@ struct said {
 	pthread_mutex_t lock;
 	char log[4096];
 	int all, degraded, names, self_events;
+	int inodes;		/* DC_CHANGE_INODE events */
 	pthread_mutex_t *gate;	/* held by the test: the first changed() waits */
 	int entered;
 };
@@ -283,6 +284,7 @@ static void on_changed(void *arg, const struct dc_change_event *ev)
 		if (!ev->ino || ev->name || !ev->flags ||
 		    ev->dir_gen != dc_hostfs_gen(ev->dir_dev))
 			s->self_events = -1000000;	/* malformed: fails below */
+		s->inodes++;
 	} else {
 		s->names++;
 		if (ev->what != DC_CHANGE_NAME || !ev->name ||
@@ -707,7 +709,9 @@ out:
 static void test_link_outside(void)
 {
 	static const char *const names[] = { "D/f", "D", NULL };
-	struct dc_watch_options o = { .mode = DC_WATCH_FANOTIFY, .log = on_log };
+	struct dc_watch_options o = {
+		.mode = DC_WATCH_FANOTIFY, .changed = on_changed, .log = on_log,
+	};
 	struct dc_watch *w = NULL;
 	struct dc_cache *c = NULL;
 	struct said s;
@@ -737,6 +741,12 @@ static void test_link_outside(void)
 	} else {
 		CHECK(true);
 	}
+	/* and the owner heard of the inode, well formed (told after the
+	 * cache: waited for, 10 s at most) */
+	for (double t0 = now_ms(); !said_get(&s, &s.inodes) && now_ms() - t0 < 10000;)
+		h_sleep_ms(1);
+	CHECK(said_get(&s, &s.inodes) >= 1);
+	CHECK(said_get(&s, &s.self_events) >= 0);
 out:
 	said_show(&s, "fanotify, a hard link outside root");
 	dc_watch_stop(w);

@@ -742,8 +742,8 @@ static void r_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		/* the cache holds permission bits and owners */
 		dc_invalidate_inode(rs.cache, st.st_ino, (uint32_t)st.st_dev);
 	/* the backend's attributes of it are older now: the next ask is an
-	 * RPC (rattr_stale), and a node made after this one is forgotten
-	 * takes none of them (rnode_forget) */
+	 * RPC (rattr_stale), and a node made after this one is freed
+	 * takes none of them (remote_node.c, unhash_unused) */
 	rattr_stale(n);
 	fuse_reply_attr(req, &st, rs.attr_timeout);
 }

@@ -105,14 +105,16 @@ struct rnode *rnode_get(uint64_t dev, uint64_t ino, uint32_t type,
 /* The same for the inode st describes. */
 struct rnode *rnode_get_st(const struct stat *st, const struct dcnfs_fh *fh,
 			   struct dc_dentry *dentry);
-/* The kernel forgot nlookup lookups of n: at none left, n goes. */
+/* The kernel forgot nlookup lookups of n: at none left, n goes, unless an
+ * open file still pins it (then rnode_closed frees it). */
 void rnode_forget(struct rnode *n, uint64_t nlookup);
 /* At the end: every node, its entry, and its hidden name. */
 void rnodes_free_all(void);
 /* A reference to directory node n's entry: 0, ENOTDIR or ESTALE. */
 int rnode_dentry(struct rnode *n, struct dc_dentry **out);
 /* One more, one fewer open file of n; at none left, the hidden name an
- * unlink gave it goes. */
+ * unlink gave it goes, and so does n if the kernel forgot it meanwhile
+ * (n may be freed: not to be used after). */
 void rnode_opened(struct rnode *n);
 void rnode_closed(struct rnode *n);
 

@@ -587,8 +587,8 @@ int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms)
 		pthread_mutex_destroy(&r->lock);
 		return -err;
 	}
-	/* a first verifier unlike an earlier run's: the server then drops
-	 * the state that run left under the same client ID */
+	/* a first verifier unlike any earlier one of this context's ID
+	 * (a SETCLIENTID again after the server forgot it) */
 	r->v4verf = (uint64_t)nfsrpc_now_ms() ^ (uint64_t)getpid() << 40;
 	/* the client ID's own part: two clients of one server must never
 	 * share it (the second's SETCLIENTID would drop the first's opens),
