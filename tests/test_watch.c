@@ -636,6 +636,71 @@ out:
 	pthread_mutex_destroy(&gate);
 }
 
+static bool case_top;	/* fanotify_case made top: its end removes it */
+
+/*
+ * The fanotify cases below: top anew holding D/f (0644), linked as
+ * top/link (its directory dir made first) or, link NULL, as g outside
+ * root; a cache of top and a fanotify watcher telling s.  false: skipped
+ * (not root) or failed, said.
+ */
+static bool fanotify_case(const char *what, struct said *s, const char *dir,
+			  const char *link_name, struct dc_cache **c,
+			  struct dc_watch **w)
+{
+	struct dc_watch_options o = {
+		.mode = DC_WATCH_FANOTIFY, .changed = on_changed, .log = on_log,
+		.arg = s,
+	};
+	char msg[128];
+
+	*c = NULL;
+	*w = NULL;
+	case_top = false;
+	if (geteuid() != 0) {
+		snprintf(msg, sizeof(msg), "fanotify, %s: not root", what);
+		skip(msg);
+		return false;
+	}
+	if (!make_top())
+		return false;
+	case_top = true;
+	CHECK(mkdir(at("D"), 0755) == 0);
+	if (dir)
+		CHECK(mkdir(at(dir), 0755) == 0);
+	touch(at("D/f"));
+	CHECK(chmod(at("D/f"), 0644) == 0);
+	CHECK(link(at("D/f"), link_name ? at(link_name) : out_at("g")) == 0);
+	CHECK_EQ(new_cache(top, 0, c), 0);
+	if (*c)
+		CHECK_EQ(dc_watch_start(*c, top, &o, w), 0);
+	return *w != NULL;
+}
+
+/* Every path agrees in the end; how soon is test_coherence's to judge. */
+static void agree_in_the_end(struct dc_cache *c, const char *const *paths,
+			     const char *what)
+{
+	if (wait_agree(c, paths, LIMIT_MS) < 0) {
+		fprintf(stderr, "fanotify: %s never showed\n", what);
+		CHECK(!"a change never showed");
+		all_agree(c, paths, true);
+	} else {
+		CHECK(true);
+	}
+}
+
+static void fanotify_case_end(struct said *s, const char *what,
+			      struct dc_cache *c, struct dc_watch *w)
+{
+	said_show(s, what);
+	dc_watch_stop(w);
+	if (c)
+		dc_cache_destroy(c);
+	if (case_top)
+		remove_top();
+}
+
 /* ---- a change read after its directory went ------------------------------
  * fanotify names a change by its directory's handle and the name; when
  * the directory is gone by the time the event is read, the changed file's
@@ -649,55 +714,29 @@ static void test_gone_dir(void)
 	static const char *const link2[] = { "E/g", NULL };
 	static const char *const names[] = { "E/g", "D/f", "D", NULL };
 	pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
-	struct dc_watch_options o = {
-		.mode = DC_WATCH_FANOTIFY, .changed = on_changed, .log = on_log,
-	};
-	struct dc_watch *w = NULL;
-	struct dc_cache *c = NULL;
+	struct dc_watch *w;
+	struct dc_cache *c;
 	struct said s;
 
-	if (geteuid() != 0) {
-		skip("fanotify, a directory gone before its event: not root");
-		return;
-	}
-	if (!make_top())
-		return;
 	said_init(&s);
 	s.gate = &gate;
-	o.arg = &s;
-	CHECK(mkdir(at("D"), 0755) == 0);
-	CHECK(mkdir(at("E"), 0755) == 0);
-	touch(at("D/f"));
-	CHECK(chmod(at("D/f"), 0644) == 0);
-	CHECK(link(at("D/f"), at("E/g")) == 0);
-	CHECK_EQ(new_cache(top, 0, &c), 0);
-	if (c)
-		CHECK_EQ(dc_watch_start(c, top, &o, &w), 0);
-	if (!w)
-		goto out;
-	/* E/g alone: a cached D would keep D's inode alive (hostfs holds a
-	 * descriptor of each cached directory), and its handle working */
-	CHECK(all_agree(c, link2, true));
-	hold_watcher(&s, &gate, at("trigger"));
-	CHECK(chmod(at("D/f"), 0600) == 0);
-	CHECK(rename(at("D/f"), out_at("f")) == 0);
-	CHECK(rmdir(at("D")) == 0);
-	pthread_mutex_unlock(&gate);
-	/* a file's mode changed, the file moved out and its directory
-	 * removed: E/g must agree in the end (never, without the file's own
-	 * handle); how soon is test_coherence's to judge */
-	if (wait_agree(c, names, LIMIT_MS) < 0) {
-		CHECK(!"fanotify: a change read after its directory went never showed");
-		all_agree(c, names, true);
-	} else {
-		CHECK(true);
+	if (fanotify_case("a directory gone before its event", &s, "E", "E/g",
+			  &c, &w)) {
+		/* E/g alone: a cached D would keep D's inode alive (hostfs
+		 * holds a descriptor of each cached directory), and its
+		 * handle working */
+		CHECK(all_agree(c, link2, true));
+		hold_watcher(&s, &gate, at("trigger"));
+		CHECK(chmod(at("D/f"), 0600) == 0);
+		CHECK(rename(at("D/f"), out_at("f")) == 0);
+		CHECK(rmdir(at("D")) == 0);
+		pthread_mutex_unlock(&gate);
+		/* a file's mode changed, the file moved out and its directory
+		 * removed: E/g must agree in the end (never, without the
+		 * file's own handle) */
+		agree_in_the_end(c, names, "a change read after its directory went");
 	}
-out:
-	said_show(&s, "fanotify, a directory gone");
-	dc_watch_stop(w);
-	if (c)
-		dc_cache_destroy(c);
-	remove_top();
+	fanotify_case_end(&s, "fanotify, a directory gone", c, w);
 	pthread_mutex_destroy(&gate);
 }
 
@@ -709,50 +748,24 @@ out:
 static void test_link_outside(void)
 {
 	static const char *const names[] = { "D/f", "D", NULL };
-	struct dc_watch_options o = {
-		.mode = DC_WATCH_FANOTIFY, .changed = on_changed, .log = on_log,
-	};
-	struct dc_watch *w = NULL;
-	struct dc_cache *c = NULL;
+	struct dc_watch *w;
+	struct dc_cache *c;
 	struct said s;
 
-	if (geteuid() != 0) {
-		skip("fanotify, a hard link outside root: not root");
-		return;
-	}
-	if (!make_top())
-		return;
 	said_init(&s);
-	o.arg = &s;
-	CHECK(mkdir(at("D"), 0755) == 0);
-	touch(at("D/f"));
-	CHECK(chmod(at("D/f"), 0644) == 0);
-	CHECK(link(at("D/f"), out_at("g")) == 0);
-	CHECK_EQ(new_cache(top, 0, &c), 0);
-	if (c)
-		CHECK_EQ(dc_watch_start(c, top, &o, &w), 0);
-	if (!w)
-		goto out;
-	CHECK(all_agree(c, names, true));
-	CHECK(chmod(out_at("g"), 0600) == 0);
-	if (wait_agree(c, names, LIMIT_MS) < 0) {
-		CHECK(!"fanotify: a chmod through a hard link outside root never showed");
-		all_agree(c, names, true);
-	} else {
-		CHECK(true);
+	if (fanotify_case("a hard link outside root", &s, NULL, NULL, &c, &w)) {
+		CHECK(all_agree(c, names, true));
+		CHECK(chmod(out_at("g"), 0600) == 0);
+		agree_in_the_end(c, names, "a chmod through a hard link outside root");
+		/* and the owner heard of the inode, well formed (told after
+		 * the cache: waited for, 10 s at most) */
+		for (double t0 = now_ms(); !said_get(&s, &s.inodes) &&
+		     now_ms() - t0 < 10000;)
+			h_sleep_ms(1);
+		CHECK(said_get(&s, &s.inodes) >= 1);
+		CHECK(said_get(&s, &s.self_events) >= 0);
 	}
-	/* and the owner heard of the inode, well formed (told after the
-	 * cache: waited for, 10 s at most) */
-	for (double t0 = now_ms(); !said_get(&s, &s.inodes) && now_ms() - t0 < 10000;)
-		h_sleep_ms(1);
-	CHECK(said_get(&s, &s.inodes) >= 1);
-	CHECK(said_get(&s, &s.self_events) >= 0);
-out:
-	said_show(&s, "fanotify, a hard link outside root");
-	dc_watch_stop(w);
-	if (c)
-		dc_cache_destroy(c);
-	remove_top();
+	fanotify_case_end(&s, "fanotify, a hard link outside root", c, w);
 }
 
 /* ---- 3: not root ------------------------------------------------------------ */
@@ -792,29 +805,18 @@ static void in_child(void (*fn)(void), const char *what, const char *why_skip)
 }
 
 /*
- * Root without CAP_DAC_READ_SEARCH (kept: CAP_SYS_ADMIN, which fanotify
- * needs): no handle opens again, so auto takes inotify, and fanotify
- * asked for by name is refused, rather than a watcher whose every event
- * forgets everything.
+ * The caller lacks what fanotify needs: auto takes inotify, which works,
+ * and fanotify asked for by name is refused.  who: the caller, for the
+ * messages.
  */
-static void child_no_dac_read_search(void)
+static void fanotify_refused(const char *who)
 {
 	static const char *const one[] = { "sub", "sub/x", NULL };
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2];
 	struct dc_watch_options o = { .mode = DC_WATCH_AUTO, .log = on_log };
 	struct dc_watch *w = NULL;
 	struct dc_cache *c = NULL;
 	struct said s;
 
-	if (geteuid() != 0)
-		exit(77);
-	if (syscall(SYS_capget, &hdr, data) != 0)
-		exit(77);
-	data[0].effective &= ~(1u << CAP_DAC_READ_SEARCH);
-	data[0].permitted &= ~(1u << CAP_DAC_READ_SEARCH);
-	if (syscall(SYS_capset, &hdr, data) != 0)
-		exit(77);
 	said_init(&s);
 	o.arg = &s;
 	if (!make_top())
@@ -826,10 +828,10 @@ static void child_no_dac_read_search(void)
 	if (w) {
 		CHECK_EQ(dc_watch_mode_of(w), DC_WATCH_INOTIFY);
 		CHECK(said_log_has(&s, "fanotify not available"));
+		CHECK(said_log_has(&s, "using inotify"));
 		CHECK(all_agree(c, one, true));
 		touch(at("sub/x"));
-		expect_agree(c, one, LIMIT_MS, "inotify without CAP_DAC_READ_SEARCH",
-			     "create");
+		expect_agree(c, one, LIMIT_MS, who, "create");
 		dc_watch_stop(w);
 		w = NULL;
 	}
@@ -842,45 +844,37 @@ static void child_no_dac_read_search(void)
 	remove_top();
 }
 
+/*
+ * Root without CAP_DAC_READ_SEARCH (kept: CAP_SYS_ADMIN, which fanotify
+ * needs): no handle opens again, so auto takes inotify, and fanotify
+ * asked for by name is refused, rather than a watcher whose every event
+ * forgets everything.
+ */
+static void child_no_dac_read_search(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (geteuid() != 0)
+		exit(77);
+	if (syscall(SYS_capget, &hdr, data) != 0)
+		exit(77);
+	data[0].effective &= ~(1u << CAP_DAC_READ_SEARCH);
+	data[0].permitted &= ~(1u << CAP_DAC_READ_SEARCH);
+	if (syscall(SYS_capset, &hdr, data) != 0)
+		exit(77);
+	fanotify_refused("inotify without CAP_DAC_READ_SEARCH");
+}
+
 static void child_not_root(void)
 {
-	static const char *const one[] = { "sub", "sub/x", NULL };
-	struct dc_watch_options o = { .mode = DC_WATCH_AUTO, .log = on_log };
-	struct dc_watch *w = NULL;
-	struct dc_cache *c = NULL;
-	struct said s;
-
 	if (geteuid() == 0 &&
 	    (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
 	     setresuid(65534, 65534, 65534))) {
 		fprintf(stderr, "cannot become uid 65534: %s\n", strerror(errno));
 		exit(77);
 	}
-	said_init(&s);
-	o.arg = &s;
-	if (!make_top())	/* as 65534 */
-		return;
-	CHECK(mkdir(at("sub"), 0755) == 0);
-	CHECK_EQ(new_cache(top, 0, &c), 0);
-	if (c)
-		CHECK_EQ(dc_watch_start(c, top, &o, &w), 0);
-	if (w) {
-		CHECK_EQ(dc_watch_mode_of(w), DC_WATCH_INOTIFY);
-		CHECK(said_log_has(&s, "fanotify not available"));
-		CHECK(said_log_has(&s, "using inotify"));
-		CHECK(all_agree(c, one, true));
-		touch(at("sub/x"));
-		expect_agree(c, one, LIMIT_MS, "inotify as 65534", "create");
-		dc_watch_stop(w);
-		w = NULL;
-	}
-	if (c) {
-		o.mode = DC_WATCH_FANOTIFY;
-		CHECK_EQ(dc_watch_start(c, top, &o, &w), -EPERM);
-		CHECK(w == NULL);
-		dc_cache_destroy(c);
-	}
-	remove_top();
+	fanotify_refused("inotify as 65534");	/* top made as 65534 */
 }
 
 /* ---- a spent watch budget ----------------------------------------------------- */
