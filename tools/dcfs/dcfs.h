@@ -385,10 +385,6 @@ unsigned dcfs_loop_slots(void);
  */
 bool loop_block_begin(uid_t uid);
 void loop_block_end(void);
-/* The request the calling thread serves, where a long wait for the host
- * may need it to hear the caller's interruption (set by the handlers over
- * NFS that wait so, remote.c); NULL again after each request. */
-extern __thread fuse_req_t dcfs_cur_req;
 /* Cuts a worker's lease wait short when its caller is interrupted
  * (ops_file.c, "Interrupts"); main.c gives it a handler that does nothing,
  * without SA_RESTART.  dcfs uses no socket that could raise it. */

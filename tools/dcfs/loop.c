@@ -175,7 +175,6 @@ static struct {
 };
 
 /* This thread's worker; NULL on any other thread (ring threads). */
-__thread fuse_req_t dcfs_cur_req;
 static __thread struct worker *self;
 /* Between loop_block_begin and _end: the uid counted. */
 static __thread bool self_blocked;
@@ -480,7 +479,6 @@ static void serve(struct worker *w)
 			wake_monitor();
 		fuse_session_process_buf(pool.se, &w->buf);
 		stash_clear();	/* nothing a request stashed outlives it */
-		dcfs_cur_req = NULL;
 		/* seq_cst store, then seq_cst load: see age_locked */
 		atomic_store(&w->busy_since, 0);
 		if (atomic_load(&w->stuck)) {

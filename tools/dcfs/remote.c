@@ -35,13 +35,11 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/fs.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
 
-#include "dcfs.h"
 #include "remote_fs.h"
 
 /* ---- replies ---------------------------------------------------------------- */
@@ -52,57 +50,11 @@ struct rcred {
 	uint32_t groups[GROUPS_MAX];
 };
 
-/*
- * Interrupts.  A call the server asks for later (its grace period after a
- * restart) waits up to two minutes, and the kernel holds the caller until
- * dcfs answers, even one that was killed.  The handlers that call as the
- * caller (caller(), below) and opens name their request in dcfs_cur_req,
- * and the client's pauses (dcnfs_set_interrupt) then watch for its
- * FUSE_INTERRUPT: the callback, which libfuse runs under the request's
- * lock, sets this thread's flag, and unregistering takes that lock too,
- * so none runs after end.  The call answers EINTR: the server did nothing.
- */
-static __thread atomic_bool intr_hit;
-static __thread fuse_req_t intr_req;
-
-static void on_interrupt(fuse_req_t req, void *data)
-{
-	(void)req;
-	atomic_store((atomic_bool *)data, true);
-}
-
-static bool intr_begin(void)
-{
-	intr_req = dcfs_cur_req;
-	if (!intr_req)
-		return false;
-	atomic_store(&intr_hit, false);
-	fuse_req_interrupt_func(intr_req, on_interrupt, &intr_hit);
-	return true;
-}
-
-static bool intr_stopped(void)
-{
-	return atomic_load(&intr_hit);
-}
-
-static void intr_end(void)
-{
-	fuse_req_interrupt_func(intr_req, NULL, NULL);
-	intr_req = NULL;
-}
-
-const struct dcnfs_interrupt remote_interrupt = {
-	.begin = intr_begin, .stopped = intr_stopped, .end = intr_end,
-};
-
 static const struct dcnfs_cred *caller(fuse_req_t req, struct rcred *rc)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	gid_t g[GROUPS_MAX];
 	int i, n = fuse_req_getgroups(req, GROUPS_MAX, g);
-
-	dcfs_cur_req = req;	/* its waits hear its interruption */
 
 	rc->c.uid = ctx->uid;
 	rc->c.gid = ctx->gid;
@@ -830,7 +782,6 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	bool same;
 	int err;
 
-	dcfs_cur_req = req;	/* its waits hear its interruption */
 	/* close-to-open: the attributes now, from the server */
 	if (fi->flags & O_TRUNC)
 		err = trunc_open(req, n, &st);

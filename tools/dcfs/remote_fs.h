@@ -118,10 +118,6 @@ int rnode_dentry(struct rnode *n, struct dc_dentry **out);
 void rnode_opened(struct rnode *n);
 void rnode_closed(struct rnode *n);
 
-/* remote.c: what lets a caller's interruption end the client's waits for
- * a server that asked for a call later (dcnfs_set_interrupt) */
-extern const struct dcnfs_interrupt remote_interrupt;
-
 /* ---- remote_node.c: attributes seen ---------------------------------------- */
 
 /* CLOCK_MONOTONIC in ms. */

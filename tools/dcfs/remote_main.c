@@ -247,10 +247,8 @@ static int open_cache(const struct ropts *o)
 	struct dc_options co = { .mode = DC_MODE_RCU };
 	struct dc_inode in;
 	struct stat st;
-	int err;
+	int err = dcnfs_open(o->url, &no, &rs.be);
 
-	dcnfs_set_interrupt(&remote_interrupt);
-	err = dcnfs_open(o->url, &no, &rs.be);
 	if (err) {
 		fprintf(stderr, "dcfs: %s: %s\n", o->url, strerror(-err));
 		return -1;

@@ -394,7 +394,6 @@ static void ring_serve(struct ring *r)
 	fuse_session_process_buf(ur.se, &buf);
 	serving = NULL;
 	stash_clear();		/* nothing a request stashed outlives it */
-	dcfs_cur_req = NULL;
 	/* every entry must be committed, or its queue stops */
 	if (!r->replied)
 		ring_reply_err(r, r->unique, EIO);

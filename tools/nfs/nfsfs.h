@@ -13,7 +13,6 @@
 #ifndef DCACHE_NFSFS_H
 #define DCACHE_NFSFS_H
 
-#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -96,23 +95,6 @@ struct dcnfs_stats {
  */
 int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 	       struct dc_backend *out);
-
-/*
- * Optional, for a file server whose callers may give up: a caller's
- * interruption cuts short the pauses of a call the server asked for
- * later (JUKEBOX, GRACE: up to two minutes in all), and the call answers
- * -EINTR (the server did nothing).  Set once, before any call, for every
- * backend of the process; each hook runs on the calling thread: begin
- * before the call's first pause (false: nothing to watch), stopped
- * between pauses and every 20 ms within them (true: give up), end after
- * the call, when begin said true.
- */
-struct dcnfs_interrupt {
-	bool (*begin)(void);
-	bool (*stopped)(void);
-	void (*end)(void);
-};
-void dcnfs_set_interrupt(const struct dcnfs_interrupt *hooks);
 
 /* The RPC counts of a backend dcnfs_open made, while its cache lives;
  * zeros for another backend. */

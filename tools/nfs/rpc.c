@@ -288,54 +288,30 @@ static int exchange(struct nfsrpc *r, struct conn *cn, int proc, void *args,
 	return nfsrpc__wait(r, cn->rpc, c);
 }
 
-static const struct dcnfs_interrupt *intr;	/* dcnfs_set_interrupt */
-
-void dcnfs_set_interrupt(const struct dcnfs_interrupt *hooks)
-{
-	intr = hooks;
-}
-
-#define LATER_SLICE_MS	20	/* an interruption is looked for this often */
-
-/*
- * Sleep before a call the server asked for later: 0, -EAGAIN when it has
- * asked for NFSRPC_LATER_FOR_MS already, or -EINTR when the caller was
- * interrupted meanwhile (*watching: dcnfs_set_interrupt's begin said
- * yes, and end is due).
- */
-static int wait_later(int64_t *waited_ms, int64_t *pause_ms, bool *watching)
+/* Sleep before a call the server asked for later; false when it has
+ * asked for NFSRPC_LATER_FOR_MS already. */
+static bool wait_later(int64_t *waited_ms, int64_t *pause_ms)
 {
 	struct timespec ts;
-	int64_t left, slice;
 
 	if (*waited_ms >= NFSRPC_LATER_FOR_MS)
-		return -EAGAIN;
-	if (!*watching && intr)
-		*watching = intr->begin();
-	for (left = *pause_ms; left > 0; left -= slice) {
-		if (*watching && intr->stopped())
-			return -EINTR;
-		slice = *watching && left > LATER_SLICE_MS ? LATER_SLICE_MS : left;
-		ts.tv_sec = slice / 1000;
-		ts.tv_nsec = (slice % 1000) * 1000000;
-		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-			;
-	}
-	if (*watching && intr->stopped())
-		return -EINTR;
+		return false;
+	ts.tv_sec = *pause_ms / 1000;
+	ts.tv_nsec = (*pause_ms % 1000) * 1000000;
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 	*waited_ms += *pause_ms;
 	*pause_ms = *pause_ms * 2 > NFSRPC_LATER_MAX_MS ? NFSRPC_LATER_MAX_MS :
 		    *pause_ms * 2;
-	return 0;
+	return true;
 }
 
-static int call(struct nfsrpc *r, enum rpc_kind kind,
+int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		const struct dcnfs_cred *cred, int proc, void *args,
-		int (*take)(void *res, void *arg), void *arg, unsigned flags,
-		bool *watching)
+		int (*take)(void *res, void *arg), void *arg, unsigned flags)
 {
 	int64_t waited_ms = 0, pause_ms = NFSRPC_LATER_MIN_MS;
-	int tries, err = -EIO, later;
+	int tries, err = -EIO;
 	bool fresh = false;
 
 	for (tries = 0; tries < 2; tries++) {
@@ -360,17 +336,12 @@ static int call(struct nfsrpc *r, enum rpc_kind kind,
 		if (!c.broken) {
 			put_conn(r, cn);
 			/* JUKEBOX: the server asks for it again; no failure,
-			 * so the one resend after a failure stays.  The server
-			 * did nothing: an interrupted caller may leave */
-			if (err == -EAGAIN && c.answered) {
-				later = wait_later(&waited_ms, &pause_ms, watching);
-				if (later == -EINTR)
-					return later;
-				if (!later) {
-					nfsrpc_count(r, RK_LATER);
-					tries--;
-					continue;
-				}
+			 * so the one resend after a failure stays */
+			if (err == -EAGAIN && c.answered &&
+			    wait_later(&waited_ms, &pause_ms)) {
+				nfsrpc_count(r, RK_LATER);
+				tries--;
+				continue;
 			}
 			return err;
 		}
@@ -387,18 +358,6 @@ static int call(struct nfsrpc *r, enum rpc_kind kind,
 			return err;
 		fresh = true;
 	}
-	return err;
-}
-
-int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
-		const struct dcnfs_cred *cred, int proc, void *args,
-		int (*take)(void *res, void *arg), void *arg, unsigned flags)
-{
-	bool watching = false;
-	int err = call(r, kind, cred, proc, args, take, arg, flags, &watching);
-
-	if (watching)
-		intr->end();
 	return err;
 }
 

@@ -66,9 +66,8 @@ struct nfsrpc {
  * dropped, and the RPC sent once more on a new one unless RPC_ONCE (then
  * -EIO or -ETIMEDOUT: whether the server did it is unknown).  One the
  * server asks for later is sent again, RPC_ONCE or not, after a pause
- * (NFSRPC_LATER_*), and -EAGAIN once it has asked for FOR_MS, or -EINTR
- * when the caller was interrupted meanwhile (dcnfs_set_interrupt).  0 or
- * a negative errno; never 0 for an RPC that was not answered.
+ * (NFSRPC_LATER_*), and -EAGAIN once it has asked for FOR_MS.  0 or a
+ * negative errno; never 0 for an RPC that was not answered.
  */
 int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 		const struct dcnfs_cred *cred, int proc, void *args,
