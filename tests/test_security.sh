@@ -106,9 +106,9 @@
 #     set to 60 s): a process of the attacker's that writes the file
 #     through the mount waits for the lease, as natively (seen in its
 #     wchan: in a FUSE request; natively in __break_lease); a signal it
-#     handles (SIGUSR1) must end its wait with EINTR, and SIGKILL must end
-#     the process, both within 5 s (the kernel waits for dcfs's answer
-#     even to SIGKILL).  Natively the same.
+#     handles with SA_RESTART (SIGUSR1) must leave it waiting (its open
+#     restarted), and SIGKILL must end the process within 5 s (the kernel
+#     waits for dcfs's answer even to SIGKILL).  Natively the same.
 #
 # The stale-cache attacks (5-8) mount with --coherence=off and hour-long
 # kernel timeouts, so the kernel and dcfs keep what they cached while the
@@ -320,7 +320,8 @@ def main(op, a):
     if op == "writeto":	# open for writing and write: blocks on a lease
         def interrupted(sig, frame):
             raise InterruptedError(errno.EINTR, "interrupted")
-        signal.signal(signal.SIGUSR1, interrupted)	# ends the wait: EINTR
+        signal.signal(signal.SIGUSR1, interrupted)
+        signal.siginterrupt(signal.SIGUSR1, False)	# SA_RESTART: waits on
         fd = os.open(a[0], os.O_WRONLY)
         os.write(fd, b"w")
         return "OK"
@@ -1157,21 +1158,23 @@ waits_on_lease() {
 	esac
 	return 1
 }
+# a file for each signal: a writer that waits on holds the file's inode
+# lock through the mount, which a later writer of the file would wait for
 S=$T/li.src M=$T/li.mnt
 mkdir -p "$S"
-echo data > "$S/f"
-chown $V "$S/f"
-chmod 666 "$S/f"
+for sig in USR1 KILL; do echo data > "$S/f.$sig"; done
+chown $V "$S"/f.*
+chmod 666 "$S"/f.*
 if start li "$S" --coherence off --entry-timeout 0 --attr-timeout 0; then
 	LEASE_WAS=$(cat "$LEASE_PARAM")
 	echo 60 > "$LEASE_PARAM"	# far longer than the checks wait
-	spawn "$T/li.lease" $V lease "$S/f"
+	spawn "$T/li.lease" $V lease "$S"/f.*
 	holder=$spawned
 	if wait_for 5 grep -q READY "$T/li.lease"; then
 		for where in native mount; do
-			f=$S/f
-			[ $where = mount ] && f=$M/f
 			for sig in USR1 KILL; do
+				f=$S/f.$sig
+				[ $where = mount ] && f=$M/f.$sig
 				out=$T/li.$where.$sig
 				spawn "$out" $A writeto "$f"
 				w=$spawned
@@ -1186,12 +1189,12 @@ if start li "$S" --coherence off --entry-timeout 0 --attr-timeout 0; then
 				wait_for 5 gone "$w"
 			done
 		done
-		check_all "23. $A writes $V's leased file, then SIGUSR1: native ($native_USR1), mount ($mount_USR1); then SIGKILL: native ($native_KILL), mount ($mount_KILL)" \
-			'[ "$native_USR1" = "waited yes, ended yes: EINTR" ] &&
-			 [ "$mount_USR1" = "waited yes, ended yes: EINTR" ] &&
+		check_all "23. $A writes $V's leased file, then SIGUSR1 (handled, SA_RESTART): native ($native_USR1), mount ($mount_USR1); then SIGKILL: native ($native_KILL), mount ($mount_KILL)" \
+			'[ "$native_USR1" = "waited yes, ended no: " ] &&
+			 [ "$mount_USR1" = "waited yes, ended no: " ] &&
 			 [ "${native_KILL%%:*}" = "waited yes, ended yes" ] &&
 			 [ "${mount_KILL%%:*}" = "waited yes, ended yes" ]'
-		got=$(op $A read "$M/f")
+		got=$(op $A read "$M/f.KILL")
 		check_all "23. then, the lease still held, $A's read through the mount: $got (a read lease lets readers in)" '[ "$got" = "OK data" ]'
 	else
 		notok "23. lease: $V could not take it ($(cat "$T/li.lease"))"

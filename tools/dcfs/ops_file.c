@@ -25,6 +25,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -43,7 +44,8 @@
  * interruptible: libfuse calls on_interrupt on the thread that read the
  * INTERRUPT, which sends DCFS_SIG_INTERRUPT to the waiting worker (a
  * handler that does nothing, without SA_RESTART), whose open(2) then
- * fails with EINTR, answered to the caller.
+ * fails with EINTR, answered to a caller being killed (open_interruptible
+ * waits again for one that lives on).
  *
  * The signal is sent only while the callback is registered, and the
  * worker blocks it then but around its open, so that it cuts nothing
@@ -84,7 +86,41 @@ static void on_interrupt(fuse_req_t req, void *data)
 	}
 }
 
-/* open(2) that a FUSE_INTERRUPT of req cuts short (EINTR).  -1 with errno. */
+/*
+ * Is req's caller being killed?  A fatal signal queues SIGKILL on each of
+ * the dying process's threads, pending until the thread leaves the kernel,
+ * where it waits for our answer.  A caller we cannot look at (no pid in
+ * our namespace, gone already): yes.
+ */
+static bool caller_dying(fuse_req_t req)
+{
+	pid_t pid = fuse_req_ctx(req)->pid;
+	unsigned long long pending = 0, v;
+	char path[40], line[128];
+	FILE *f;
+
+	if (pid <= 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "SigPnd: %llx", &v) == 1 ||
+		    sscanf(line, "ShdPnd: %llx", &v) == 1)
+			pending |= v;
+	fclose(f);
+	return pending & (1ull << (SIGKILL - 1));
+}
+
+/*
+ * open(2) that a FUSE_INTERRUPT of req cuts short (EINTR) when its caller
+ * is being killed.  A caller that lives on (a signal it handles) has its
+ * open made again and waited for, as its open(2) would be restarted after
+ * a handler with SA_RESTART: the kernel does not say whether the handler
+ * has it, and an EINTR a program never sees natively would break it.
+ * -1 with errno.
+ */
 static int open_interruptible(fuse_req_t req, const char *path, int flags)
 {
 	struct wait_intr w = { .worker = pthread_self() };
@@ -110,6 +146,11 @@ static int open_interruptible(fuse_req_t req, const char *path, int flags)
 	while (sigtimedwait(&set, NULL, &zero) == DCFS_SIG_INTERRUPT)
 		;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* the kernel sends one interrupt a request: this wait hears none */
+	if (fd < 0 && err == EINTR && atomic_load(&w.hit) && !caller_dying(req)) {
+		fd = open(path, flags);
+		err = errno;
+	}
 	if (fd < 0)
 		errno = err;
 	return fd;
