@@ -87,15 +87,28 @@ static void on_interrupt(fuse_req_t req, void *data)
 }
 
 /*
- * Is req's caller being killed?  A fatal signal queues SIGKILL on each of
- * the dying process's threads, pending until the thread leaves the kernel,
- * where it waits for our answer.  A caller we cannot look at (no pid in
- * our namespace, gone already): yes.
+ * Signals whose default action leaves the process alive: ignore (SIGCHLD,
+ * SIGCONT, SIGURG, SIGWINCH) or stop (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU).
+ * Every other one, pending with its default action, kills.
+ */
+#define SIGBIT(s)	(1ull << ((s) - 1))
+#define SURVIVED	(SIGBIT(SIGCHLD) | SIGBIT(SIGCONT) | SIGBIT(SIGURG) | \
+			 SIGBIT(SIGWINCH) | SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | \
+			 SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
+
+/*
+ * Is req's caller being killed?  A signal it does not block, pending with
+ * its default action (neither caught nor ignored), that ends a process.
+ * A fatal signal queues SIGKILL on each of the dying process's threads,
+ * but one that dumps core (SIGQUIT, SIGABRT...) stays itself, and so does
+ * any for a traced process; each stays pending until the thread leaves
+ * the kernel, where it waits for our answer.  A caller we cannot look at
+ * (no pid in our namespace, hidden /proc): yes.
  */
 static bool caller_dying(fuse_req_t req)
 {
 	pid_t pid = fuse_req_ctx(req)->pid;
-	unsigned long long pending = 0, v;
+	unsigned long long pending = 0, blocked = 0, caught = 0, ignored = 0, v;
 	char path[40], line[128];
 	FILE *f;
 
@@ -105,21 +118,75 @@ static bool caller_dying(fuse_req_t req)
 	f = fopen(path, "re");
 	if (!f)
 		return true;
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "SigPnd: %llx", &v) == 1 ||
 		    sscanf(line, "ShdPnd: %llx", &v) == 1)
 			pending |= v;
+		else if (sscanf(line, "SigBlk: %llx", &v) == 1)
+			blocked = v;
+		else if (sscanf(line, "SigIgn: %llx", &v) == 1)
+			ignored = v;
+		else if (sscanf(line, "SigCgt: %llx", &v) == 1)
+			caught = v;
+	}
 	fclose(f);
-	return pending & (1ull << (SIGKILL - 1));
+	return (pending & SIGBIT(SIGKILL)) ||
+	       (pending & ~blocked & ~caught & ~ignored & ~SURVIVED);
+}
+
+/*
+ * open(2) of path now, not waiting for a lease break (EWOULDBLOCK, the
+ * break begun).  flags with O_NONBLOCK: the descriptor keeps it (a
+ * per-open handle whose caller asked); without, it is taken off again.
+ * -1 with errno.
+ */
+static int open_now(const char *path, int flags)
+{
+	int fd = open(path, flags | O_NONBLOCK), err;
+
+	/* F_SETFL takes the status flags alone (O_APPEND, O_DIRECT...):
+	 * those asked for, without the O_NONBLOCK added here */
+	if (fd >= 0 && !(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags) < 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+#define REWAIT_PAUSE_NS	20000000	/* 20 ms */
+
+/*
+ * After an interrupt its caller lives through: the open made again, as
+ * the kernel restarts one after a handler with SA_RESTART, and looked at
+ * every REWAIT_PAUSE_NS (the kernel sends one interrupt a request, so a
+ * fatal signal that comes later is seen only so) until it opens, fails
+ * otherwise, or the caller is being killed (EINTR).  -1 with errno.
+ */
+static int rewait(fuse_req_t req, const char *path, int flags)
+{
+	const struct timespec pause = { 0, REWAIT_PAUSE_NS };
+	int fd;
+
+	for (;;) {
+		if (caller_dying(req)) {
+			errno = EINTR;
+			return -1;
+		}
+		fd = open_now(path, flags);
+		if (fd >= 0 || errno != EWOULDBLOCK)
+			return fd;
+		nanosleep(&pause, NULL);
+	}
 }
 
 /*
  * open(2) that a FUSE_INTERRUPT of req cuts short (EINTR) when its caller
- * is being killed.  A caller that lives on (a signal it handles) has its
- * open made again and waited for, as its open(2) would be restarted after
- * a handler with SA_RESTART: the kernel does not say whether the handler
- * has it, and an EINTR a program never sees natively would break it.
- * -1 with errno.
+ * is being killed.  A caller that lives on (a signal it handles) waits
+ * on (rewait), as its open(2) would be restarted after a handler with
+ * SA_RESTART: the kernel does not say whether the handler has it, and an
+ * EINTR a program never sees natively would break it.  -1 with errno.
  */
 static int open_interruptible(fuse_req_t req, const char *path, int flags)
 {
@@ -146,11 +213,8 @@ static int open_interruptible(fuse_req_t req, const char *path, int flags)
 	while (sigtimedwait(&set, NULL, &zero) == DCFS_SIG_INTERRUPT)
 		;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	/* the kernel sends one interrupt a request: this wait hears none */
-	if (fd < 0 && err == EINTR && atomic_load(&w.hit) && !caller_dying(req)) {
-		fd = open(path, flags);
-		err = errno;
-	}
+	if (fd < 0 && err == EINTR && atomic_load(&w.hit))
+		return rewait(req, path, flags);
 	if (fd < 0)
 		errno = err;
 	return fd;
@@ -168,24 +232,10 @@ static int open_interruptible(fuse_req_t req, const char *path, int flags)
  */
 int open_waiting(fuse_req_t req, const char *path, int flags, bool nonblock)
 {
-	/* flags with O_NONBLOCK: the descriptor keeps it (a per-open handle
-	 * whose caller asked); without, it is taken off again */
-	int fd = open(path, flags | O_NONBLOCK);
+	int fd = open_now(path, flags);
 
-	if (fd >= 0) {
-		/* F_SETFL takes the status flags alone (O_APPEND, O_DIRECT...):
-		 * those asked for, without the O_NONBLOCK added here */
-		if (!(flags & O_NONBLOCK) && fcntl(fd, F_SETFL, flags) < 0) {
-			int e = errno;
-
-			close(fd);
-			errno = e;
-			return -1;
-		}
+	if (fd >= 0 || errno != EWOULDBLOCK || nonblock)
 		return fd;
-	}
-	if (errno != EWOULDBLOCK || nonblock)
-		return -1;
 	if (!loop_block_begin(fuse_req_ctx(req)->uid)) {
 		errno = EWOULDBLOCK;
 		return -1;
