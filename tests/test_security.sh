@@ -324,6 +324,7 @@ def main(op, a):
             raise InterruptedError(errno.EINTR, "interrupted")
         signal.signal(signal.SIGUSR1, interrupted)
         signal.siginterrupt(signal.SIGUSR1, False)	# SA_RESTART: waits on
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)	# a shell's & ignores it
         fd = os.open(a[0], os.O_WRONLY)
         os.write(fd, b"w")
         return "OK"
@@ -1195,6 +1196,7 @@ if start li "$S" --coherence off --entry-timeout 0 --attr-timeout 0; then
 				ended=no
 				wait_for 5 gone "$w" && ended=yes
 				printf -v "${where}_$sig" 'waited %s, %sended within 5 s %s' $waited "$after" $ended
+				kill -KILL "$w" 2>/dev/null	# one that did not end
 			done
 		done
 		check_all "23. $A writes $V's leased file, then SIGUSR1 (handled, SA_RESTART): native ($native_USR1), mount ($mount_USR1); SIGKILL alone: native ($native_KILL), mount ($mount_KILL); SIGQUIT alone (its default dumps core): native ($native_QUIT), mount ($mount_QUIT)" \

@@ -102,14 +102,16 @@ static void on_interrupt(fuse_req_t req, void *data)
  * A fatal signal queues SIGKILL on each of the dying process's threads,
  * but one that dumps core (SIGQUIT, SIGABRT...) stays itself, and so does
  * any for a traced process; each stays pending until the thread leaves
- * the kernel, where it waits for our answer.  A caller we cannot look at
- * (no pid in our namespace, hidden /proc): yes.
+ * the kernel, where it waits for our answer.  A traced caller: SIGKILL
+ * only.  A caller we cannot look at (no pid in our namespace, hidden
+ * /proc): yes.
  */
 static bool caller_dying(fuse_req_t req)
 {
 	pid_t pid = fuse_req_ctx(req)->pid;
 	unsigned long long pending = 0, blocked = 0, caught = 0, ignored = 0, v;
 	char path[40], line[128];
+	long tracer = 0;
 	FILE *f;
 
 	if (pid <= 0)
@@ -128,10 +130,14 @@ static bool caller_dying(fuse_req_t req)
 			ignored = v;
 		else if (sscanf(line, "SigCgt: %llx", &v) == 1)
 			caught = v;
+		else
+			sscanf(line, "TracerPid: %ld", &tracer);
 	}
 	fclose(f);
+	/* a traced caller's signals wait for its tracer, which may drop
+	 * them (a debugger's ^C): SIGKILL alone is sure */
 	return (pending & SIGBIT(SIGKILL)) ||
-	       (pending & ~blocked & ~caught & ~ignored & ~SURVIVED);
+	       (!tracer && (pending & ~blocked & ~caught & ~ignored & ~SURVIVED));
 }
 
 /*
