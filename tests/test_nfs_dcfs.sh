@@ -18,6 +18,9 @@
 #     directory directly, shows in the other within the documented bound
 #     (entry timeout + TTL + acdir); concurrent creates, renames and
 #     unlinks from both leave the server's tree as expected;
+#   - a file open through the mount reads on after an unlink or a rename
+#     over it, and its hidden name goes at its close; a rename over it
+#     that the server refuses leaves it its name;
 #   - a server restart: data fsync'ed before it is on the server, and
 #     reads after it answer right or fail, never wrong data; changes
 #     made first after it, over connections left idle across it, are
@@ -76,6 +79,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"O_CREAT of a file another client made: the caller's access is checked"
 	"a file unlinked while open reads on, and its hidden name goes at close"
 	"a file replaced by a rename while open reads on, and its hidden name goes at close"
+	"a rename the server refuses over a file open here leaves that file its name"
 	"a server restart: fsync'ed data is on the server"
 	"a server restart: lookups after it are answered, on new connections"
 	"a server restart: reads answer right or fail, never wrong"
@@ -512,6 +516,33 @@ exec 8<&-
 left=$(hidden_after_close)
 check_all "${CHECKS[next]}: the open file reads '$got', the name '$now', $hidden hidden name while open, $left after close" \
 	'[ "$got" = kept ] && [ "$now" = new ] && [ $hidden = 1 ] && [ $left = 0 ]'
+done_check
+
+# the source removed on the server behind a mount that still holds it
+# (long timeouts), so that the server refuses the RENAME after dcfs hid
+# the open target
+if mount_dcfs H --entry-timeout 60 --attr-timeout 60 --ttl 600000 --neg-ttl 600000 \
+	--ac 600000 --acdir 600000; then
+	mkdir "$ROOT/refused"
+	# both made on the server, then looked up through the mount (a create
+	# through it would leave the cache without the name)
+	echo kept >"$ROOT/refused/target" && echo new >"$ROOT/refused/source"
+	exec 8<"$TMP/H/refused/target"
+	stat "$TMP/H/refused/source" >/dev/null
+	rm "$ROOT/refused/source"
+	mv "$TMP/H/refused/source" "$TMP/H/refused/target" 2>"$TMP/refused.err"
+	mrc=$?
+	got=$(cat <&8)
+	now=$(cat "$ROOT/refused/target" 2>/dev/null)
+	hidden=$(ls -A "$ROOT/refused" | grep -c '^\.dcfs-silly\.')
+	exec 8<&-
+	unmount_dcfs H
+	check_all "${CHECKS[next]}: mv exit $mrc ($(sed "s|$TMP|TMP|g" "$TMP/refused.err" | head -c 100)), the open file reads '$got', the server's target '$now', $hidden hidden names" \
+		'[ $mrc != 0 ] && [ "$got" = kept ] && [ "$now" = kept ] && [ $hidden = 0 ]'
+else
+	notok "${CHECKS[next]}: the mount failed"
+	diag <"$TMP/H.log"
+fi
 done_check
 
 # --- a server restart ------------------------------------------------------------

@@ -499,6 +499,37 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 	return 0;
 }
 
+/*
+ * A RENAME over name in p failed after unlink_open hid n, the file it
+ * would have replaced: name goes back to n, so that the failed rename
+ * changed nothing, as rename(2) promises.  Only while the server says
+ * name is absent: an error such as EIO may hide a RENAME that was done
+ * (name is then the source), and another client may have made name
+ * since.  Otherwise n keeps its hidden name, which goes at its last
+ * close.  n is pinned by the caller.
+ */
+static void unhide(struct rnode *p, const char *name, struct rnode *n,
+		   const struct dcnfs_cred *cr)
+{
+	char silly[sizeof(n->silly_name)];
+	struct dcnfs_fh fh;
+	struct stat st;
+
+	if (dcnfs_lookup(&rs.be, NULL, &p->fh, name, &fh, &st) != -ENOENT)
+		return;
+	pthread_mutex_lock(&rs.nodes_lock);
+	memcpy(silly, n->silly_name, sizeof(silly));
+	pthread_mutex_unlock(&rs.nodes_lock);
+	if (dcnfs_rename(&rs.be, cr, &p->fh, silly, &p->fh, name)) {
+		syslog(LOG_WARNING, "dcfs: a failed rename could not give %s "
+		       "back its name; it goes at its last close", silly);
+		return;
+	}
+	pthread_mutex_lock(&rs.nodes_lock);
+	n->silly = false;
+	pthread_mutex_unlock(&rs.nodes_lock);
+}
+
 static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     int is_dir)
 {
@@ -560,7 +591,7 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     fuse_ino_t newparent, const char *newname,
 		     unsigned int flags)
 {
-	struct rnode *op = rnode_of(parent), *np = rnode_of(newparent), *t;
+	struct rnode *op = rnode_of(parent), *np = rnode_of(newparent), *t = NULL;
 	struct dc_dentry *od = NULL, *nd = NULL;
 	const struct dcnfs_cred *cr;
 	struct dcnfs_fh sfh;
@@ -581,17 +612,24 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	cr = caller(req, &rc);
 	/* a file open here that the rename would replace keeps a hidden name
 	 * (r_remove), unless it is the source itself (then nothing changes)
-	 * or the source is a directory (which cannot replace a file) */
+	 * or the source is a directory (which cannot replace a file); it
+	 * stays pinned across the RENAME, so that a failed one can give the
+	 * name back before a last close removes the file */
 	if (!flags && !name_fh(op, name, &sfh, &dev, &ino, &mode) &&
 	    !S_ISDIR(mode) && (t = open_node(np, newname, &sfh))) {
 		err = unlink_open(np, newname, t, cr);
-		rnode_closed(t);
 		if (err) {
+			rnode_closed(t);
 			fuse_reply_err(req, err);
 			return;
 		}
 	}
 	err = -dcnfs_rename(&rs.be, cr, &op->fh, name, &np->fh, newname);
+	if (t) {
+		if (err)
+			unhide(np, newname, t, cr);
+		rnode_closed(t);	/* closed meanwhile: the hidden name goes now */
+	}
 	rattr_changed();		/* a replaced inode's link count, the parents' */
 	rdir_changed(op);
 	rdir_changed(np);
