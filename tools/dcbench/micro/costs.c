@@ -176,7 +176,11 @@ void run_updates(struct bench *b)
 	int schedfd;
 
 	progress("update costs: building");
-	if (scen_build(b, &s, SC_HOT)) {
+	if (scen_build(b, &s, SC_HOT) || !s.t->ndirs) {
+		fprintf(stderr, "dcbench micro: update costs: not measured: %s\n",
+			s.t && !s.t->ndirs ? "the tree has no directory below its root"
+					   : "nothing to look up");
+		b->unmeasured++;
 		scen_free(b, &s);
 		return;
 	}

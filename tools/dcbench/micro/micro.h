@@ -188,8 +188,9 @@ struct scen {
 };
 
 struct bench;
-/* Scenario id over b's trees and options: 0, or -1 when it has nothing
- * to look up.  scen_free in either case. */
+/* Scenario id over b's trees and options: 0, -1 when it has nothing to
+ * look up, or -2 when it makes updates and the tree has no directory
+ * below its root.  scen_free in either case. */
 int scen_build(struct bench *b, struct scen *s, int id);
 void scen_free(struct bench *b, struct scen *s);
 /* Components of all the paths. */

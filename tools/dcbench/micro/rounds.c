@@ -278,11 +278,15 @@ struct srun {
 static int srun_open(struct bench *b, int id, struct srun *r)
 {
 	struct scen *s = &r->s;
+	int err;
 
 	r->id = id;
 	progress("scenario %s: building", sc_names[id]);
-	if (scen_build(b, s, id)) {
-		fprintf(stderr, "dcbench micro: %s: nothing to look up\n", sc_names[id]);
+	err = scen_build(b, s, id);
+	if (err) {
+		fprintf(stderr, "dcbench micro: %s: %s\n", sc_names[id],
+			err == -2 ? "the tree has no directory below its root "
+				    "to make its updates in" : "nothing to look up");
 		scen_free(b, s);
 		return -1;
 	}

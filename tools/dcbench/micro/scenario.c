@@ -122,6 +122,8 @@ int scen_build(struct bench *b, struct scen *s, int id)
 		break;
 	}
 	s->mixed_pct = id == SC_MIXED1 ? 1 : id == SC_MIXED10 ? 10 : 0;
+	if (s->mixed_pct && !s->t->ndirs)
+		return -2;	/* its updates go in directories below the root */
 	if (id == SC_SAMEFILE) {
 		static const char *const pref[] = { "include/linux/fs.h", "Makefile" };
 		int32_t pick = -1;
