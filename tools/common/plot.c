@@ -20,7 +20,7 @@ int plot_begin(struct plot *p, const char *who)
 	if (!proc_on_path("gnuplot")) {
 		fprintf(stderr, "%s: gnuplot is not installed (Debian: gnuplot-nox); "
 			"no plot drawn\n", who);
-		return -1;
+		return 1;
 	}
 	snprintf(p->script, sizeof(p->script), "/tmp/dcbench-plot.XXXXXX");
 	fd = mkstemp(p->script);

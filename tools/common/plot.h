@@ -16,8 +16,9 @@ struct plot {
 };
 
 /*
- * Checks that gnuplot is installed and opens the script: 0, or -1 (said
- * why; nothing to clean up).
+ * Checks that gnuplot is installed and opens the script: 0; 1 when gnuplot
+ * is not installed, a plot skipped rather than failed; or -1 (said why;
+ * nothing to clean up in either case).
  */
 int plot_begin(struct plot *p, const char *who);
 

@@ -348,7 +348,7 @@ static int measure_and_report(struct bench *b)
 	print_report(b, date, host);
 	if (b->json)
 		write_json(b, date, host);
-	if (b->plot && plot(b, b->plot, host, date))
+	if (b->plot && plot(b, b->plot, host, date) < 0)
 		status = status ? status : 1;
 	if (b->mismatches || b->update_errors || b->wrong_lookups || b->unmeasured)
 		status = 1;

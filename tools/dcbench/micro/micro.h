@@ -531,7 +531,8 @@ void print_report(struct bench *b, const char *date, const char *host);
 /* One JSON document on stdout. */
 void write_json(struct bench *b, const char *date, const char *host);
 /* Mops/s against threads, one panel per scenario, into file (.svg or
- * .png) with gnuplot: 0, or -1 with a message. */
+ * .png) with gnuplot: 0; 1 when gnuplot is not installed (a skip); or
+ * -1; with a message. */
 int plot(struct bench *b, const char *file, const char *host, const char *date);
 
 #endif /* DCBENCH_MICRO_MICRO_H */

@@ -33,12 +33,16 @@ int plot(struct bench *b, const char *file, const char *host, const char *date)
 	bool png = ext && !strcmp(ext, ".png");
 	unsigned nsc = 0, cols, rows;
 	struct plot p;
+	int err;
 	FILE *f;
 
 	for (int sc = 0; sc < SC_NR; sc++)
 		nsc += b->ran[sc];
-	if (!nsc || plot_begin(&p, "dcbench micro"))
+	if (!nsc)
 		return -1;
+	err = plot_begin(&p, "dcbench micro");
+	if (err)
+		return err;
 	f = p.f;
 	cols = nsc < 3 ? nsc : 3;
 	rows = (nsc + cols - 1) / cols;

@@ -450,8 +450,15 @@ int cmd_compare(int argc, char **argv)
 		fputs(too_short ? "  (too short to time)\n" : "\n", rep);
 	}
 	judged = print_goals(rep, s.t, ag, nag, o.runs, cores);
-	if (plotfile && compare_plot(plotfile, s.file, ag, nag, tl, nt, modes, nm, o.copies) == 0)
-		fprintf(rep, "plot: %s\n", plotfile);
+	if (plotfile) {
+		int err = compare_plot(plotfile, s.file, ag, nag, tl, nt, modes, nm,
+				       o.copies);
+
+		if (!err)
+			fprintf(rep, "plot: %s\n", plotfile);
+		else if (err < 0)
+			rc = EXIT_FAIL;	/* asked for and not drawn */
+	}
 
 	if (o.json) {
 		struct json j;

@@ -20,9 +20,10 @@ int compare_plot(const char *file, const char *trace, struct agg *ag, unsigned n
 	bool png = ext && !strcmp(ext, ".png");
 	struct plot p;
 	FILE *f;
+	int err = plot_begin(&p, "dcbench compare");
 
-	if (plot_begin(&p, "dcbench compare"))
-		return -1;
+	if (err)
+		return err;
 	f = p.f;
 	fprintf(f, "set terminal %s size 800,500 font 'sans,11'\n",
 		png ? "png" : "svg dynamic");

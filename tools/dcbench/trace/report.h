@@ -109,8 +109,8 @@ void report_info_json(struct json *j, const char *file, const struct dct_trace *
 
 /*
  * compare --plot: lookups/s against the thread counts tl[], one line per
- * cache mode in modes[], drawn into file (.svg or .png).  0, or -1 having
- * said why on stderr.
+ * cache mode in modes[], drawn into file (.svg or .png).  0; 1 when
+ * gnuplot is not installed (a skip); or -1; said why on stderr.
  */
 int compare_plot(const char *file, const char *trace, struct agg *ag, unsigned nag,
 		 const unsigned *tl, unsigned nt, const int *modes, unsigned nm,
