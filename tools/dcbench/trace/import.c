@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "trace/import_internal.h"
 #include "common/logreader.h"
@@ -435,6 +436,15 @@ static int import_into(struct dct_importer *im, struct logreader *r,
 	return rc;
 }
 
+/* Are a and b names of one existing file ("-", stdin, is none)? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return strcmp(a, "-") && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int dct_import(const char *log, const char *out_trace,
 	       struct dct_import_summary *sum, FILE *progress,
 	       char *err, size_t errlen)
@@ -446,6 +456,12 @@ int dct_import(const char *log, const char *out_trace,
 
 	if (!im) {
 		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (same_file(log, out_trace)) {
+		snprintf(err, errlen, "%s: the trace would overwrite the log it "
+			 "is read from; name another -o", out_trace);
+		dct_importer_free(im);
 		return -1;
 	}
 	if (lr_open(&r, log, err, errlen) == 0 &&
