@@ -118,6 +118,10 @@ expect "import -o into a missing directory" 1 "cannot write the trace to .*/nodi
     "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/nodir/x.trace"
 expect "import -o a directory" 1 "cannot write the trace to .*: Is a directory" \
     "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP"
+cp "$SNIPPETS/fork.txt" "$TMP/inplace.log"
+expect "import -o the log itself: refused, the log kept" 1 "would overwrite the log it is read from" \
+    "$DCBENCH" import "$TMP/inplace.log" -o "$TMP/inplace.log"
+cmp -s "$SNIPPETS/fork.txt" "$TMP/inplace.log" || notok "import -o the log itself: the log was overwritten"
 expect "import with a bad option" 2 "unknown option '--bogus'" \
     "$DCBENCH" import "$SNIPPETS/fork.txt" --bogus -o "$TMP/x.trace"
 expect "import without -o" 2 "-o TRACE" "$DCBENCH" import "$SNIPPETS/fork.txt"
@@ -134,6 +138,17 @@ elif ! grep -qE '^[0-9]+ +execve\(' "$TMP/cap.log" 2>/dev/null; then
 else
     ok "capture --keep-log: the trace written and the strace log kept"
 fi
+# a command's own exit status 127 (a shell's "not found") is the
+# command's failure, not strace's: the trace is written and the status said
+rm -f "$TMP/c127.trace"
+expect "capture of a command exiting 127: the trace written, its status said" 1 \
+    "exited with status 127; the trace was written" \
+    "$DCBENCH" capture -o "$TMP/c127.trace" -- sh -c 'true; exit 127'
+[ -s "$TMP/c127.trace" ] || notok "capture of a command exiting 127: no trace written"
+expect "capture of a program that does not exist: said, no trace" 1 \
+    "strace recorded nothing .*the command did not run" \
+    "$DCBENCH" capture -o "$TMP/cnone.trace" -- "$TMP/no-such-program"
+[ -e "$TMP/cnone.trace" ] && notok "capture of a program that does not exist left a trace"
 
 # --- compare and replay: too short to time ----------------------------------------------------
 run "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/fork.trace"

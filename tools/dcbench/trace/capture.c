@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -225,7 +226,10 @@ int cmd_capture(int argc, char **argv)
 	struct sigaction ign, oint, oquit;
 	char err[512];
 	bool json = false;
-	int bad = 0, first = -1, fd, status, rc;
+	int bad = 0, first = -1, fd, status = 0, rc;
+	int execpipe[2] = { -1, -1 };
+	bool execfailed = false;
+	struct stat lst;
 	pid_t pid;
 
 	for (int i = 1; i < argc; i++) {
@@ -312,26 +316,47 @@ int cmd_capture(int argc, char **argv)
 		sigaction(SIGINT, &ign, &oint);
 		sigaction(SIGQUIT, &ign, &oquit);
 		fflush(NULL);
-		pid = fork();
+		/* strace that could not be run says so down this pipe, which
+		 * its exec closes: the command's own exit status (127 from a
+		 * shell that found no such command) is no such sign */
+		if (pipe2(execpipe, O_CLOEXEC) < 0)
+			pid = -1;
+		else
+			pid = fork();
 		if (pid == 0) {
+			int e;
+			ssize_t w;
+
 			sigaction(SIGINT, &oint, NULL);
 			sigaction(SIGQUIT, &oquit, NULL);
 			execvp("strace", av);
+			e = errno;
 			fprintf(stderr, "dcbench capture: cannot run strace: %s\n",
-				strerror(errno));
+				strerror(e));
+			w = write(execpipe[1], &e, sizeof(e));
+			(void)w;	/* the parent then sees strace's 127 only */
 			_exit(127);
 		}
 		free(av);
 		if (pid < 0) {
-			fprintf(stderr, "dcbench capture: fork: %s\n", strerror(errno));
-			status = -1;
+			fprintf(stderr, "dcbench capture: cannot start strace: %s\n",
+				strerror(errno));
 		} else {
+			int e;
+
+			close(execpipe[1]);
+			execpipe[1] = -1;
+			if (read(execpipe[0], &e, sizeof(e)) > 0)
+				execfailed = true;
 			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 				;
 		}
+		for (int i = 0; i < 2; i++)
+			if (execpipe[i] >= 0)
+				close(execpipe[i]);
 		sigaction(SIGINT, &oint, NULL);
 		sigaction(SIGQUIT, &oquit, NULL);
-		if (pid < 0 || (WIFEXITED(status) && WEXITSTATUS(status) == 127)) {
+		if (pid < 0 || execfailed) {
 			if (!keep)
 				unlink(tmplog);
 			return EXIT_FAIL;
@@ -340,6 +365,15 @@ int cmd_capture(int argc, char **argv)
 			status = WEXITSTATUS(status);
 		else if (WIFSIGNALED(status))
 			status = 128 + WTERMSIG(status);
+		if (stat(log, &lst) == 0 && lst.st_size == 0) {
+			/* strace writes a line for the command's exec at least */
+			fprintf(stderr, "dcbench capture: strace recorded nothing "
+				"(exit status %d): the command did not run; "
+				"strace's message, if any, is above\n", status);
+			if (!keep)
+				unlink(tmplog);
+			return EXIT_FAIL;
+		}
 		rc = do_import(cmd, log, out, json, status);
 		if (!keep)
 			unlink(tmplog);
