@@ -110,6 +110,13 @@ usage_case() { # usage_case DESC WANT_RC NEED_STDERR ARGS...
 usage_case "no arguments" 2 0
 usage_case "unknown option" 2 0 --root "$ROOT" --bogus file
 usage_case "no --root" 2 0 file
+timeout $TMO "$DCPATH" --root "$ROOT" -xy file >/dev/null 2>"$TMP/u.err" </dev/null
+rc=$?
+if [ $rc = 2 ] && grep -q "unknown option '-x'" "$TMP/u.err"; then
+    ok "an unknown short option, in a cluster, is named (exit $rc)"
+else
+    notok "an unknown short option, in a cluster, is named: exit $rc"; diag <"$TMP/u.err"
+fi
 usage_case "missing --root dir, with a message" 2 1 --root "$TMP/nonexistent" file
 usage_case "--root is a file, with a message" 2 1 --root "$ROOT/file" file
 usage_case "bad --mode" 2 0 --root "$ROOT" --mode bogus file

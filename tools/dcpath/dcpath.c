@@ -532,6 +532,10 @@ int main(int argc, char **argv)
 		case ':':
 			return usage_error("%s needs a value", argv[optind - 1]);
 		default:
+			/* a short option's letter (optind has not left its
+			 * cluster yet), or a long option, passed by then */
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
 			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
