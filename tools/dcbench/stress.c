@@ -107,7 +107,8 @@ int cmd_torture(int argc, char **argv)
 				break;
 			if (torture_parse_fail(v, &o))
 				bad = cli_usage(cmd, "bad --fail-alloc '%s' (N, rand:N or rand:N:SEED)", v);
-			fail_seeded = o.fail_every < 0 && strchr(v + 5, ':');
+			else	/* v is "rand:N[:SEED]" when fail_every < 0 */
+				fail_seeded = o.fail_every < 0 && strchr(v + 5, ':');
 		} else {
 			bad = cli_usage(cmd, argv[i][0] == '-' ? "unknown option '%s'"
 				      : "unexpected argument '%s'", argv[i]);
