@@ -80,6 +80,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a file unlinked while open reads on, and its hidden name goes at close"
 	"a file replaced by a rename while open reads on, and its hidden name goes at close"
 	"a rename the server refuses over a file open here leaves that file its name"
+	"every -o given reaches the mount (two: noatime, noexec)"
 	"a server restart: fsync'ed data is on the server"
 	"a server restart: lookups after it are answered, on new connections"
 	"a server restart: reads answer right or fail, never wrong"
@@ -521,8 +522,10 @@ done_check
 # the source removed on the server behind a mount that still holds it
 # (long timeouts), so that the server refuses the RENAME after dcfs hid
 # the open target
+# (and two -o, both of which must reach the mount)
 if mount_dcfs H --entry-timeout 60 --attr-timeout 60 --ttl 600000 --neg-ttl 600000 \
-	--ac 600000 --acdir 600000; then
+	--ac 600000 --acdir 600000 -o noatime -o noexec; then
+	hopts=$(awk -v m="$TMP/H" '$2 == m { print $4 }' /proc/mounts)
 	mkdir "$ROOT/refused"
 	# both made on the server, then looked up through the mount (a create
 	# through it would leave the cache without the name)
@@ -539,9 +542,14 @@ if mount_dcfs H --entry-timeout 60 --attr-timeout 60 --ttl 600000 --neg-ttl 6000
 	unmount_dcfs H
 	check_all "${CHECKS[next]}: mv exit $mrc ($(sed "s|$TMP|TMP|g" "$TMP/refused.err" | head -c 100)), the open file reads '$got', the server's target '$now', $hidden hidden names" \
 		'[ $mrc != 0 ] && [ "$got" = kept ] && [ "$now" = kept ] && [ $hidden = 0 ]'
+	done_check
+	check_all "${CHECKS[next]}: the mount's options $hopts" \
+		'[[ ,$hopts, == *,noatime,* ]] && [[ ,$hopts, == *,noexec,* ]]'
 else
 	notok "${CHECKS[next]}: the mount failed"
 	diag <"$TMP/H.log"
+	done_check
+	notok "${CHECKS[next]}: the mount failed"
 fi
 done_check
 

@@ -19,7 +19,8 @@
 #include "remote_fs.h"
 
 struct ropts {
-	const char *url, *mountpoint, *stats, *fuse_opts;
+	const char *url, *mountpoint, *stats;
+	char *fuse_opts;		/* every -o given, joined by commas */
 	bool foreground, debug;
 	unsigned threads;
 	uint32_t ttl_ms, neg_ttl_ms;
@@ -82,6 +83,20 @@ remote_usage_error(const char *fmt, ...)
 	fputs("\n\n", stderr);
 	fputs(remote_usage, stderr);
 	exit(2);
+}
+
+/* One more -o: libfuse takes them all, as one list. */
+static void add_fuse_opts(struct ropts *o, const char *v)
+{
+	size_t n = o->fuse_opts ? strlen(o->fuse_opts) : 0;
+	char *all = realloc(o->fuse_opts, n + strlen(v) + 2);
+
+	if (!all) {
+		fprintf(stderr, "dcfs: out of memory\n");
+		exit(1);
+	}
+	sprintf(all + n, "%s%s", n ? "," : "", v);
+	o->fuse_opts = all;
 }
 
 /* A whole number in [0, max] from s, or a usage error naming opt. */
@@ -157,7 +172,7 @@ static void parse(int argc, char **argv, struct ropts *o)
 		switch (c) {
 		case 'f': o->foreground = true; break;
 		case 'd': o->debug = o->foreground = true; break;
-		case 'o': o->fuse_opts = optarg; break;
+		case 'o': add_fuse_opts(o, optarg); break;
 		case 'T': o->threads = (unsigned)number("--threads", optarg, 1024);
 			  if (!o->threads)
 				  remote_usage_error("--threads is at least 1");
@@ -380,6 +395,7 @@ destroy:
 	fuse_session_destroy(rs.se);
 out:
 	fuse_opt_free_args(&fa);
+	free(o.fuse_opts);
 	if (rs.cache && o.stats)
 		write_stats(o.stats);
 	if (rs.cache) {
