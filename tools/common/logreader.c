@@ -28,7 +28,7 @@ int lr_open(struct logreader *r, const char *path, char *err, size_t errlen)
 		return -1;
 	}
 	if (fstat(fileno(r->f), &st) == 0 && S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: is a directory, not an strace log", path);
+		snprintf(err, errlen, "%s: is a directory, not a file", path);
 		return -1;
 	}
 	/* sniff by content, not name: pipes and misnamed files work too */

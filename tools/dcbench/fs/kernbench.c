@@ -267,7 +267,11 @@ static int check_tree(void)
 	char p[4200];
 	struct stat st;
 
-	if (stat(opt.tree, &st) < 0 || !S_ISDIR(st.st_mode)) {
+	if (stat(opt.tree, &st) < 0) {
+		fprintf(stderr, "dcbench kernbench: %s: %s\n", opt.tree, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "dcbench kernbench: %s: not a directory\n", opt.tree);
 		return -1;
 	}
