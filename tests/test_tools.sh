@@ -150,6 +150,20 @@ expect "capture of a program that does not exist: said, no trace" 1 \
     "$DCBENCH" capture -o "$TMP/cnone.trace" -- "$TMP/no-such-program"
 [ -e "$TMP/cnone.trace" ] && notok "capture of a program that does not exist left a trace"
 
+# --- netdelay: what it refuses, with the reason ---------------------------------------------
+if [ -x "$BUILD/netdelay" ]; then
+    expect "netdelay without --delay-us" 2 "the first argument is --delay-us" "$BUILD/netdelay" 1:2
+    expect "netdelay with a bad delay" 2 "takes 0 to 1000000 microseconds, not 'x'" \
+        "$BUILD/netdelay" --delay-us x 40001:40002
+    expect "netdelay with a bad port pair" 2 "'40001:x' is no LISTEN_PORT:TARGET_PORT" \
+        "$BUILD/netdelay" --delay-us 5 40001:x
+    expect "netdelay with 9 port pairs: refused before it listens" 2 "at most 8 port pairs" \
+        "$BUILD/netdelay" --delay-us 5 $(for i in $(seq 1 9); do echo "$((40000 + 2 * i)):$((40001 + 2 * i))"; done)
+    expect "netdelay --help: the synopsis, exit 0" 0 "" "$BUILD/netdelay" --help
+else
+    skip "netdelay: $BUILD/netdelay is not built"
+fi
+
 # --- compare and replay: too short to time ----------------------------------------------------
 run "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/fork.trace"
 run "$DCBENCH" compare "$TMP/fork.trace" --threads 1,2 --runs 1

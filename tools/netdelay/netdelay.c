@@ -24,6 +24,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -271,11 +272,21 @@ static int listen_on(int port)
 	return fd;
 }
 
-static void __attribute__((noreturn)) usage(void)
+static const char synopsis[] =
+"usage: netdelay --delay-us US LISTEN_PORT:TARGET_PORT...\n"
+"  relays 127.0.0.1:LISTEN_PORT to 127.0.0.1:TARGET_PORT, each\n"
+"  direction delayed by US microseconds (0 to 1000000); up to 8 pairs\n";
+
+/* A usage error: what was wrong, then the synopsis; exit 2. */
+static void __attribute__((noreturn, format(printf, 1, 2))) usage(const char *fmt, ...)
 {
-	fprintf(stderr, "usage: netdelay --delay-us US LISTEN_PORT:TARGET_PORT...\n"
-		"  relays 127.0.0.1:LISTEN_PORT to 127.0.0.1:TARGET_PORT, each\n"
-		"  direction delayed by US microseconds (0 to 1000000)\n");
+	va_list ap;
+
+	fputs("netdelay: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\n%s", synopsis);
 	exit(2);
 }
 
@@ -296,20 +307,30 @@ int main(int argc, char **argv)
 	int i, n = 0;
 	pthread_t t;
 
-	if (argc < 4 || strcmp(argv[1], "--delay-us"))
-		usage();
+	if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		fputs(synopsis, stdout);
+		return 0;
+	}
+	if (argc < 2 || strcmp(argv[1], "--delay-us"))
+		usage("the first argument is --delay-us US");
+	if (argc < 3)
+		usage("--delay-us needs a value");
 	errno = 0;
 	us = strtol(argv[2], &end, 10);
 	if (errno || *end || end == argv[2] || us < 0 || us > 1000000)
-		usage();
+		usage("--delay-us takes 0 to 1000000 microseconds, not '%s'", argv[2]);
+	if (argc < 4)
+		usage("which ports? (LISTEN_PORT:TARGET_PORT...)");
+	if (argc - 3 > MAX_PAIRS)
+		usage("at most %d port pairs", MAX_PAIRS);
 	delay_ns = us * 1000;
 	signal(SIGPIPE, SIG_IGN);
 	for (i = 3; i < argc; i++) {
 		int lp = port_of(argv[i], &end), tp = -1;
 
-		if (lp < 0 || *end != ':' || (tp = port_of(end + 1, &end)) < 0 || *end ||
-		    n == MAX_PAIRS)
-			usage();
+		if (lp < 0 || *end != ':' || (tp = port_of(end + 1, &end)) < 0 || *end)
+			usage("'%s' is no LISTEN_PORT:TARGET_PORT (ports 1 to 65535)",
+			      argv[i]);
 		pairs[n].target = tp;
 		pairs[n].listen_fd = listen_on(lp);
 		if (pairs[n].listen_fd < 0) {
