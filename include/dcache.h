@@ -102,7 +102,8 @@ struct dc_inode {
 /*
  * Backend: where misses go.  Called with no cache lock held, possibly from
  * many threads at once (but never twice at once for the same dir and name).
- * Return 0 or a negative errno; -ENOENT from lookup is cached as negative.
+ * Return 0 or a negative errno (a positive value is taken for -EIO);
+ * -ENOENT from lookup is cached as negative.
  * -EMFILE or -ENFILE from lookup (or adopt) makes the cache evict unused
  * entries (releasing what they hold) and ask again, three times at most.
  * Callbacks other than release must not call the cache that called them:
@@ -123,7 +124,8 @@ struct dc_backend_ops {
 		      size_t len, struct dc_inode *out);
 	/* Refresh attributes of an inode the backend handed out. */
 	int (*getattr)(void *ctx, struct dc_inode *inode);
-	/* Symlink target into buf (size bytes); returns its length. */
+	/* Symlink target into buf (size bytes); returns its length.  Without
+	 * it, symlinks are cached but not followed (-EOPNOTSUPP). */
 	int (*readlink)(void *ctx, const struct dc_inode *link, char *buf,
 			size_t size);
 	/* The cache dropped its last entry holding this inode's cookie. */
@@ -240,7 +242,9 @@ int dc_mode_parse(const char *name, enum dc_mode *out);
  * cached, no lock; in rcu mode a path from the root resolved before (no
  * ".", ".." or symlink in it; with TTLs on, until the first of its
  * entries' deadlines) costs one probe however deep.  Errors: -EINVAL (NULL), -ENOENT, -ENOTDIR,
- * -ENAMETOOLONG, -ELOOP, or the backend's error.  One name at a time, as
+ * -ENAMETOOLONG, -ELOOP, -ENOMEM (a miss or a symlink's text could not
+ * be held), -EOPNOTSUPP (a symlink to follow, and a backend without
+ * readlink), or the backend's error.  One name at a time, as
  * the kernel's walk: each name is one its directory held when looked up,
  * but a resolve racing the move of a directory on the path may look the
  * rest up in that directory after the move.
@@ -281,7 +285,7 @@ int dc_walk(struct dc_cache *c, struct dc_dentry *base, const char *path,
 	    unsigned flags, struct dc_dentry **out);
 /* One name (len bytes; "." and ".." allowed) in directory dir: a
  * reference in *out, or -ENOENT, -ENOTDIR, -EINVAL (NULL, empty, or a '/'
- * or NUL inside), -ENAMETOOLONG, or the backend's error. */
+ * or NUL inside), -ENAMETOOLONG, -ENOMEM, or the backend's error. */
 int dc_lookup(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 	      size_t len, struct dc_dentry **out);
 /* A reference to the root (release with dc_put); NULL when c is NULL. */
@@ -313,6 +317,11 @@ int dc_dentry_path(struct dc_cache *c, struct dc_dentry *d, char *buf,
  * directory), -ENOENT (dir is a negative entry), -ENOMEM (see
  * Conventions), or an error of the backend's adopt().  A held directory
  * that has since been removed or forgotten takes no update: 0.
+ * Without adopt, inode's cookie passes to the cache once a call's checks
+ * of its arguments pass: it keeps it, or hands it to release, whatever
+ * the call returns after that (-ENOMEM included); a call refused by them
+ * (-EINVAL, -ENAMETOOLONG, -ENOTDIR, -ENOENT, dc_link's -EPERM) takes
+ * nothing.
  */
 
 /* name appeared in dir as inode (any type; a symlink needs dc_symlink).

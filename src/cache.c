@@ -194,7 +194,7 @@ static int root_init(struct dc_cache *c)
 	int err;
 
 	memset(&in, 0, sizeof(in));
-	err = c->be.ops->root(c->be.ctx, &in);
+	err = dc__be_err(c->be.ops->root(c->be.ctx, &in));
 	if (err)
 		return err;
 	if (!dc__is_dir(in.mode) || !dc__mode_ok(in.mode)) {

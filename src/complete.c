@@ -540,7 +540,7 @@ void dc__list_dir(struct dc_cache *c, struct dc_dentry *dir)
 	dc__miss_end(c);
 	asked = dc__walk_clock(c);	/* the TTL counts from the asking */
 	dc__stat_inc(c, DC_ST_READDIRS);
-	err = c->be.ops->readdir(c->be.ctx, &din, collect_name, &k);
+	err = dc__be_err(c->be.ops->readdir(c->be.ctx, &din, collect_name, &k));
 	if (!err && !settle_keys(&k))
 		err = -ENOMEM;
 

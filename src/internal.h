@@ -208,6 +208,14 @@ enum {
 };
 _Static_assert(DC_F_LAST <= UINT16_MAX, "flags outgrew dc_dentry.flags");
 
+/* A backend op's answer as the cache takes it: 0 or a negative errno, as
+ * the contract says; a positive value, which it forbids, is -EIO, never
+ * passed on for a caller to take for success. */
+static inline int dc__be_err(int err)
+{
+	return err > 0 ? -EIO : err;
+}
+
 /* A mode the entry can hold: a type, and no bit above st_mode's 16. */
 static inline bool dc__mode_ok(uint32_t mode)
 {

@@ -91,8 +91,8 @@ int dc__read_target(struct dc_cache *c, const struct dc_inode *link, char *buf)
 {
 	int n;
 
-	if (!c->be.ops->readlink)
-		return -EINVAL;
+	if (!c->be.ops->readlink)	/* a link that cannot be followed */
+		return -EOPNOTSUPP;
 	n = c->be.ops->readlink(c->be.ctx, link, buf, DC_PATH_MAX);
 	if (n < 0)
 		return n;
@@ -117,7 +117,7 @@ again:
 	*target = NULL;
 	memset(out, 0, sizeof(*out));
 	freed = dc__load(c->nr_freed_now);
-	err = c->be.ops->lookup(c->be.ctx, &din, name, len, out);
+	err = dc__be_err(c->be.ops->lookup(c->be.ctx, &din, name, len, out));
 	if (err == -ENOENT)
 		dc__stat_inc(c, DC_ST_NEG_MISSES);
 	/* out of descriptors: free some (see dc__free_some) and ask again */

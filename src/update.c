@@ -202,7 +202,8 @@ static int adopt(struct dc_cache *c, struct dc_dentry *dir, const char *name,
 
 		*own = *in;
 		own->cookie = 0;
-		err = c->be.ops->adopt(c->be.ctx, &din, name, strlen(name), own);
+		err = dc__be_err(c->be.ops->adopt(c->be.ctx, &din, name,
+						  strlen(name), own));
 		if (err == 0 && dc__mode_ok(own->mode))
 			return 0;
 		if (err == 0) {		/* not a mode an entry can hold */
@@ -614,11 +615,11 @@ static struct dc_dentry *live_entry(struct dc_cache *c, struct dc_dentry *d)
 static int new_root(struct dc_cache *c, struct dc_dentry **out)
 {
 	struct dc_inode in = { 0 };
-	int err = c->be.ops->root(c->be.ctx, &in);
+	int err = dc__be_err(c->be.ops->root(c->be.ctx, &in));
 
 	*out = NULL;
 	if (err)
-		return err < 0 ? err : -EIO;
+		return err;
 	if (!dc__is_dir(in.mode))
 		err = -ENOTDIR;
 	else if (!dc__mode_ok(in.mode))

@@ -36,6 +36,7 @@ struct fake {
 	bool hold[100];		/* lookup waits until released */
 	int inflight[100];	/* calls waiting in hold */
 	uint64_t ino[100];	/* 0: no such name */
+	bool lnk[100];		/* the name is a symlink (no readlink op) */
 	int root_err;		/* root answers this error */
 	uint32_t root_mode;	/* and this mode (0: a directory) */
 };
@@ -72,7 +73,8 @@ static int f_lookup(void *ctx, const struct dc_inode *dir, const char *name,
 	if (!err && !f->ino[i])
 		err = -ENOENT;
 	if (!err)
-		*out = (struct dc_inode){ f->ino[i], f->ino[i], S_IFREG | 0644, 0 };
+		*out = (struct dc_inode){ f->ino[i], f->ino[i],
+					  f->lnk[i] ? S_IFLNK | 0777 : S_IFREG | 0644, 0 };
 	pthread_mutex_unlock(&f->lock);
 	return err;
 }
@@ -106,6 +108,7 @@ static void open_cache(enum dc_mode mode)
 	memset(fk.err, 0, sizeof(fk.err));
 	memset(fk.hold, 0, sizeof(fk.hold));
 	memset(fk.ino, 0, sizeof(fk.ino));
+	memset(fk.lnk, 0, sizeof(fk.lnk));
 	fk.root_err = 0;
 	fk.root_mode = 0;
 	o.backend.ops = &fake_ops;
@@ -184,6 +187,39 @@ static void test_root_error(enum dc_mode mode)
 	CHECK_EQ(fk.calls[1], 3);
 	dc_put(cache, r);
 	dc_cache_destroy(cache);
+}
+
+/*
+ * Answers the contract forbids, and a symlink that cannot be read: a
+ * positive value from lookup or root is -EIO (not a success with nothing
+ * filled in), and following a link without readlink is -EOPNOTSUPP (not
+ * -EINVAL, the caller's mistake).
+ */
+static void test_bad_answers(enum dc_mode mode)
+{
+	struct dc_options o = { .mode = mode };
+	struct dc_inode st;
+	struct dc_cache *c2;
+
+	open_cache(mode);
+	fake_set(3, 0, 5, false);
+	CHECK_EQ(res("n3"), -EIO);
+	CHECK_EQ(res("n3/x"), -EIO);
+	fake_set(3, 13, 0, false);
+	CHECK_EQ(res("n3"), 13);
+	fk.lnk[4] = true;
+	fake_set(4, 14, 0, false);
+	CHECK_EQ(res("n4"), -EOPNOTSUPP);
+	CHECK_EQ(res("n4/x"), -EOPNOTSUPP);
+	CHECK_EQ(dc_resolve(cache, NULL, "n4", DC_NOFOLLOW, &st), 0);
+	CHECK(S_ISLNK(st.mode) && st.ino == 14);
+	dc_cache_destroy(cache);
+
+	fk.root_err = 1;
+	o.backend.ops = &fake_ops;
+	o.backend.ctx = &fk;
+	CHECK_EQ(dc_cache_create(&o, &c2), -EIO);
+	fk.root_err = 0;
 }
 
 /*
@@ -450,6 +486,7 @@ int main(void)
 	for (m = DC_MODE_RCU; m <= DC_MODE_RWLOCK; m++) {
 		test_errors(m);
 		test_root_error(m);
+		test_bad_answers(m);
 		test_single_flight(m, 0);
 		test_single_flight(m, -EIO);
 		test_error_race(m);
