@@ -4,6 +4,7 @@
  * descriptor limit (proc.h).
  */
 #include <errno.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,4 +76,51 @@ rlim_t proc_raise_nofile(void)
 	setrlimit(RLIMIT_NOFILE, &rl);
 	getrlimit(RLIMIT_NOFILE, &rl);
 	return rl.rlim_cur;
+}
+
+/*
+ * Signals whose default action leaves the process alive: ignore (SIGCHLD,
+ * SIGCONT, SIGURG, SIGWINCH) or stop (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU).
+ * Every other one, pending with its default action, kills.
+ */
+#define SIGBIT(s)	(1ull << ((s) - 1))
+#define SURVIVED	(SIGBIT(SIGCHLD) | SIGBIT(SIGCONT) | SIGBIT(SIGURG) | \
+			 SIGBIT(SIGWINCH) | SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | \
+			 SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
+
+/*
+ * A fatal signal queues SIGKILL on each of the dying process's threads,
+ * but one that dumps core (SIGQUIT, SIGABRT...) stays itself, and so does
+ * any for a traced process, whose signals wait for its tracer, which may
+ * drop them (a debugger's ^C): for it SIGKILL alone is sure.
+ */
+bool proc_dying(pid_t pid)
+{
+	unsigned long long pending = 0, blocked = 0, caught = 0, ignored = 0, v;
+	char path[40], line[128];
+	long tracer = 0;
+	FILE *f;
+
+	if (pid <= 0)
+		return true;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "SigPnd: %llx", &v) == 1 ||
+		    sscanf(line, "ShdPnd: %llx", &v) == 1)
+			pending |= v;
+		else if (sscanf(line, "SigBlk: %llx", &v) == 1)
+			blocked = v;
+		else if (sscanf(line, "SigIgn: %llx", &v) == 1)
+			ignored = v;
+		else if (sscanf(line, "SigCgt: %llx", &v) == 1)
+			caught = v;
+		else
+			sscanf(line, "TracerPid: %ld", &tracer);
+	}
+	fclose(f);
+	return (pending & SIGBIT(SIGKILL)) ||
+	       (!tracer && (pending & ~blocked & ~caught & ~ignored & ~SURVIVED));
 }

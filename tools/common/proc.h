@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * proc.h - other programs: is one installed, run one and wait for it; and
- * this one's descriptor limit.
+ * proc.h - other programs: is one installed, run one and wait for it, is
+ * one being killed; and this one's descriptor limit.
  */
 #ifndef DC_TOOLS_PROC_H
 #define DC_TOOLS_PROC_H
 
 #include <stdbool.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 
 /*
  * Is prog an executable file in one of $PATH's directories (an empty
@@ -21,6 +22,16 @@ bool proc_on_path(const char *prog);
  * -errno when it could not be started.
  */
 int proc_run(char *const argv[]);
+
+/*
+ * Is process pid being killed?  A signal it does not block, pending with
+ * its default action (neither caught nor ignored), that ends a process.
+ * For a process that waits in the kernel for a file system's answer, a
+ * fatal signal stays pending until it leaves.  A traced process: SIGKILL
+ * only.  One that cannot be looked at (pid 0 or below, none in our
+ * namespace, a hidden /proc): yes.
+ */
+bool proc_dying(pid_t pid);
 
 /*
  * RLIMIT_NOFILE as high as it goes: both limits at fs.nr_open where this

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/proc.h"
 #include "ops.h"
 
 #define SMALL_READ	(32 * 1024)	/* below this, copy; above, splice */
@@ -87,57 +88,12 @@ static void on_interrupt(fuse_req_t req, void *data)
 }
 
 /*
- * Signals whose default action leaves the process alive: ignore (SIGCHLD,
- * SIGCONT, SIGURG, SIGWINCH) or stop (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU).
- * Every other one, pending with its default action, kills.
- */
-#define SIGBIT(s)	(1ull << ((s) - 1))
-#define SURVIVED	(SIGBIT(SIGCHLD) | SIGBIT(SIGCONT) | SIGBIT(SIGURG) | \
-			 SIGBIT(SIGWINCH) | SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | \
-			 SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
-
-/*
- * Is req's caller being killed?  A signal it does not block, pending with
- * its default action (neither caught nor ignored), that ends a process.
- * A fatal signal queues SIGKILL on each of the dying process's threads,
- * but one that dumps core (SIGQUIT, SIGABRT...) stays itself, and so does
- * any for a traced process; each stays pending until the thread leaves
- * the kernel, where it waits for our answer.  A traced caller: SIGKILL
- * only.  A caller we cannot look at (no pid in our namespace, hidden
- * /proc): yes.
+ * Is req's caller being killed (proc_dying)?  The signal stays pending
+ * while the caller waits in the kernel for our answer.
  */
 static bool caller_dying(fuse_req_t req)
 {
-	pid_t pid = fuse_req_ctx(req)->pid;
-	unsigned long long pending = 0, blocked = 0, caught = 0, ignored = 0, v;
-	char path[40], line[128];
-	long tracer = 0;
-	FILE *f;
-
-	if (pid <= 0)
-		return true;
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "SigPnd: %llx", &v) == 1 ||
-		    sscanf(line, "ShdPnd: %llx", &v) == 1)
-			pending |= v;
-		else if (sscanf(line, "SigBlk: %llx", &v) == 1)
-			blocked = v;
-		else if (sscanf(line, "SigIgn: %llx", &v) == 1)
-			ignored = v;
-		else if (sscanf(line, "SigCgt: %llx", &v) == 1)
-			caught = v;
-		else
-			sscanf(line, "TracerPid: %ld", &tracer);
-	}
-	fclose(f);
-	/* a traced caller's signals wait for its tracer, which may drop
-	 * them (a debugger's ^C): SIGKILL alone is sure */
-	return (pending & SIGBIT(SIGKILL)) ||
-	       (!tracer && (pending & ~blocked & ~caught & ~ignored & ~SURVIVED));
+	return proc_dying(fuse_req_ctx(req)->pid);
 }
 
 /*
