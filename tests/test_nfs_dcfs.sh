@@ -27,7 +27,8 @@
 #     done (the connection closed by the server is seen, not used);
 #   - a server in its grace period after a restart: a truncate and a
 #     create through the mount wait for it to end (the server answers
-#     JUKEBOX, or GRACE) and are done;
+#     JUKEBOX, or GRACE) and are done; a truncate whose caller is killed
+#     meanwhile ends then, not done;
 #   - a small real compile (cc with an include directory) through the
 #     mount, and the program it built runs.
 # Where the server cannot run (not root, packages missing, an NFS server
@@ -87,6 +88,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a server restart between a write and its fsync: fsync and close say EIO"
 	"a server restart: changes as the first calls after it, over connections idle across it, are done"
 	"a server in its grace period: a truncate and a create made in it are done, sent again when asked"
+	"a server in its grace period: a truncate waiting for it ends when its caller is killed, undone"
 	"a small compile through the mount builds a program that runs"
 	"the mounts unmount and their daemons exit"
 	"no sanitizer report from any daemon"
@@ -662,9 +664,26 @@ GRACE_S=10
 if URL=$BASE?version=4 mount_dcfs G4 && mount_dcfs GR --entry-timeout 0 --attr-timeout 0; then
 	echo held >"$TMP/G4/grace-held"
 	echo 0123456789 >"$TMP/GR/grace.txt"
+	echo 0123456789 >"$TMP/GR/grace-killed.txt"
 	"$SERVER" stop "$STATE" >"$TMP/restart3.out" 2>&1 &&
 		NFS_SERVER_GRACE_PERIOD=$GRACE_S "$SERVER" start "$ROOT" "$STATE" >>"$TMP/restart3.out" 2>&1
 	restarted=$?
+	# a caller killed while its truncate waits for the grace period: it
+	# goes at once (within 3 s), as over Linux's client, and the file
+	# keeps its size
+	truncate -s 2 "$TMP/GR/grace-killed.txt" 2>/dev/null &
+	kpid=$!
+	disown "$kpid"	# its death by SIGKILL is expected: not reported
+	sleep 1
+	kill -0 "$kpid" 2>/dev/null && kwaited=yes || kwaited=no
+	tk=$EPOCHREALTIME
+	kill -9 "$kpid" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$kpid" 2>/dev/null || break
+		sleep 0.05
+	done
+	kill -0 "$kpid" 2>/dev/null && kgone=no || kgone=yes
+	kms=$(ms_since "$tk")
 	t0=$EPOCHREALTIME
 	truncate -s 4 "$TMP/GR/grace.txt" 2>"$TMP/grace.err"
 	trc=$?
@@ -683,10 +702,16 @@ if URL=$BASE?version=4 mount_dcfs G4 && mount_dcfs GR --entry-timeout 0 --attr-t
 		'[ $restarted = 0 ] && [ $trc = 0 ] && [ $crc = 0 ] && [ "$size" = 4 ] && [ "$made" = made ] && [ "${later:-0}" -gt 0 ] && [ "${conns:-99}" -lt "$later" ]'
 	diag <"$TMP/grace.err"
 	[ $restarted = 0 ] || diag <"$TMP/restart3.out"
+	done_check
+	ksize=$(stat -c %s "$ROOT/grace-killed.txt" 2>/dev/null)
+	check_all "${CHECKS[next]}: waiting after 1 s: $kwaited; gone $kms ms after SIGKILL: $kgone; its file's size $ksize (11: not truncated)" \
+		'[ $restarted = 0 ] && [ $kwaited = yes ] && [ $kgone = yes ] && [ "$kms" -lt 3000 ] && [ "$ksize" = 11 ]'
 else
 	notok "${CHECKS[next]}: the mounts G4 and GR failed"
 	diag <"$TMP/G4.log"
 	diag <"$TMP/GR.log"
+	done_check
+	notok "${CHECKS[next]}: the mounts G4 and GR failed"
 fi
 done_check
 

@@ -44,7 +44,8 @@
 
 /* ---- replies ---------------------------------------------------------------- */
 
-/* The caller of req, as AUTH_UNIX carries it. */
+/* The caller of req, as AUTH_UNIX carries it; a wait the server asks
+ * for (a grace period) ends should the caller be killed meanwhile. */
 struct rcred {
 	struct dcnfs_cred c;
 	uint32_t groups[GROUPS_MAX];
@@ -58,6 +59,7 @@ static const struct dcnfs_cred *caller(fuse_req_t req, struct rcred *rc)
 
 	rc->c.uid = ctx->uid;
 	rc->c.gid = ctx->gid;
+	rc->c.pid = ctx->pid;
 	rc->c.ngroups = 0;
 	for (i = 0; i < n && i < GROUPS_MAX; i++)
 		rc->groups[rc->c.ngroups++] = g[i];
@@ -506,21 +508,24 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
  * name is absent: an error such as EIO may hide a RENAME that was done
  * (name is then the source), and another client may have made name
  * since.  Otherwise n keeps its hidden name, which goes at its last
- * close.  n is pinned by the caller.
+ * close.  n is pinned by the caller.  Sent even should the caller be
+ * killed meanwhile (the cred's pid left out): the name is not its alone.
  */
 static void unhide(struct rnode *p, const char *name, struct rnode *n,
-		   const struct dcnfs_cred *cr)
+		   const struct dcnfs_cred *caller_cr)
 {
+	struct dcnfs_cred cr = *caller_cr;
 	char silly[sizeof(n->silly_name)];
 	struct dcnfs_fh fh;
 	struct stat st;
 
+	cr.pid = 0;
 	if (dcnfs_lookup(&rs.be, NULL, &p->fh, name, &fh, &st) != -ENOENT)
 		return;
 	pthread_mutex_lock(&rs.nodes_lock);
 	memcpy(silly, n->silly_name, sizeof(silly));
 	pthread_mutex_unlock(&rs.nodes_lock);
-	if (dcnfs_rename(&rs.be, cr, &p->fh, silly, &p->fh, name)) {
+	if (dcnfs_rename(&rs.be, &cr, &p->fh, silly, &p->fh, name)) {
 		syslog(LOG_WARNING, "dcfs: a failed rename could not give %s "
 		       "back its name; it goes at its last close", silly);
 		return;

@@ -120,11 +120,13 @@ struct dcnfs_fh {
 	unsigned char data[64];
 };
 
-/* Who asks (AUTH_UNIX). */
+/* Who asks (AUTH_UNIX), and for which process. */
 struct dcnfs_cred {
 	uint32_t uid, gid;
 	uint32_t ngroups;		/* beyond 16: the first 16 */
 	const uint32_t *groups;
+	pid_t pid;			/* whose being killed ends a wait the
+					 * server asked for (-EINTR); 0: none */
 };
 
 /* The handle of a cache entry's inode (dc_dentry_stat of an entry of

@@ -21,7 +21,9 @@
  * recovers after a restart.  The call is sent again after a pause that
  * doubles from NFSRPC_LATER_MIN_MS up to NFSRPC_LATER_MAX_MS, for
  * NFSRPC_LATER_FOR_MS in all (longer than a default grace period), then
- * fails with -EAGAIN.  Calls not to be done twice are sent again too, as
+ * fails with -EAGAIN; or sooner with -EINTR, when the process it is made
+ * for (the credential's pid) is being killed.  Calls not to be done twice
+ * are sent again too, as
  * Linux's client does: NFSv4 says the operation was not done; NFSv3 only
  * that it was not completed, so one an NFSv3 server completes after all
  * answers the second time as a repeat would (EEXIST, ENOENT).
@@ -45,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "nfs/rpc.h"
 
 #define RPC_GROUPS_MAX	16	/* AUTH_UNIX carries no more */
@@ -288,22 +291,36 @@ static int exchange(struct nfsrpc *r, struct conn *cn, int proc, void *args,
 	return nfsrpc__wait(r, cn->rpc, c);
 }
 
-/* Sleep before a call the server asked for later; false when it has
- * asked for NFSRPC_LATER_FOR_MS already. */
-static bool wait_later(int64_t *waited_ms, int64_t *pause_ms)
+/*
+ * Sleep before a call the server asked for later: 0; -EAGAIN when it has
+ * asked for NFSRPC_LATER_FOR_MS already; -EINTR when the process the call
+ * is for (cred's pid) is being killed, looked at every LATER_LOOK_MS, as
+ * Linux's client waits killable (a grace period lasts a minute or two).
+ * The call was not done: nothing is left half made.
+ */
+#define LATER_LOOK_MS	50
+
+static int wait_later(const struct dcnfs_cred *cred, int64_t *waited_ms,
+		      int64_t *pause_ms)
 {
-	struct timespec ts;
+	int64_t slept;
 
 	if (*waited_ms >= NFSRPC_LATER_FOR_MS)
-		return false;
-	ts.tv_sec = *pause_ms / 1000;
-	ts.tv_nsec = (*pause_ms % 1000) * 1000000;
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+		return -EAGAIN;
+	for (slept = 0; slept < *pause_ms; slept += LATER_LOOK_MS) {
+		int64_t ms = *pause_ms - slept < LATER_LOOK_MS ?
+			     *pause_ms - slept : LATER_LOOK_MS;
+		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
+
+		if (cred && cred->pid && proc_dying(cred->pid))
+			return -EINTR;
+		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
+	}
 	*waited_ms += *pause_ms;
 	*pause_ms = *pause_ms * 2 > NFSRPC_LATER_MAX_MS ? NFSRPC_LATER_MAX_MS :
 		    *pause_ms * 2;
-	return true;
+	return 0;
 }
 
 int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
@@ -337,8 +354,11 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
 			put_conn(r, cn);
 			/* JUKEBOX: the server asks for it again; no failure,
 			 * so the one resend after a failure stays */
-			if (err == -EAGAIN && c.answered &&
-			    wait_later(&waited_ms, &pause_ms)) {
+			if (err == -EAGAIN && c.answered) {
+				int later = wait_later(cred, &waited_ms, &pause_ms);
+
+				if (later)
+					return later;
 				nfsrpc_count(r, RK_LATER);
 				tries--;
 				continue;
