@@ -129,6 +129,9 @@ run "plain test_tools.sh" tests/test_tools.sh build
 # clang: the same sources, no warnings
 if command -v clang >/dev/null; then
 	run "build clang" make -s -j"$jobs" CC=clang BUILD=build-clang WERROR=-Werror tests
+else
+	skipped=$((skipped + 1))
+	echo "skip - build clang: clang is not installed"
 fi
 
 if [ "$(git status --porcelain 2>/dev/null)" = "$tree_before" ]; then

@@ -94,6 +94,8 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"no sanitizer report from any daemon"
 	"the server stops")
 next=0
+# skip_rest WHY: the checks not yet made skipped, then the end; after a
+# failure of dcfs or the server, count it first (fail_rest)
 skip_rest() {
 	local i
 
@@ -101,6 +103,12 @@ skip_rest() {
 	t_finish
 }
 done_check() { next=$((next + 1)); }
+# fail_rest WHY: the check at hand failed, which the rest depend on
+fail_rest() {
+	notok "${CHECKS[next]}: $1"
+	done_check
+	skip_rest "$1"
+}
 
 [ "$(id -u)" -eq 0 ] || skip_rest "needs root (ganesha.nfsd serves every user's files)"
 [ -x "$DCFS" ] || skip_rest "$DCFS is not built"
@@ -133,7 +141,7 @@ trap cleanup EXIT
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}log_path=$TMP/sanitizer"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}log_path=$TMP/sanitizer"
 ${CC:-cc} -std=c11 -O1 -Wall -o "$CONFORM" "$TESTS/dcfs_conform.c" ||
-	skip_rest "tests/dcfs_conform.c does not compile"
+	fail_rest "tests/dcfs_conform.c does not compile"
 mkdir -p "$ROOT"
 chmod 755 "$ROOT"
 
@@ -149,6 +157,8 @@ if "$SERVER" start "$ROOT" "$STATE" >"$TMP/start.out" 2>&1; then
 	ok "${CHECKS[next]} ($(ms_since "$t0") ms)"
 	done_check
 else
+	# as in test_nfs.sh: a server that cannot start here (a root without
+	# the network services ganesha needs) is a counted skip
 	diag <"$TMP/start.out"
 	skip_rest "the server did not start or its export did not answer (log above)"
 fi
@@ -182,8 +192,7 @@ if mount_dcfs A; then
 	done_check
 else
 	diag <"$TMP/A.log"
-	notok "${CHECKS[next]}"
-	skip_rest "the mount failed"
+	fail_rest "the mount failed"
 fi
 
 # --- conformance: the same script on the exported directory and through dcfs ---
@@ -400,7 +409,7 @@ fi
 done_check
 
 # --- two clients ---------------------------------------------------------------------
-mount_dcfs B1 "${FAST[@]}" && mount_dcfs B2 "${FAST[@]}" || skip_rest "the two client mounts failed"
+mount_dcfs B1 "${FAST[@]}" && mount_dcfs B2 "${FAST[@]}" || fail_rest "the two client mounts failed"
 X=$TMP/B1 Y=$TMP/B2
 mkdir -p "$X/two/dir" && echo one >"$X/two/file" && echo r >"$X/two/ren" &&
 	echo gone >"$X/two/gone" && chmod 644 "$X/two/file"

@@ -219,9 +219,9 @@ printf '%s\n' '500 symlink("", "/tmp/a") = -1 ENOENT (No such file or directory)
     '500 exit_group(0) = ?' >"$TMP/nolook.log"
 run "$DCBENCH" import "$TMP/nolook.log" -o "$TMP/nolook.trace"
 run "$DCBENCH" compare "$TMP/nolook.trace" --threads 1,2 --runs 1
-n=$(cache_lines "$TMP/out")
-if [ "$RC" -ne 3 ] || [ "$n" != 8 ]; then
-    notok "compare: every mode's time in the cache and what it holds (exit $RC, $n)"; diag <"$TMP/out"
+nlines=$(cache_lines "$TMP/out")
+if [ "$RC" -ne 3 ] || [ "$nlines" != 8 ]; then
+    notok "compare: every mode's time in the cache and what it holds (exit $RC, $nlines)"; diag <"$TMP/out"
 else
     ok "compare: every mode's time in the cache and what it holds"
 fi
@@ -240,12 +240,12 @@ else
     notok "compare without 1 and 2 threads: goals not each said not measured"; sed -n '/^goals/,$p' "$TMP/out" | diag
 fi
 run "$DCBENCH" replay "$TMP/fork.trace" --runs 2 --mode global --json
-n=$(cache_lines "$TMP/err")
-if [ "$RC" -eq 0 ] && [ "$n" = 1 ] && grep -q '"schema_version": 2' "$TMP/out" &&
+nlines=$(cache_lines "$TMP/err")
+if [ "$RC" -eq 0 ] && [ "$nlines" = 1 ] && grep -q '"schema_version": 2' "$TMP/out" &&
    grep -qE '"cache_s": [0-9.e-]+,' "$TMP/out" && grep -q '"cpu_over_null_s": null' "$TMP/out"; then
     ok "replay measures the time in the cache (JSON schema_version 2)"
 else
-    notok "replay: exit $RC, no time in the cache measured, or not schema_version 2 ($n)"; diag <"$TMP/out"
+    notok "replay: exit $RC, no time in the cache measured, or not schema_version 2 ($nlines)"; diag <"$TMP/out"
 fi
 # goal lines on a trace long enough: the shipped kernel build
 KLOG=$TOP/data/linux-6.1-tinyconfig-j2.strace.xz
