@@ -13,8 +13,9 @@
  *   dcfs_conform nfs3 DIR      what "run ... nfs3" leaves out, tried in DIR:
  *                              one line each, with its errno's name
  *   dcfs_conform holdwrite FILE   write FILE and keep it open: "written",
- *                              then, after a line on stdin, fsync and close,
- *                              each said with its errno's name
+ *                              then, after a line on stdin, fsync through
+ *                              a second descriptor of it, fsync and close
+ *                              the first, each said with its errno's name
  *   dcfs_conform stress DIR ID N   one concurrent client (see stress())
  *   dcfs_conform fsync FILE N  append N records, fsync after each, and
  *                              print the count of records made durable
@@ -724,9 +725,11 @@ static int hold_write(const char *path)
 {
 	char buf[4096], line[16];
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	int other = open(path, O_WRONLY);
 
 	memset(buf, 'w', sizeof(buf));
-	if (fd < 0 || write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
+	if (fd < 0 || other < 0 ||
+	    write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
 		perror(path);
 		return 1;
 	}
@@ -734,8 +737,12 @@ static int hold_write(const char *path)
 	fflush(stdout);
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
+	/* a file's data is the file's, whichever descriptor wrote it (the
+	 * kernel writes a shared mapping back through any) */
+	printf("fsync other: %s\n", res(fsync(other)));
 	printf("fsync: %s\n", res(fsync(fd)));
 	printf("close: %s\n", res(close(fd)));
+	close(other);
 	return 0;
 }
 

@@ -90,7 +90,6 @@ static bool forgotten(struct dc_dentry *d)
 	return dc_dentry_path(rs.cache, d, path, sizeof(path)) == -ENOENT;
 }
 
-/* An absent name, for the kernel to keep so for the negative timeout. */
 /* A lookup that found nothing (err, an errno): ENOENT as a negative
  * entry the kernel keeps for the negative timeout, when there is one. */
 static void reply_lookup_err(fuse_req_t req, int err)
@@ -198,28 +197,6 @@ static void r_forget_multi(fuse_req_t req, size_t count,
 	fuse_reply_none(req);
 }
 
-/*
- * name appeared in parent (handle fh, attributes st): the cache forgets
- * what it held for the name, and a directory's node gets its entry (one
- * lookup, through the cache).  Replies with the new node's entry.
- */
-static struct rfile *rfile_new(void)
-{
-	struct rfile *f = calloc(1, sizeof(*f));
-
-	if (f)
-		pthread_mutex_init(&f->lock, NULL);
-	return f;
-}
-
-static void rfile_free(struct rfile *f)
-{
-	if (!f)
-		return;
-	pthread_mutex_destroy(&f->lock);
-	free(f);
-}
-
 /* The directory entry d, of a directory just made: is it the inode with
  * handle fh (and not one another client put under the name since)? */
 static bool entry_is(struct dc_dentry *d, const struct dcnfs_fh *fh)
@@ -257,8 +234,6 @@ static void made(fuse_req_t req, struct rnode *parent, const char *name,
 	}
 	n = rnode_get_st(st, fh, d);
 	if (!n) {
-		if (fi)
-			rfile_free((struct rfile *)(uintptr_t)fi->fh);
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
@@ -277,7 +252,6 @@ static void made(fuse_req_t req, struct rnode *parent, const char *name,
 		/* interrupted: no release will come */
 		rnode_closed(n);
 		rnode_forget(n, 1);
-		rfile_free((struct rfile *)(uintptr_t)fi->fh);
 	}
 }
 
@@ -343,21 +317,12 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 {
 	struct rnode *p = rnode_of(parent);
 	const struct dcnfs_cred *cr;
-	struct rfile *f = NULL;
 	struct dcnfs_fh fh;
 	int64_t ms = rs_now_ms();
 	struct rcred rc;
 	struct stat st;
 	int err, tries;
 
-	if (fi) {
-		f = rfile_new();
-		if (!f) {
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		fi->fh = (uint64_t)(uintptr_t)f;
-	}
 	cr = caller(req, &rc);
 	/* GUARDED: an UNCHECKED CREATE would open a file another client
 	 * made, unchecked, as this caller's own */
@@ -373,7 +338,6 @@ static void make(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rattr_changed();		/* the parent's times and link count */
 	rdir_changed(p);
 	if (err) {
-		rfile_free(f);
 		fuse_reply_err(req, err);
 		return;
 	}
@@ -820,17 +784,20 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct rnode *n = rnode_of(ino);
 	int64_t ms = rs_now_ms();
 	uint64_t gen = rattr_gen();
-	struct rfile *f;
 	struct stat st;
 	bool same;
 	int err;
 
+	/* open before the first RPC: an unlink meanwhile (which an open
+	 * does not keep out) must find it open and hide the name */
+	rnode_opened(n);
 	/* close-to-open: the attributes now, from the server */
 	if (fi->flags & O_TRUNC)
 		err = trunc_open(req, n, &st);
 	else
 		err = -dcnfs_getattr(&rs.be, NULL, &n->fh, &st);
 	if (err) {
+		rnode_closed(n);
 		fuse_reply_err(req, err);
 		return;
 	}
@@ -838,11 +805,6 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		rattr_stale(n);	/* as a write */
 	else
 		rattr_store(n, &st, ms, gen);
-	f = rfile_new();
-	if (!f) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
 	/* the kernel's pages only while the file is as when we last saw it */
 	pthread_mutex_lock(&rs.nodes_lock);
 	same = !(fi->flags & O_TRUNC) &&
@@ -851,7 +813,6 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	       n->ctime.tv_sec == st.st_ctim.tv_sec &&
 	       n->ctime.tv_nsec == st.st_ctim.tv_nsec && n->size == st.st_size;
 	rnode_seen_locked(n, &st);
-	n->opens++;
 	pthread_mutex_unlock(&rs.nodes_lock);
 	/* the kernel's size of the file may be --attr-timeout old: it asks
 	 * again before reading (auto_inval_data).  Only attributes (offset
@@ -859,20 +820,13 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!same)
 		fuse_lowlevel_notify_inval_inode(rs.se, ino, -1, 0);
 	fi->keep_cache = same;
-	fi->fh = (uint64_t)(uintptr_t)f;
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the kernel kept its pages: the next open must not */
 		pthread_mutex_lock(&rs.nodes_lock);
 		n->mtime.tv_nsec = -1;
 		pthread_mutex_unlock(&rs.nodes_lock);
-		rfile_free(f);
 		rnode_closed(n);
 	}
-}
-
-static struct rfile *rfile_of(struct fuse_file_info *fi)
-{
-	return (struct rfile *)(uintptr_t)fi->fh;
 }
 
 static void r_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -895,81 +849,93 @@ static void r_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
- * f holds data written under verifier verf, not committed.  A second
- * verifier before a commit means the server restarted between two writes
- * and may have lost the first: the verifier kept is then one no COMMIT
- * answers (the complement), so the commit fails.  f->lock held.
+ * n holds data not committed, written under verifier verf: a second
+ * verifier before a commit means the server restarted between the writes
+ * and may have lost the first.  The lost mark stays until a commit said
+ * so and a write finds nothing left to commit (fresh).  nodes_lock held.
  */
-static void dirty_locked(struct rfile *f, uint64_t verf)
+static void dirty_locked(struct rnode *n, uint64_t verf, bool fresh)
 {
-	f->verf = f->dirty && f->verf != verf ? ~verf : verf;
-	f->dirty = true;
+	if (fresh && !n->dirty)
+		n->lost = false;
+	if (n->dirty && n->verf != verf)
+		n->lost = true;
+	n->verf = verf;
+	n->dirty = true;
 }
 
 static void r_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 		    size_t size, off_t off, struct fuse_file_info *fi)
 {
-	struct rfile *f = rfile_of(fi);
+	struct rnode *n = rnode_of(ino);
 	uint64_t verf;
-	ssize_t done = dcnfs_write(&rs.be, NULL, &rnode_of(ino)->fh, buf, size,
-				   (uint64_t)off, &verf);
+	bool mixed;
+	ssize_t done = dcnfs_write(&rs.be, NULL, &n->fh, buf, size,
+				   (uint64_t)off, &verf, &mixed);
 
-	rattr_stale(rnode_of(ino));	/* its size and times, even on failure */
+	(void)fi;
+	rattr_stale(n);		/* its size and times, even on failure */
 	if (done < 0) {
 		fuse_reply_err(req, (int)-done);
 		return;
 	}
-	pthread_mutex_lock(&f->lock);
-	dirty_locked(f, verf);
-	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_lock(&rs.nodes_lock);
+	dirty_locked(n, verf, true);
+	if (mixed)
+		n->lost = true;
+	pthread_mutex_unlock(&rs.nodes_lock);
 	fuse_reply_write(req, (size_t)done);
 }
 
-/* Commit what f wrote: 0, or an errno (EIO: the server lost some). */
-static int commit(fuse_ino_t ino, struct rfile *f)
+/* Commit what was written to the node of ino through any of its open
+ * files: 0, or an errno (EIO: the server lost some). */
+static int commit(fuse_ino_t ino)
 {
+	struct rnode *n = rnode_of(ino);
 	uint64_t verf = 0, want;
-	bool dirty;
+	bool dirty, lost;
 	int err;
 
-	pthread_mutex_lock(&f->lock);
-	dirty = f->dirty;
-	want = f->verf;
-	f->dirty = false;
-	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_lock(&rs.nodes_lock);
+	dirty = n->dirty;
+	want = n->verf;
+	lost = n->lost;
+	n->dirty = false;
+	pthread_mutex_unlock(&rs.nodes_lock);
 	if (!dirty)
-		return 0;
-	err = -dcnfs_commit(&rs.be, NULL, &rnode_of(ino)->fh, &verf);
-	pthread_mutex_lock(&f->lock);
-	if (err) {
-		/* not committed: still to do, under the writes' verifier */
-		dirty_locked(f, want);
-	} else if (verf != want) {
-		/* lost: every later fsync or close says so too */
+		return lost ? EIO : 0;
+	err = -dcnfs_commit(&rs.be, NULL, &n->fh, &verf);
+	pthread_mutex_lock(&rs.nodes_lock);
+	if (err)	/* not committed: still to do, under the writes' verifier */
+		dirty_locked(n, want, false);
+	else if (verf != want)
+		n->lost = true;	/* every later flush and fsync says so too */
+	/* lost before (a write meanwhile may have found nothing to commit
+	 * and cleared the mark: this commit still says so) or now */
+	if (!err && (lost || n->lost))
 		err = EIO;
-		f->dirty = true;
-		f->verf = ~verf;
-	}
-	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_unlock(&rs.nodes_lock);
 	return err;
 }
 
 static void r_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	fuse_reply_err(req, commit(ino, rfile_of(fi)));
+	(void)fi;
+	fuse_reply_err(req, commit(ino));
 }
 
 static void r_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		    struct fuse_file_info *fi)
 {
 	(void)datasync;
-	fuse_reply_err(req, commit(ino, rfile_of(fi)));
+	(void)fi;
+	fuse_reply_err(req, commit(ino));
 }
 
 static void r_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	commit(ino, rfile_of(fi));	/* flush said what went wrong */
-	rfile_free(rfile_of(fi));
+	(void)fi;
+	commit(ino);	/* flush said what went wrong */
 	rnode_closed(rnode_of(ino));
 	fuse_reply_err(req, 0);
 }

@@ -47,12 +47,14 @@ struct rnode {
 	bool silly;
 	struct dcnfs_fh silly_dir;
 	char silly_name[40];
-};
-
-/* An open file: the write verifier of data not yet committed. */
-struct rfile {
-	pthread_mutex_t lock;
-	bool dirty;
+	/* data written UNSTABLE through any open file of it, not committed
+	 * yet (the kernel writes a shared mapping's pages back through
+	 * whichever file it picks, so a flush or fsync of any commits all),
+	 * and the write verifier it was written under; lost: some of what
+	 * was written since it was last clean may be gone (two verifiers, or
+	 * a COMMIT that answered another), which every flush and fsync says
+	 * (EIO) until a write finds nothing left to commit: nodes_lock */
+	bool dirty, lost;
 	uint64_t verf;
 };
 

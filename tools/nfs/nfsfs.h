@@ -13,6 +13,7 @@
 #ifndef DCACHE_NFSFS_H
 #define DCACHE_NFSFS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -194,11 +195,12 @@ ssize_t dcnfs_read(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		   const struct dcnfs_fh *fh, void *buf, size_t size,
 		   uint64_t off);
 /* size bytes at off, UNSTABLE (dcnfs_commit makes them durable); the
- * count written; the server's write verifier into *verf (its complement
- * when the parts of the write saw two: no COMMIT will answer it). */
+ * count written; the server's write verifier into *verf (the last part's),
+ * and *mixed true when the parts of the write saw two (the server
+ * restarted between them and may have lost the first). */
 ssize_t dcnfs_write(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		    const struct dcnfs_fh *fh, const void *buf, size_t size,
-		    uint64_t off, uint64_t *verf);
+		    uint64_t off, uint64_t *verf, bool *mixed);
 /* What was written UNSTABLE to stable storage; the verifier into *verf
  * (one unlike the writes' means the server restarted and may have lost
  * them). */

@@ -540,14 +540,15 @@ static int take_write(void *res, void *arg)
 
 ssize_t dcnfs_write(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		    const struct dcnfs_fh *fh, const void *buf, size_t size,
-		    uint64_t off, uint64_t *verf)
+		    uint64_t off, uint64_t *verf, bool *mixed)
 {
 	struct nfsrpc *r;
 	size_t done = 0, most;
 	int err = args_ok(be, &r, fh, NULL);
 
-	if (err || (!buf && size) || !verf)
+	if (err || (!buf && size) || !verf || !mixed)
 		return err ? err : -EINVAL;
+	*mixed = false;
 	most = r->version == 4 ? NFSFS_IO4_WRITE_MAX : NFSFS_IO_MAX;
 	while (done < size) {
 		struct write_out o = { .count = 0 };
@@ -566,9 +567,10 @@ ssize_t dcnfs_write(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		if (err)
 			return done ? (ssize_t)done : err;
 		/* two verifiers in one write: the server restarted between
-		 * its parts and may have lost the first; a verifier no COMMIT
-		 * will answer says so */
-		*verf = done && o.verf != *verf ? ~o.verf : o.verf;
+		 * its parts and may have lost the first */
+		if (done && o.verf != *verf)
+			*mixed = true;
+		*verf = o.verf;
 		done += o.count;
 	}
 	return (ssize_t)done;
