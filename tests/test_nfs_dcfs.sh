@@ -82,6 +82,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a file replaced by a rename while open reads on, and its hidden name goes at close"
 	"a rename the server refuses over a file open here leaves that file its name"
 	"every -o given reaches the mount (two: noatime, noexec)"
+	"a refused rmdir of the working directory: names relative to it still answer"
 	"a server restart: fsync'ed data is on the server"
 	"a server restart: lookups after it are answered, on new connections"
 	"a server restart: reads answer right or fail, never wrong"
@@ -562,6 +563,21 @@ else
 	done_check
 	notok "${CHECKS[next]}: the mount failed"
 fi
+done_check
+
+# a working directory whose rmdir the server refused (not empty): a
+# create and a lookup relative to it are answered as natively
+mkdir -p "$X/cwd" && touch "$X/cwd/x"
+(
+	cd "$X/cwd" || exit 9
+	rmdir "$X/cwd" 2>/dev/null
+	echo "rmdir $?"
+	touch made 2>&1 && echo "touch 0"
+	cat missing 2>&1 | sed "s|.*: ||"
+) >"$TMP/cwd.out"
+got=$(tr '\n' ';' <"$TMP/cwd.out")
+check_all "${CHECKS[next]}: $got" \
+	'[ "$got" = "rmdir 1;touch 0;No such file or directory;" ] && [ -e "$ROOT/cwd/made" ]'
 done_check
 
 # --- a server restart ------------------------------------------------------------

@@ -8,9 +8,11 @@
  * out); everything else is one NFSv3 RPC through nfsio.c, by file handle.
  *
  * Nodes and the attributes seen of them are remote_node.c's.  A lookup
- * in a directory whose entry the cache forgot answers ESTALE, and Linux
- * then walks the path again from the top, looking each name up afresh,
- * which gives the directory's node its new entry.
+ * in a directory whose entry the cache forgot is the server's answer
+ * (libdcache caches nothing below such a directory), by the directory's
+ * handle, so that a lookup relative to it (a working directory) is
+ * answered as the path's would be; the node gets a new entry when the
+ * kernel next looks the directory's own name up.
  *
  * Coherence, as Linux's NFS client (docs/dcfs.md, "Over NFS"): the kernel
  * keeps names for --entry-timeout and attributes for --attr-timeout; the
@@ -82,12 +84,21 @@ static void reply_entry(fuse_req_t req, struct rnode *n, const struct stat *st)
 
 /* ---- names ------------------------------------------------------------------ */
 
-/* Has the cache forgotten the directory entry d (removed, replaced)? */
-static bool forgotten(struct dc_dentry *d)
+/*
+ * Did the server refuse a change outright, so that nothing changed (a
+ * permission, a name taken, a directory not empty...)?  Not EIO or a
+ * transport's error, which may hide one that was done, nor ENOENT or
+ * ESTALE, which say the cache held what is no more.
+ */
+static bool refused(int err)
 {
-	char path[2];
-
-	return dc_dentry_path(rs.cache, d, path, sizeof(path)) == -ENOENT;
+	switch (err) {
+	case EACCES: case EPERM: case EEXIST: case ENOTEMPTY: case ENOTDIR:
+	case EISDIR: case EINVAL: case EXDEV: case ENAMETOOLONG: case EROFS:
+	case EMLINK: case ENOSPC: case EDQUOT: case EBUSY:
+		return true;
+	}
+	return false;
 }
 
 /* A lookup that found nothing (err, an errno): ENOENT as a negative
@@ -146,9 +157,10 @@ static void r_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, err);
 		return;
 	}
+	/* in a directory whose entry the cache forgot, the server's answer
+	 * (nothing is cached below it): the node gets a new entry when the
+	 * kernel next looks the directory's own name up */
 	err = -dc_lookup(rs.cache, dir, name, strlen(name), &d);
-	if (err == ENOENT && forgotten(dir))
-		err = ESTALE;	/* the kernel looks its path up again */
 	dc_put(rs.cache, dir);
 	if (err) {
 		reply_lookup_err(req, err);
@@ -520,9 +532,10 @@ static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
 	rattr_changed();		/* the inode's link count, the parent's times */
 	rdir_changed(p);
 
-	/* the cache hears of it whatever the answer: -EIO may hide a done
-	 * REMOVE, and forgetting the name is never wrong */
-	if (!rnode_dentry(p, &dir)) {
+	/* the cache hears of it unless the server refused it: EIO may hide
+	 * a done REMOVE, and forgetting the name is never wrong (but a
+	 * directory's forgotten entry is its node's, uncached from then on) */
+	if (!refused(err) && !rnode_dentry(p, &dir)) {
 		if (err || (is_dir ? dc_rmdir(rs.cache, dir, name) :
 				     dc_unlink(rs.cache, dir, name)))
 			dc_invalidate_name(rs.cache, dir, name);
@@ -606,9 +619,12 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		od = NULL;
 	if (rnode_dentry(np, &nd))
 		nd = NULL;
-	/* the cache moves what it holds, or forgets both names (an error may
-	 * hide a done RENAME; either side may be unknown to it) */
-	if (err || !od || !nd || dc_rename(rs.cache, od, name, nd, newname, 0)) {
+	/* the cache moves what it holds, or forgets both names (an error
+	 * other than a refusal may hide a done RENAME; either side may be
+	 * unknown to it) */
+	if (refused(err))
+		;
+	else if (err || !od || !nd || dc_rename(rs.cache, od, name, nd, newname, 0)) {
 		if (od)
 			dc_invalidate_name(rs.cache, od, name);
 		if (nd)
