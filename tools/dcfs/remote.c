@@ -417,18 +417,19 @@ static int name_fh(struct rnode *p, const char *name, struct dcnfs_fh *fh,
 }
 
 /*
- * The node of an open file whose last name is name in p, pinned as one
- * more open file (rnode_closed unpins), so that it cannot close unseen
- * between here and its hidden name; NULL if none, if it has a hidden
- * name already or another name (either keeps the inode: the server's
- * link count, asked now, says), or if it is unless's.
+ * The node of an open file named name in p, pinned as one more open file
+ * (rnode_closed unpins), so that it cannot close unseen between here and
+ * its hidden name, and claimed for that name (silly: unlink_open gives
+ * it, or takes the claim back); NULL if none, if it has or is getting a
+ * hidden name already (which keeps the inode), or if it is unless's.
+ * Whether it has other names is not asked: two unlinks of two of its
+ * names at once would both see the other and remove both.
  */
 static struct rnode *open_node(struct rnode *p, const char *name,
 			       const struct dcnfs_fh *unless)
 {
 	struct dcnfs_fh fh;
 	struct rnode *n;
-	struct stat st;
 	uint64_t dev, ino;
 	uint32_t mode;
 
@@ -441,13 +442,11 @@ static struct rnode *open_node(struct rnode *p, const char *name,
 			break;
 	if (n && (!n->opens || n->silly))
 		n = NULL;
-	if (n)
+	if (n) {
 		n->opens++;
-	pthread_mutex_unlock(&rs.nodes_lock);
-	if (n && (dcnfs_getattr(&rs.be, NULL, &fh, &st) || st.st_nlink > 1)) {
-		rnode_closed(n);
-		n = NULL;
+		n->silly = true;
 	}
+	pthread_mutex_unlock(&rs.nodes_lock);
 	return n;
 }
 
@@ -455,7 +454,8 @@ static struct rnode *open_node(struct rnode *p, const char *name,
  * Unlink name, a name of n, a file open here: as NFS clients do, it is
  * renamed to a hidden name instead (were it the last, the server would
  * forget the inode, and reads of the open file would answer ESTALE),
- * removed at the last release.  0 or an errno.
+ * removed at the last release.  n as open_node left it (pinned and
+ * claimed); a failed RENAME takes the claim back.  0 or an errno.
  */
 static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 		       const struct dcnfs_cred *cr)
@@ -467,14 +467,15 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 	snprintf(silly, sizeof(silly), ".dcfs-silly.%" PRIx64 ".%" PRIx64, n->ino,
 		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	err = -dcnfs_rename(&rs.be, cr, &p->fh, name, &p->fh, silly);
-	if (err)
-		return err;
 	pthread_mutex_lock(&rs.nodes_lock);
-	n->silly = true;
-	n->silly_dir = p->fh;
-	memcpy(n->silly_name, silly, sizeof(silly));
+	if (err) {
+		n->silly = false;
+	} else {
+		n->silly_dir = p->fh;
+		memcpy(n->silly_name, silly, sizeof(silly));
+	}
 	pthread_mutex_unlock(&rs.nodes_lock);
-	return 0;
+	return err;
 }
 
 /*
