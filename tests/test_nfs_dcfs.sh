@@ -67,7 +67,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"conformance as nobody with group 4242"
 	"what dcfs over NFS cannot carry fails as documented"
 	"a bad export: exit 1 with the server's answer"
-	"a bad URL parameter: exit 1, EINVAL said"
+	"a bad URL: a usage error (exit 2) naming what is wrong"
 	"through build/netdelay (nfsport=, mountport=): a file made reads back"
 	"a cached stat of an unchanged path: 0 LOOKUP and 0 GETATTR RPCs"
 	"files unchanged for long: their attributes trusted longer (--acregmax)"
@@ -250,9 +250,13 @@ bad_params=0
 for q in "?nfsport=0" "?nfsport=x" "?version=5" "?&" "?version=3&" "?mountport=70000" "?color=red"; do
 	"$DCFS" "$BASE$q" "$TMP/bad" >"$TMP/badp.out" 2>&1
 	rc=$?
-	[ $rc = 1 ] && grep -q "Invalid argument" "$TMP/badp.out" && bad_params=$((bad_params + 1))
+	[ $rc = 2 ] && grep -q "bad parameter '" "$TMP/badp.out" && bad_params=$((bad_params + 1))
 done
-check "${CHECKS[next]}: $bad_params of 7 refused ($(head -1 "$TMP/badp.out"))" [ $bad_params = 7 ]
+"$DCFS" nfs://127.0.0.1:2049/export "$TMP/bad" >"$TMP/badh.out" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "a port is given as ?nfsport=N" "$TMP/badh.out" && bad_params=$((bad_params + 1))
+check "${CHECKS[next]}: $bad_params of 8 refused ($(head -1 "$TMP/badp.out"); $(head -1 "$TMP/badh.out"))" \
+	[ $bad_params = 8 ]
 done_check
 
 # the ports given in the URL, the connection relayed with a delay (what

@@ -218,6 +218,12 @@ static void parse(int argc, char **argv, struct ropts *o)
 		remote_usage_error("give nfs://HOST/EXPORT and MOUNTPOINT");
 	o->url = argv[optind];
 	o->mountpoint = argv[optind + 1];
+	{
+		char why[160];
+
+		if (dcnfs_url_check(o->url, why, sizeof(why)))
+			remote_usage_error("%s: %s", o->url, why);
+	}
 	trust_bounds("--ac", &o->acreg_min, acreg_given, "--acregmax", &o->acreg_max);
 	trust_bounds("--acdir", &o->acdir_min, acdir_given, "--acdirmax", &o->acdir_max);
 	rs.acreg_min_ms = o->acreg_min;

@@ -238,7 +238,12 @@ static int open_backend(const char *root, enum lookupcache lc,
 		struct dcnfs_options no = {
 			.acdir_ms = lc == LC_NONE ? DCNFS_ACDIR_OFF : 0,
 		};
+		char why[160];
 
+		if (dcnfs_url_check(root, why, sizeof(why))) {
+			fprintf(stderr, "dcpath: %s: %s\n", root, why);
+			return -1;
+		}
 		err = dcnfs_open(root, &no, out);
 #else
 		(void)lc;

@@ -845,6 +845,11 @@ static int mount_root(struct nfsfs *fs)
 	return 0;
 }
 
+int dcnfs_url_check(const char *url, char *why, size_t size)
+{
+	return nfsrpc_url_check(url, why, size);
+}
+
 int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 	       struct dc_backend *out)
 {

@@ -96,6 +96,9 @@ struct dcnfs_stats {
  */
 int dcnfs_open(const char *url, const struct dcnfs_options *opt,
 	       struct dc_backend *out);
+/* Is url one dcnfs_open takes, as written?  0, or -EINVAL with what is
+ * wrong with it (a phrase, for a usage message) in why. */
+int dcnfs_url_check(const char *url, char *why, size_t size);
 
 /* The RPC counts of a backend dcnfs_open made, while its cache lives;
  * zeros for another backend. */

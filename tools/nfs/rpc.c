@@ -39,6 +39,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -559,20 +560,31 @@ static int url_param(const char *q, size_t len, const char *name, long lo,
 	return 0;
 }
 
-/* "nfs://HOST/EXPORT[?PARAM&...]" into r: PARAM is version=3|4,
- * nfsport=N or mountport=N (no rpcbind asked for that program). */
-static int parse_url(struct nfsrpc *r, const char *url)
+/* "nfs://HOST/EXPORT[?PARAM&...]" into r (r NULL: checked only): PARAM
+ * is version=3|4, nfsport=N or mountport=N (no rpcbind asked for that
+ * program).  0, -ENOMEM, or -EINVAL with what is wrong in why. */
+static int parse_url(struct nfsrpc *r, const char *url, char *why, size_t size)
 {
+	struct nfsrpc scratch;
 	const char *host, *path, *query, *q;
 
-	if (strncmp(url, "nfs://", 6))
+	if (!r)
+		r = &scratch;
+	if (strncmp(url, "nfs://", 6)) {
+		snprintf(why, size, "not an nfs://HOST/EXPORT URL");
 		return -EINVAL;
+	}
 	host = url + 6;
 	path = strchr(host, '/');
-	if (!path || path == host)
+	if (!path || path == host) {
+		snprintf(why, size, "no HOST, or no /EXPORT after it (nfs://HOST/EXPORT)");
 		return -EINVAL;
-	if (memchr(host, ':', (size_t)(path - host)))	/* ports: nfsport= */
+	}
+	if (memchr(host, ':', (size_t)(path - host))) {
+		snprintf(why, size, "a port is given as ?nfsport=N or ?mountport=N, "
+			 "not after HOST");
 		return -EINVAL;
+	}
 	query = strchr(path, '?');
 	r->version = 3;
 	for (q = query; q && *q; ) {
@@ -582,10 +594,16 @@ static int parse_url(struct nfsrpc *r, const char *url)
 		len = strcspn(q, "&");
 		if (url_param(q, len, "version", 3, 4, &r->version) &&
 		    url_param(q, len, "nfsport", 1, 65535, &r->nfsport) &&
-		    url_param(q, len, "mountport", 1, 65535, &r->mountport))
+		    url_param(q, len, "mountport", 1, 65535, &r->mountport)) {
+			snprintf(why, size, "bad parameter '%.*s': version=3 or 4, "
+				 "nfsport=N or mountport=N (ports 1 to 65535), "
+				 "joined by '&'", (int)(len < 64 ? len : 64), q);
 			return -EINVAL;
+		}
 		q += len;
 	}
+	if (r == &scratch)
+		return 0;
 	if (!query)
 		query = path + strlen(path);
 	r->server = strndup(host, (size_t)(path - host));
@@ -593,8 +611,14 @@ static int parse_url(struct nfsrpc *r, const char *url)
 	return r->server && r->export ? 0 : -ENOMEM;
 }
 
+int nfsrpc_url_check(const char *url, char *why, size_t size)
+{
+	return url ? parse_url(NULL, url, why, size) : -EINVAL;
+}
+
 int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms)
 {
+	char why[160];
 	int err;
 
 	memset(r, 0, sizeof(*r));
@@ -616,7 +640,7 @@ int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms)
 	 * containers */
 	if (getrandom(&r->v4nonce, sizeof(r->v4nonce), 0) != sizeof(r->v4nonce))
 		r->v4nonce = r->v4verf ^ (uint64_t)(uintptr_t)r;
-	return parse_url(r, url);
+	return parse_url(r, url, why, sizeof(why));
 }
 
 void nfsrpc_fini(struct nfsrpc *r)

@@ -77,6 +77,9 @@ int nfsrpc_call(struct nfsrpc *r, enum rpc_kind kind,
  * (r->version: 3 unless asked), timeout_ms for each RPC.  0, -EINVAL or
  * -ENOMEM (nfsrpc_fini frees what was set). */
 int nfsrpc_init(struct nfsrpc *r, const char *url, int timeout_ms);
+/* Is url one nfsrpc_init takes?  0, or -EINVAL with what is wrong (a
+ * phrase) in why. */
+int nfsrpc_url_check(const char *url, char *why, size_t size);
 /* The export's root handle (NFSv3: one MNT, on a connection of its own;
  * NFSv4: PUTROOTFH and a LOOKUP per component). */
 int nfsrpc_mount(struct nfsrpc *r, struct dcnfs_fh *root);
