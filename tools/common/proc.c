@@ -94,7 +94,7 @@ rlim_t proc_raise_nofile(void)
  * any for a traced process, whose signals wait for its tracer, which may
  * drop them (a debugger's ^C): for it SIGKILL alone is sure.
  */
-bool proc_dying(pid_t pid)
+int proc_dying(pid_t pid)
 {
 	unsigned long long pending = 0, blocked = 0, caught = 0, ignored = 0, v;
 	char path[40], line[128];
@@ -102,11 +102,11 @@ bool proc_dying(pid_t pid)
 	FILE *f;
 
 	if (pid <= 0)
-		return true;
+		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return true;
+		return -1;
 	while (fgets(line, sizeof(line), f)) {
 		if (sscanf(line, "SigPnd: %llx", &v) == 1 ||
 		    sscanf(line, "ShdPnd: %llx", &v) == 1)

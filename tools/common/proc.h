@@ -28,10 +28,10 @@ int proc_run(char *const argv[]);
  * its default action (neither caught nor ignored), that ends a process.
  * For a process that waits in the kernel for a file system's answer, a
  * fatal signal stays pending until it leaves.  A traced process: SIGKILL
- * only.  One that cannot be looked at (pid 0 or below, none in our
- * namespace, a hidden /proc): yes.
+ * only.  1 yes, 0 no, -1 it cannot be looked at (pid 0 or below, none in
+ * our namespace, a hidden /proc): the caller says what that means.
  */
-bool proc_dying(pid_t pid);
+int proc_dying(pid_t pid);
 
 /*
  * RLIMIT_NOFILE as high as it goes: both limits at fs.nr_open where this

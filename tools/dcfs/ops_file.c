@@ -89,11 +89,13 @@ static void on_interrupt(fuse_req_t req, void *data)
 
 /*
  * Is req's caller being killed (proc_dying)?  The signal stays pending
- * while the caller waits in the kernel for our answer.
+ * while the caller waits in the kernel for our answer.  One we cannot
+ * look at (no pid in our namespace): yes, or it would wait for the lease
+ * even when killed.
  */
 static bool caller_dying(fuse_req_t req)
 {
-	return proc_dying(fuse_req_ctx(req)->pid);
+	return proc_dying(fuse_req_ctx(req)->pid) != 0;
 }
 
 /*

@@ -103,16 +103,34 @@ int dcnfs_getattr(const struct dc_backend *be, const struct dcnfs_cred *cr,
 			   st, 0);
 }
 
+/*
+ * The credential of a call that follows a change the server made (for
+ * its handle or attributes): the caller's, but not cut short should the
+ * caller be killed meanwhile (dcnfs_cred.pid), or the change would be
+ * done and not told.  copy is the storage.
+ */
+static const struct dcnfs_cred *after(const struct dcnfs_cred *cr,
+				      struct dcnfs_cred *copy)
+{
+	if (!cr || !cr->pid)
+		return cr;
+	*copy = *cr;
+	copy->pid = 0;
+	return copy;
+}
+
 /* The attributes a reply's post_op_attr carried, else a GETATTR's. */
 static int attr_after(const struct dc_backend *be, const struct dcnfs_cred *cr,
 		      const struct dcnfs_fh *fh, const post_op_attr *pa,
 		      int have, struct stat *st)
 {
+	struct dcnfs_cred c;
+
 	if (have && pa->attributes_follow) {
 		nfs3_stat_fill(&pa->post_op_attr_u.attributes, st);
 		return 0;
 	}
-	return dcnfs_getattr(be, cr, fh, st);
+	return dcnfs_getattr(be, after(cr, &c), fh, st);
 }
 
 struct attr_out {
@@ -336,7 +354,9 @@ int dcnfs_make(const struct dc_backend *be, const struct dcnfs_cred *cr,
 	if (err)
 		return err;
 	if (!m.have_fh) {	/* the handle is optional in the reply */
-		err = lookup_into(r, cr, dir, name, &m);
+		struct dcnfs_cred c;
+
+		err = lookup_into(r, after(cr, &c), dir, name, &m);
 		if (err)
 			return err;
 	}

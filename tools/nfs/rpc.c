@@ -313,7 +313,9 @@ static int wait_later(const struct dcnfs_cred *cred, int64_t *waited_ms,
 			     *pause_ms - slept : LATER_LOOK_MS;
 		struct timespec ts = { ms / 1000, (ms % 1000) * 1000000 };
 
-		if (cred && cred->pid && proc_dying(cred->pid))
+		/* one that cannot be looked at waits on: the server said
+		 * the call was not done, and it may be done later */
+		if (cred && cred->pid && proc_dying(cred->pid) == 1)
 			return -EINTR;
 		while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 			;
