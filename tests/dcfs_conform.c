@@ -14,8 +14,9 @@
  *                              one line each, with its errno's name
  *   dcfs_conform holdwrite FILE   write FILE and keep it open: "written",
  *                              then, after a line on stdin, fsync through
- *                              a second descriptor of it, fsync and close
- *                              the first, each said with its errno's name
+ *                              a second descriptor of it, close a third
+ *                              opened for reading, fsync and close the
+ *                              first, each said with its errno's name
  *   dcfs_conform stress DIR ID N   one concurrent client (see stress())
  *   dcfs_conform fsync FILE N  append N records, fsync after each, and
  *                              print the count of records made durable
@@ -725,10 +726,10 @@ static int hold_write(const char *path)
 {
 	char buf[4096], line[16];
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
-	int other = open(path, O_WRONLY);
+	int other = open(path, O_WRONLY), reader = open(path, O_RDONLY);
 
 	memset(buf, 'w', sizeof(buf));
-	if (fd < 0 || other < 0 ||
+	if (fd < 0 || other < 0 || reader < 0 ||
 	    write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
 		perror(path);
 		return 1;
@@ -740,6 +741,8 @@ static int hold_write(const char *path)
 	/* a file's data is the file's, whichever descriptor wrote it (the
 	 * kernel writes a shared mapping back through any) */
 	printf("fsync other: %s\n", res(fsync(other)));
+	/* a reader's close has nothing to commit nor to tell */
+	printf("close reader: %s\n", res(close(reader)));
 	printf("fsync: %s\n", res(fsync(fd)));
 	printf("close: %s\n", res(close(fd)));
 	close(other);

@@ -86,7 +86,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"a server restart: fsync'ed data is on the server"
 	"a server restart: lookups after it are answered, on new connections"
 	"a server restart: reads answer right or fail, never wrong"
-	"a server restart between a write and its fsync: fsync through another descriptor, fsync and close say EIO"
+	"a server restart between a write and its fsync: fsync through another descriptor, fsync and close say EIO; a reader's close does not"
 	"a server restart: changes as the first calls after it, over connections idle across it, are done"
 	"a server in its grace period: a truncate and a create made in it are done, sent again when asked"
 	"a server in its grace period: a truncate waiting for it ends when its caller is killed, undone"
@@ -646,12 +646,13 @@ read -r -t 10 line <&"$hold_r"
 restarted=$?
 echo go >&"$hold_w"
 read -r -t 30 r_other <&"$hold_r"
+read -r -t 30 r_reader <&"$hold_r"
 read -r -t 30 r_fsync <&"$hold_r"
 read -r -t 30 r_close <&"$hold_r"
 wait "$hold_pid" 2>/dev/null
 exec {hold_r}<&- {hold_w}>&-
-check_all "${CHECKS[next]}: '${line:-}', then '${r_other:-}', '${r_fsync:-}', '${r_close:-}' (server back: exit $restarted)" \
-	'[ "${line:-}" = written ] && [ "${r_other:-}" = "fsync other: EIO" ] && [ "${r_fsync:-}" = "fsync: EIO" ] && [ "${r_close:-}" = "close: EIO" ] && [ $restarted = 0 ]'
+check_all "${CHECKS[next]}: '${line:-}', then '${r_other:-}', '${r_reader:-}', '${r_fsync:-}', '${r_close:-}' (server back: exit $restarted)" \
+	'[ "${line:-}" = written ] && [ "${r_other:-}" = "fsync other: EIO" ] && [ "${r_reader:-}" = "close reader: ok" ] && [ "${r_fsync:-}" = "fsync: EIO" ] && [ "${r_close:-}" = "close: EIO" ] && [ $restarted = 0 ]'
 done_check
 
 # connections left idle across a restart, and then changes whose names

@@ -260,6 +260,7 @@ static void made(fuse_req_t req, struct rnode *parent, const char *name,
 	e.attr_timeout = rs.attr_timeout;
 	e.entry_timeout = rs.entry_timeout;
 	rnode_opened(n);
+	fi->fh = (uint64_t)(fi->flags & O_ACCMODE);	/* for r_flush */
 	if (fuse_reply_create(req, &e, fi) == -ENOENT) {
 		/* interrupted: no release will come */
 		rnode_closed(n);
@@ -837,6 +838,7 @@ static void r_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (!same)
 		fuse_lowlevel_notify_inval_inode(rs.se, ino, -1, 0);
 	fi->keep_cache = same;
+	fi->fh = (uint64_t)(fi->flags & O_ACCMODE);	/* for r_flush */
 	if (fuse_reply_open(req, fi) == -ENOENT) {
 		/* the kernel kept its pages: the next open must not */
 		pthread_mutex_lock(&rs.nodes_lock);
@@ -905,7 +907,9 @@ static void r_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 }
 
 /* Commit what was written to the node of ino through any of its open
- * files: 0, or an errno (EIO: the server lost some). */
+ * files: 0, or an errno (EIO: the server lost some).  One COMMIT of a
+ * node at a time: a flush or fsync that came during another's waits for
+ * its answer, which may be that the data it covers was lost. */
 static int commit(fuse_ino_t ino)
 {
 	struct rnode *n = rnode_of(ino);
@@ -914,31 +918,44 @@ static int commit(fuse_ino_t ino)
 	int err;
 
 	pthread_mutex_lock(&rs.nodes_lock);
+	while (n->committing)
+		pthread_cond_wait(&rs.commit_done, &rs.nodes_lock);
 	dirty = n->dirty;
 	want = n->verf;
 	lost = n->lost;
 	n->dirty = false;
+	n->committing = dirty;
 	pthread_mutex_unlock(&rs.nodes_lock);
 	if (!dirty)
 		return lost ? EIO : 0;
 	err = -dcnfs_commit(&rs.be, NULL, &n->fh, &verf);
 	pthread_mutex_lock(&rs.nodes_lock);
-	if (err)	/* not committed: still to do, under the writes' verifier */
+	if (err) {
+		/* not committed: still to do, under the writes' verifier,
+		 * and a loss not told yet still to tell (a write meanwhile
+		 * found nothing to commit and cleared the mark) */
 		dirty_locked(n, want, false);
-	else if (verf != want)
+		n->lost |= lost;
+	} else if (verf != want) {
 		n->lost = true;	/* every later flush and fsync says so too */
-	/* lost before (a write meanwhile may have found nothing to commit
-	 * and cleared the mark: this commit still says so) or now */
+	}
+	/* lost before (cleared meanwhile as above: this commit says so) or
+	 * now */
 	if (!err && (lost || n->lost))
 		err = EIO;
+	n->committing = false;
+	pthread_cond_broadcast(&rs.commit_done);
 	pthread_mutex_unlock(&rs.nodes_lock);
 	return err;
 }
 
+/* A close: what the file wrote is committed, as NFS clients do, and a
+ * loss said; a close of a file opened for reading alone commits nothing
+ * and says nothing (Linux's client flushes only writable files).  A
+ * FLUSH carries no open flags: the open's access mode is the handle. */
 static void r_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)fi;
-	fuse_reply_err(req, commit(ino));
+	fuse_reply_err(req, (fi->fh & O_ACCMODE) == O_RDONLY ? 0 : commit(ino));
 }
 
 static void r_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,

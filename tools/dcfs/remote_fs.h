@@ -53,8 +53,10 @@ struct rnode {
 	 * and the write verifier it was written under; lost: some of what
 	 * was written since it was last clean may be gone (two verifiers, or
 	 * a COMMIT that answered another), which every flush and fsync says
-	 * (EIO) until a write finds nothing left to commit: nodes_lock */
-	bool dirty, lost;
+	 * (EIO) until a write finds nothing left to commit, or the last open
+	 * file closes; committing: a COMMIT of it is in flight, which the
+	 * next waits for (rs.commit_done): nodes_lock */
+	bool dirty, lost, committing;
 	uint64_t verf;
 };
 
@@ -72,6 +74,7 @@ struct remote_state {
 	struct rnode root;
 	struct rnode *buckets[NODE_BUCKETS];
 	pthread_mutex_t nodes_lock;
+	pthread_cond_t commit_done;	/* a node's committing went false */
 	double entry_timeout, attr_timeout, neg_timeout;
 	bool no_names;		/* --name-cache off: every lookup a LOOKUP */
 	/* attributes seen serve for a tenth of how long their inode had

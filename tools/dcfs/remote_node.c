@@ -25,7 +25,8 @@
 
 #include "remote_fs.h"
 
-struct remote_state rs = { .nodes_lock = PTHREAD_MUTEX_INITIALIZER };
+struct remote_state rs = { .nodes_lock = PTHREAD_MUTEX_INITIALIZER,
+			   .commit_done = PTHREAD_COND_INITIALIZER };
 
 /* ---- nodes ---------------------------------------------------------------- */
 
@@ -385,8 +386,9 @@ void rnode_opened(struct rnode *n)
 }
 
 /* One open file of n fewer: at none left, the hidden name an unlink gave
- * it goes (as root: the unlink was the caller's, and checked), and so
- * does n if the kernel forgot it meanwhile (rnode_forget). */
+ * it goes (as root: the unlink was the caller's, and checked), a loss of
+ * written data is no longer told (the files it was told to are closed),
+ * and n goes too if the kernel forgot it meanwhile (rnode_forget). */
 void rnode_closed(struct rnode *n)
 {
 	struct dcnfs_fh dir;
@@ -396,6 +398,8 @@ void rnode_closed(struct rnode *n)
 
 	pthread_mutex_lock(&rs.nodes_lock);
 	remove = --n->opens == 0 && n->silly;
+	if (!n->opens)		/* a loss is told to the files open at it */
+		n->lost = false;
 	if (remove) {
 		n->silly = false;
 		dir = n->silly_dir;
