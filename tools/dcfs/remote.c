@@ -85,17 +85,18 @@ static void reply_entry(fuse_req_t req, struct rnode *n, const struct stat *st)
 /* ---- names ------------------------------------------------------------------ */
 
 /*
- * Did the server refuse a change outright, so that nothing changed (a
- * permission, a name taken, a directory not empty...)?  Not EIO or a
- * transport's error, which may hide one that was done, nor ENOENT or
- * ESTALE, which say the cache held what is no more.
+ * Did the server refuse a change outright, so that nothing changed and
+ * what the cache holds is still true (a permission, a name taken, a
+ * directory not empty...)?  Not EIO or a transport's error, which may
+ * hide one that was done, nor ENOENT, ESTALE, ENOTDIR or EISDIR, which
+ * may say the cache holds a name another client removed or replaced.
  */
 static bool refused(int err)
 {
 	switch (err) {
-	case EACCES: case EPERM: case EEXIST: case ENOTEMPTY: case ENOTDIR:
-	case EISDIR: case EINVAL: case EXDEV: case ENAMETOOLONG: case EROFS:
-	case EMLINK: case ENOSPC: case EDQUOT: case EBUSY:
+	case EACCES: case EPERM: case EEXIST: case ENOTEMPTY: case EINVAL:
+	case EXDEV: case ENAMETOOLONG: case EROFS: case EMLINK: case ENOSPC:
+	case EDQUOT: case EBUSY:
 		return true;
 	}
 	return false;
@@ -468,6 +469,16 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 	snprintf(silly, sizeof(silly), ".dcfs-silly.%" PRIx64 ".%" PRIx64, n->ino,
 		 __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
 	err = -dcnfs_rename(&rs.be, cr, &p->fh, name, &p->fh, silly);
+	if (err && !refused(err)) {
+		/* EIO may hide a RENAME that was done: the hidden name, if
+		 * there, is n's, and goes at its last close like any */
+		struct dcnfs_fh fh;
+		struct stat st;
+
+		if (!dcnfs_lookup(&rs.be, NULL, &p->fh, silly, &fh, &st) &&
+		    rnode_same_fh(&fh, &n->fh))
+			err = 0;
+	}
 	pthread_mutex_lock(&rs.nodes_lock);
 	if (err) {
 		n->silly = false;
@@ -488,8 +499,9 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
  * since.  Otherwise n keeps its hidden name, which goes at its last
  * close.  n is pinned by the caller.  Sent even should the caller be
  * killed meanwhile (the cred's pid left out): the name is not its alone.
+ * Whether name is n's again.
  */
-static void unhide(struct rnode *p, const char *name, struct rnode *n,
+static bool unhide(struct rnode *p, const char *name, struct rnode *n,
 		   const struct dcnfs_cred *caller_cr)
 {
 	struct dcnfs_cred cr = *caller_cr;
@@ -499,18 +511,19 @@ static void unhide(struct rnode *p, const char *name, struct rnode *n,
 
 	cr.pid = 0;
 	if (dcnfs_lookup(&rs.be, NULL, &p->fh, name, &fh, &st) != -ENOENT)
-		return;
+		return false;
 	pthread_mutex_lock(&rs.nodes_lock);
 	memcpy(silly, n->silly_name, sizeof(silly));
 	pthread_mutex_unlock(&rs.nodes_lock);
 	if (dcnfs_rename(&rs.be, &cr, &p->fh, silly, &p->fh, name)) {
 		syslog(LOG_WARNING, "dcfs: a failed rename could not give %s "
 		       "back its name; it goes at its last close", silly);
-		return;
+		return false;
 	}
 	pthread_mutex_lock(&rs.nodes_lock);
 	n->silly = false;
 	pthread_mutex_unlock(&rs.nodes_lock);
+	return true;
 }
 
 static void r_remove(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -582,6 +595,7 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct rcred rc;
 	uint64_t dev, ino;
 	uint32_t mode;
+	bool kept = true;	/* newname still names what it named */
 	int err;
 
 	if (flags & ~RENAME_NOREPLACE) {	/* NFSv3 cannot exchange */
@@ -604,16 +618,16 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		err = unlink_open(np, newname, t, cr);
 		if (err) {
 			rnode_closed(t);
-			fuse_reply_err(req, err);
-			return;
+			goto told;
 		}
 	}
 	err = -dcnfs_rename(&rs.be, cr, &op->fh, name, &np->fh, newname);
 	if (t) {
 		if (err)
-			unhide(np, newname, t, cr);
+			kept = unhide(np, newname, t, cr);
 		rnode_closed(t);	/* closed meanwhile: the hidden name goes now */
 	}
+told:
 	rattr_changed();		/* a replaced inode's link count, the parents' */
 	rdir_changed(op);
 	rdir_changed(np);
@@ -622,9 +636,10 @@ static void r_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (rnode_dentry(np, &nd))
 		nd = NULL;
 	/* the cache moves what it holds, or forgets both names (an error
-	 * other than a refusal may hide a done RENAME; either side may be
-	 * unknown to it) */
-	if (refused(err))
+	 * other than a refusal may hide a done RENAME, and a target hidden
+	 * and not given its name back is gone from it; either side may be
+	 * unknown to the cache) */
+	if (refused(err) && kept)
 		;
 	else if (err || !od || !nd || dc_rename(rs.cache, od, name, nd, newname, 0)) {
 		if (od)
