@@ -80,6 +80,7 @@ CHECKS=("the server starts" "dcfs mounts the export"
 	"O_CREAT of a file another client made: the caller's access is checked"
 	"a file unlinked while open reads on, and its hidden name goes at close"
 	"a file replaced by a rename while open reads on, and its hidden name goes at close"
+	"a hidden name looked up while open: gone from the cache at close"
 	"a rename the server refuses over a file open here leaves that file its name"
 	"every -o given reaches the mount (two: noatime, noexec)"
 	"a refused rmdir of the working directory: names relative to it still answer"
@@ -533,6 +534,28 @@ exec 8<&-
 left=$(hidden_after_close)
 check_all "${CHECKS[next]}: the open file reads '$got', the name '$now', $hidden hidden name while open, $left after close" \
 	'[ "$got" = kept ] && [ "$now" = new ] && [ $hidden = 1 ] && [ $left = 0 ]'
+done_check
+
+# the hidden name looked up through a mount whose cache trusts its answers
+# long (the kernel asks every time): after the close removes it, the
+# cache must not answer it
+if mount_dcfs HN --entry-timeout 0 --attr-timeout 0 --ttl 600000 --neg-ttl 600000 \
+	--ac 600000 --acdir 600000; then
+	echo kept >"$TMP/HN/hn"
+	exec 8<"$TMP/HN/hn"
+	rm "$TMP/HN/hn"
+	hn=$(ls -A "$ROOT" | grep '^\.dcfs-silly\.' | head -1)
+	before=$(stat -c %s "$TMP/HN/$hn" 2>&1)
+	exec 8<&-
+	left=$(hidden_after_close)
+	after=$(stat -c %s "$TMP/HN/$hn" 2>&1 | sed "s|$TMP|TMP|")
+	unmount_dcfs HN
+	check_all "${CHECKS[next]}: $hn while open: size $before; $left left after close; then: $after" \
+		'[ -n "$hn" ] && [ "$before" = 5 ] && [ $left = 0 ] && [[ $after == *"No such file"* ]]'
+else
+	notok "${CHECKS[next]}: the mount failed"
+	diag <"$TMP/HN.log"
+fi
 done_check
 
 # the source removed on the server behind a mount that still holds it

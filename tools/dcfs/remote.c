@@ -464,6 +464,7 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 {
 	static uint64_t seq;
 	char silly[sizeof(n->silly_name)];
+	struct dc_dentry *at;
 	int err;
 
 	snprintf(silly, sizeof(silly), ".dcfs-silly.%" PRIx64 ".%" PRIx64, n->ino,
@@ -479,11 +480,16 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 		    rnode_same_fh(&fh, &n->fh))
 			err = 0;
 	}
+	if (err || rnode_dentry(p, &at))
+		at = NULL;
+	if (at)			/* a name made here: the cache may hold it absent */
+		dc_invalidate_name(rs.cache, at, silly);
 	pthread_mutex_lock(&rs.nodes_lock);
 	if (err) {
 		n->silly = false;
 	} else {
 		n->silly_dir = p->fh;
+		n->silly_at = at;
 		memcpy(n->silly_name, silly, sizeof(silly));
 	}
 	pthread_mutex_unlock(&rs.nodes_lock);
@@ -506,6 +512,7 @@ static bool unhide(struct rnode *p, const char *name, struct rnode *n,
 {
 	struct dcnfs_cred cr = *caller_cr;
 	char silly[sizeof(n->silly_name)];
+	struct dc_dentry *at;
 	struct dcnfs_fh fh;
 	struct stat st;
 
@@ -522,7 +529,13 @@ static bool unhide(struct rnode *p, const char *name, struct rnode *n,
 	}
 	pthread_mutex_lock(&rs.nodes_lock);
 	n->silly = false;
+	at = n->silly_at;
+	n->silly_at = NULL;
 	pthread_mutex_unlock(&rs.nodes_lock);
+	if (at) {
+		dc_invalidate_name(rs.cache, at, silly);
+		dc_put(rs.cache, at);
+	}
 	return true;
 }
 

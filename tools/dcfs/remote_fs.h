@@ -46,6 +46,7 @@ struct rnode {
 	unsigned opens;
 	bool silly;
 	struct dcnfs_fh silly_dir;
+	struct dc_dentry *silly_at;	/* silly_dir's entry, held, or NULL */
 	char silly_name[40];
 	/* data written UNSTABLE through any open file of it, not committed
 	 * yet (the kernel writes a shared mapping's pages back through

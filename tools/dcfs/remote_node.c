@@ -343,14 +343,14 @@ void rnodes_free_all(void)
 			if (n->silly)
 				dcnfs_remove(&rs.be, NULL, &n->silly_dir,
 					     n->silly_name, 0);
+			if (n->silly_at)
+				dc_put(rs.cache, n->silly_at);
 			if (n->dentry)
 				dc_put(rs.cache, n->dentry);
 			free(n);
 		}
 }
 
-/* A reference to directory node n's entry: 0, ENOTDIR, or ESTALE (a
- * directory made here whose entry was never found). */
 /* Names in directory p were made or removed through this mount: the
  * backend trusts what it saw of p as of a directory changed lately
  * (--acdir), so another client's change there after this one shows as
@@ -367,6 +367,8 @@ void rdir_changed(struct rnode *p)
 	dc_put(rs.cache, d);
 }
 
+/* A reference to directory node n's entry: 0, ENOTDIR, or ESTALE (a
+ * directory made here whose entry was never found). */
 int rnode_dentry(struct rnode *n, struct dc_dentry **out)
 {
 	if (!S_ISDIR(n->type))
@@ -393,7 +395,7 @@ void rnode_closed(struct rnode *n)
 {
 	struct dcnfs_fh dir;
 	char name[sizeof(n->silly_name)];
-	struct dc_dentry *d;
+	struct dc_dentry *d, *at = NULL;
 	bool remove;
 
 	pthread_mutex_lock(&rs.nodes_lock);
@@ -404,6 +406,8 @@ void rnode_closed(struct rnode *n)
 		n->silly = false;
 		dir = n->silly_dir;
 		memcpy(name, n->silly_name, sizeof(name));
+		at = n->silly_at;
+		n->silly_at = NULL;
 	}
 	n = unhash_unused(n, &d);
 	pthread_mutex_unlock(&rs.nodes_lock);
@@ -414,5 +418,9 @@ void rnode_closed(struct rnode *n)
 	if (dcnfs_remove(&rs.be, NULL, &dir, name, 0))
 		syslog(LOG_WARNING, "dcfs: could not remove %s, the name of a "
 		       "file unlinked while open", name);
+	if (at) {		/* a lookup may have cached the hidden name */
+		dc_invalidate_name(rs.cache, at, name);
+		dc_put(rs.cache, at);
+	}
 	rattr_changed();		/* its directory's times */
 }
