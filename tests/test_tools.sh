@@ -164,6 +164,25 @@ else
     skip "netdelay: $BUILD/netdelay is not built"
 fi
 
+# --- compare: a mode that answered wrong is compared with nothing -------------------------------
+# one path's outcome recorded wrong (absent, then there, with no change
+# between): every mode mismatches once, so no comparison or goal is made
+printf '%s\n' '500 openat(AT_FDCWD</src>, "Makefile", O_RDONLY) = 3</src/Makefile>' \
+    '500 stat("/src/Makefile", 0x7ffe00000001) = -1 ENOENT (No such file or directory)' \
+    '500 stat("/src/Makefile", {st_mode=S_IFREG|0644, st_size=1, ...}) = 0' >"$TMP/wrong.log"
+run "$DCBENCH" import "$TMP/wrong.log" -o "$TMP/wrong.trace"
+"$DCBENCH" compare "$TMP/wrong.trace" --threads 1,2 --runs 1 --modes rcu,global --json \
+    >"$TMP/wrong.json" 2>"$TMP/wrong.err"
+rc=$?
+if [ $rc = 1 ] && grep -q '"not_same_work": true' "$TMP/wrong.json" &&
+   ! grep -q '"not_same_work": false' "$TMP/wrong.json" &&
+   ! grep -Eq '"less_time_pct": [0-9-]' "$TMP/wrong.json" &&
+   grep -q 'rcu lookups/s at 2 threads vs 1 thread: not measured (rcu had mismatches' "$TMP/wrong.err"; then
+    ok "compare with mismatches: no comparison made, goals not measured, exit 1"
+else
+    notok "compare with mismatches: exit $rc, or a comparison or goal made"; diag <"$TMP/wrong.err"
+fi
+
 # --- compare and replay: too short to time ----------------------------------------------------
 run "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/fork.trace"
 run "$DCBENCH" compare "$TMP/fork.trace" --threads 1,2 --runs 1

@@ -47,8 +47,15 @@ struct cmp {
 	int a, b;
 	unsigned threads;
 	double ca, cb, less_pct, sd;
-	bool within_sd, too_short;
+	bool within_sd, too_short, failed;
 };
+
+/* Did a's runs answer wrong or fail updates?  Then its work was not the
+ * other modes', and nothing is compared with it. */
+static bool failed(const struct agg *a)
+{
+	return a->mismatches || a->update_errors;
+}
 
 static void compare_pair(const struct agg *x, const struct agg *y, struct cmp *c)
 {
@@ -57,7 +64,8 @@ static void compare_pair(const struct agg *x, const struct agg *y, struct cmp *c
 	c->threads = x->threads;
 	c->ca = x->cache_s;
 	c->cb = y->cache_s;
-	c->less_pct = c->cb > 0 ? 100 * (c->cb - c->ca) / c->cb : NAN;
+	c->failed = failed(x) || failed(y);
+	c->less_pct = c->cb > 0 && !c->failed ? 100 * (c->cb - c->ca) / c->cb : NAN;
 	c->sd = (!isnan(x->cache_sd) && !isnan(y->cache_sd)) ?
 		sqrt(x->cache_sd * x->cache_sd + y->cache_sd * y->cache_sd) : NAN;
 	c->within_sd = !isnan(c->sd) && fabs(c->ca - c->cb) <= c->sd;
@@ -70,6 +78,12 @@ static void print_cmp(FILE *f, const struct cmp *c)
 		fprintf(f, "%s vs %s at %u thread%s: not compared (runs under %.0f ms: "
 			"too short to time)\n", rp_mode_name(c->a), rp_mode_name(c->b),
 			c->threads, c->threads == 1 ? "" : "s", MIN_TIMED_S * 1e3);
+		return;
+	}
+	if (c->failed) {
+		fprintf(f, "%s vs %s at %u thread%s: not compared (mismatches or failed"
+			" updates: not the same work)\n", rp_mode_name(c->a),
+			rp_mode_name(c->b), c->threads, c->threads == 1 ? "" : "s");
 		return;
 	}
 	if (isnan(c->less_pct)) {
@@ -134,6 +148,9 @@ static const char *cache_unmeasured(const struct agg *a, int mode, unsigned thre
 	else if (!(a->cache_s > 0))
 		snprintf(buf, size, "no time in the cache measured for %s at %s",
 			 rp_mode_name(mode), t);
+	else if (failed(a))
+		snprintf(buf, size, "%s had mismatches or failed updates at %s",
+			 rp_mode_name(mode), t);
 	else
 		return NULL;
 	return buf;
@@ -175,6 +192,8 @@ static const char *rate_unmeasured(const struct agg *a, unsigned threads, char *
 		snprintf(buf, size, "rcu was not run at %s", t);
 	else if (!(a->lookups_per_s > 0))
 		snprintf(buf, size, "rcu made no lookups at %s", t);
+	else if (failed(a))
+		snprintf(buf, size, "rcu had mismatches or failed updates at %s", t);
 	else
 		return NULL;
 	return buf;
@@ -223,6 +242,12 @@ static void goal_oversub(FILE *f, struct agg *ag, unsigned nag, unsigned threads
 	for (unsigned i = 0; i < nag; i++) {
 		if (ag[i].mode != RP_RCU || !(ag[i].lookups_per_s > 0))
 			continue;
+		if (failed(&ag[i])) {	/* no best from work not done right */
+			snprintf(why, sizeof(why), "rcu had mismatches or failed "
+				 "updates at %u thread%s", ag[i].threads,
+				 ag[i].threads == 1 ? "" : "s");
+			no = why;
+		}
 		under |= !ag[i].over;
 		if (!best || ag[i].lookups_per_s > best->lookups_per_s)
 			best = &ag[i];
@@ -442,9 +467,13 @@ int cmd_compare(int argc, char **argv)
 			struct agg *a = find_agg(ag, nag, modes[m], tl[ti]);
 			char b[32];
 
-			fprintf(rep, "  %u: %s/s (%.2fx)", tl[ti],
-				report_fmt_rate(a->lookups_per_s, b, sizeof(b)),
-				a->lookups_per_s / one->lookups_per_s);
+			if (failed(a) || failed(one))
+				fprintf(rep, "  %u: %s/s (-: mismatches)", tl[ti],
+					report_fmt_rate(a->lookups_per_s, b, sizeof(b)));
+			else
+				fprintf(rep, "  %u: %s/s (%.2fx)", tl[ti],
+					report_fmt_rate(a->lookups_per_s, b, sizeof(b)),
+					a->lookups_per_s / one->lookups_per_s);
 			too_short |= a->too_short;
 		}
 		fputs(too_short ? "  (too short to time)\n" : "\n", rep);
@@ -488,6 +517,7 @@ int cmd_compare(int argc, char **argv)
 			json_knum(&j, "less_time_pct", cmps[i].less_pct);
 			json_knum(&j, "diff_sd", cmps[i].sd);
 			json_kbool(&j, "within_sd", cmps[i].within_sd);
+			json_kbool(&j, "not_same_work", cmps[i].failed);
 			json_kbool(&j, "too_short", cmps[i].too_short);
 			json_obj_end(&j);
 		}
