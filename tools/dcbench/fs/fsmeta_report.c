@@ -231,7 +231,7 @@ static void print_table(FILE *f, struct config *cfg, unsigned n, unsigned repeat
 			snprintf(cpu, sizeof(cpu), "%.2f/%.2f", m->user_s, m->sys_s);
 		else
 			snprintf(cpu, sizeof(cpu), "-/-");
-		if (nat && nat->med > 0)
+		if (nat && nat->med > 0 && !unlike(c, nat))
 			snprintf(x, sizeof(x), "%.3f", c->med / nat->med);
 		else
 			snprintf(x, sizeof(x), "-");
@@ -312,7 +312,8 @@ static int write_json(const struct setup *s, struct config *cfg, unsigned n,
 		json_knum(&j, "daemon_user_s", fsmeta_is_fuse(c) ? m->user_s : NAN);
 		json_knum(&j, "daemon_sys_s", fsmeta_is_fuse(c) ? m->sys_s : NAN);
 		json_kbool(&j, "daemon_ok", c->daemon_ok);
-		json_knum(&j, "x_native", nat && nat->med > 0 ? c->med / nat->med : NAN);
+		json_knum(&j, "x_native", nat && nat->med > 0 && !unlike(c, nat) ?
+					  c->med / nat->med : NAN);
 		json_key(&j, "runs");
 		json_arr_begin(&j);
 		for (unsigned r = 0; r < s->repeat; r++) {
