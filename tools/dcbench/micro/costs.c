@@ -171,7 +171,7 @@ void run_updates(struct bench *b)
 	struct impl ims[IM_NR];
 	struct dirh h[IM_NR];
 	uint32_t dirs[2];
-	uint64_t errs = 0;
+	uint64_t errs = 0, uerrs[IM_NR][U_NR] = { { 0 } };
 	unsigned ms = b->ms / 2 ? b->ms / 2 : 1;
 	int schedfd;
 
@@ -214,7 +214,7 @@ void run_updates(struct bench *b)
 				if (b->upd_n[k][u] < MAX_RUNS)
 					b->upd[k][u][b->upd_n[k][u]++] =
 						time_upd(&ims[k], &h[k], u, ms, schedfd,
-							 &errs);
+							 &uerrs[k][u]);
 			}
 		}
 	for (int k = 0; k < IM_NR; k++) {
@@ -222,8 +222,13 @@ void run_updates(struct bench *b)
 			errs += im_unlink(&ims[k], &h[k], 0, "zzu-x") != 0;
 		dirh_close(&ims[k], &h[k]);
 		im_destroy(&ims[k]);
-		for (int u = 0; u < U_NR; u++)
-			b->upd_med[k][u] = stats_median(b->upd[k][u], b->upd_n[k][u]);
+		/* an update that failed did not cost what a done one does:
+		 * its cell is not measured (the failures counted below) */
+		for (int u = 0; u < U_NR; u++) {
+			b->upd_med[k][u] = uerrs[k][u] ? NAN :
+				stats_median(b->upd[k][u], b->upd_n[k][u]);
+			errs += uerrs[k][u];
+		}
 	}
 	if (schedfd >= 0)
 		close(schedfd);
