@@ -23,6 +23,7 @@ const char dcb_compare_help[] =
 "  --runs R        timed runs per mode and thread count (default 5)\n"
 "  --modes LIST    cache modes (default rcu,global,rwlock); null always runs\n"
 "  --warmup        one untimed run of each mode first, at each thread count\n"
+"                  (its mismatches count as the timed runs' do)\n"
 "  --complete-after N|off  list a directory after N backend ENOENT answers\n"
 "                  in it (default 1), or never\n"
 "  --plot FILE     lookups/s against threads, one line per mode, drawn by\n"
@@ -281,13 +282,13 @@ static void goal_oversub(FILE *f, struct agg *ag, unsigned nag, unsigned threads
  * mode's runs were long enough to time; false when they were not judged.
  */
 static bool print_goals(FILE *f, const struct dct_trace *t, struct agg *ag,
-			unsigned nag, unsigned runs, unsigned cores)
+			unsigned nag, unsigned runs, unsigned cores, uint64_t warm_wrong)
 {
 	static const unsigned over[] = { 8, 16, 32 };
 	struct agg *r1 = find_agg(ag, nag, RP_RCU, 1), *g1 = find_agg(ag, nag, RP_GLOBAL, 1);
 	struct agg *r2 = find_agg(ag, nag, RP_RCU, 2), *g2 = find_agg(ag, nag, RP_GLOBAL, 2);
 	struct agg *shortest = NULL;
-	uint64_t mism = 0;
+	uint64_t mism = warm_wrong;	/* the warm-ups' count too */
 
 	for (unsigned i = 0; i < nag; i++) {
 		mism += ag[i].mismatches + ag[i].update_errors;
@@ -478,7 +479,7 @@ int cmd_compare(int argc, char **argv)
 		}
 		fputs(too_short ? "  (too short to time)\n" : "\n", rep);
 	}
-	judged = print_goals(rep, s.t, ag, nag, o.runs, cores);
+	judged = print_goals(rep, s.t, ag, nag, o.runs, cores, s.warm_wrong);
 	if (plotfile) {
 		int err = compare_plot(plotfile, s.file, ag, nag, tl, nt, modes, nm,
 				       o.copies);
@@ -533,6 +534,8 @@ int cmd_compare(int argc, char **argv)
 	for (unsigned i = 0; i < nag; i++)
 		if (ag[i].mismatches || ag[i].update_errors)
 			rc = EXIT_FAIL;
+	if (s.warm_wrong)
+		rc = EXIT_FAIL;
 out:
 	for (unsigned i = 0; ag && i < nag; i++)
 		free(ag[i].r);

@@ -19,7 +19,8 @@ const char dcb_replay_help[] =
 "                 (default: as many as threads)\n"
 "  --mode M       rcu, global, rwlock or null (default rcu)\n"
 "  --runs R       timed runs, each with a fresh namespace and cache (default 5)\n"
-"  --warmup       one untimed run first\n"
+"  --warmup       one untimed run first (its mismatches count as the\n"
+"                 timed runs' do)\n"
 "  --complete-after N|off  list a directory after N backend ENOENT answers\n"
 "                 in it (default 1), or never\n"
 "  --json         one JSON document on stdout\n"
@@ -105,6 +106,9 @@ int cmd_replay(int argc, char **argv)
 		fprintf(rep, "checked %llu outcomes: %llu mismatches (%llu unchecked)\n",
 			(unsigned long long)a.checked, (unsigned long long)a.mismatches,
 			(unsigned long long)a.unchecked);
+		if (s.warm_wrong)
+			fprintf(rep, "the warm-up run: %llu mismatches and failed updates\n",
+				(unsigned long long)s.warm_wrong);
 		if (o.json) {
 			struct json j;
 
@@ -123,7 +127,7 @@ int cmd_replay(int argc, char **argv)
 				rc = EXIT_FAIL;
 			}
 		}
-		if (a.mismatches || a.update_errors)
+		if (a.mismatches || a.update_errors || s.warm_wrong)
 			rc = EXIT_FAIL;
 	}
 	free(a.r);

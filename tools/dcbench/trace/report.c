@@ -395,6 +395,8 @@ int report_run(struct setup *s, int mode, unsigned threads, unsigned copies,
 				       res.mismatches : cfg.max_print);
 	if (a)
 		a->r[a->done++] = res;
+	else
+		s->warm_wrong += res.mismatches + res.update_errors;
 	return 0;
 }
 

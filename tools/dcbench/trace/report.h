@@ -59,6 +59,7 @@ struct setup {
 	struct dct_trace *t;
 	struct rp_prep *p;
 	unsigned complete_after;	/* the cache's option (0: its default) */
+	uint64_t warm_wrong;	/* mismatches and failed updates in warm-ups */
 };
 
 /* The options replay and compare share. */
@@ -88,7 +89,8 @@ int report_trace_arg(const char *cmd, char *arg, const char **file);
  */
 int report_open(struct setup *s);
 void report_close(struct setup *s);
-/* One run into a (NULL: a warm-up, not kept).  0 or EXIT_FAIL. */
+/* One run into a (NULL: a warm-up, not kept but for its mismatches and
+ * failed updates, added to s->warm_wrong).  0 or EXIT_FAIL. */
 int report_run(struct setup *s, int mode, unsigned threads, unsigned copies,
 	       struct agg *a, unsigned *printed);
 
