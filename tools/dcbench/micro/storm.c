@@ -470,10 +470,17 @@ int run_storm(struct bench *b)
 		if (!b->impl[k])
 			continue;
 		if (r->nr < b->runs) {
+			char why[sizeof(r->why)];
+
 			fprintf(stderr, "dcbench micro: storm %s: not measured (%u of %u "
 				"runs): %s\n", im_names[k], r->nr, b->runs,
 				r->why[0] ? r->why : "?");
 			b->unmeasured++;
+			/* no figure from fewer runs than the others had */
+			snprintf(why, sizeof(why), "%u of %u runs: %s", r->nr, b->runs,
+				 r->why[0] ? r->why : "?");
+			memcpy(r->why, why, sizeof(why));
+			r->nr = 0;
 		}
 		if (r->failed)
 			fprintf(stderr, "dcbench micro: storm %s: %" PRIu64 " timed lookups "
