@@ -51,7 +51,7 @@ check "report: the table of each scenario" \
 check "report: bytes per cached entry" grep -q '^bytes per cached entry' "$T/out.txt"
 check "report: update costs" grep -q '^update costs' "$T/out.txt"
 check "report: the goals, with hot's marked not measured" \
-	grep -Eq 'hot 1 thread: rcu ns/component / lfht +- .*not measured' "$T/out.txt"
+	grep -Eq 'hot 1 thread: rcu ns/path / lfht ns/path +- .*not measured' "$T/out.txt"
 check "report: one run is flagged as indicative" grep -q 'indicative only' "$T/out.txt"
 if command -v python3 >/dev/null; then
 	check "the JSON parses" python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$T/out.json"

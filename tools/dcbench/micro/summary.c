@@ -145,15 +145,9 @@ unsigned make_goals(struct bench *b, struct goal *g)
 
 	GOAL(ratio(b, SC_HOT, 1, IM_RCU, IM_KERNEL), true, 0.05,
 	     "hot 1 thread: rcu ns/path / kernel fstatat");
+	/* (per component the same ratio: both walk the same paths) */
 	GOAL(refs_ok ? ratio(b, SC_HOT, 1, IM_RCU, IM_LFHT) : NAN, true, 0.5,
 	     "hot 1 thread: rcu ns/path / lfht ns/path");
-	{
-		struct cell *r1 = cell_get(b, SC_HOT, 1, IM_RCU);
-		struct cell *l1 = cell_get(b, SC_HOT, 1, IM_LFHT);
-
-		GOAL(r1 && l1 && refs_ok ? r1->nsc_med / l1->nsc_med : NAN, true, 0.7,
-		     "hot 1 thread: rcu ns/component / lfht");
-	}
 	/* a cached path costs about one probe however deep it is */
 	GOAL(depth_ratio(b, SC_DEPTH16, 1, IM_RCU), true, 1.5,
 	     "depth16 1 thread: rcu ns/path / depth2's");
