@@ -266,7 +266,9 @@ static int do_rename(struct worker *w, const struct rproc *r, const struct dct_o
 
 		got = -dc_memfs_rename(x->fs, oino, e1->name, nino, e2->name, fl);
 		untime(w, t0);
-		if (!got)
+		if (got)
+			w->update_errors++;	/* as an add or a link that failed */
+		else
 			dc_rename(c, od, e1->name, nd, e2->name, fl);
 	}
 	dc_put(c, od);
