@@ -613,6 +613,20 @@ if out=$($NB "$DCFS" "$D/src" "$D/mnt" --stats "$D/st" 2>&1); then
 		eval 'grep -q user_id=65534 <<<"$opts" && ! grep -q allow_other <<<"$opts"'
 	verdict "nobody reads, root is refused (the kernel's rule without allow_other)" \
 		eval '[ "$($NB cat "$D/mnt/file")" = hi ] && ! cat "$D/mnt/file" 2>/dev/null'
+	# a file created read-only and written through the descriptor that
+	# made it (as git makes its objects): natively the write is allowed
+	ro=$($NB /usr/bin/python3 -c '
+import os, sys
+p = sys.argv[1]
+fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o444)
+os.write(fd, b"obj")
+os.ftruncate(fd, 3)
+os.fsync(fd)
+os.lseek(fd, 0, os.SEEK_SET)
+os.close(fd)
+print(open(p).read())' "$D/mnt/ro-made" 2>&1 | tail -1)
+	verdict "as nobody: a file created 0444 takes the writes of the descriptor that made it ($ro)" \
+		test "$ro" = obj
 	pid=$(stat_val "$D/st" pid)
 	$NB fusermount3 -u "$D/mnt"
 	verdict "as nobody: fusermount3 -u, the daemon exits" wait_for 10 gone "$pid"

@@ -488,11 +488,34 @@ void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * A descriptor of file n for a call that takes either kind (fsync,
+ * lseek): the open file's handle, one the node keeps, else one for
+ * reading, else for writing (a write-only file, for a daemon that is not
+ * root).  -1 with errno.
+ */
+static int any_fd(fuse_req_t req, struct dnode *n, struct fuse_file_info *fi)
+{
+	int fd;
+
+	if (fi && fi->fh)
+		return (int)fi->fh;
+	fd = node_io_get(n, false);
+	if (fd < 0)
+		fd = node_io_get(n, true);
+	if (fd >= 0)
+		return fd;
+	fd = file_io_fd(req, fi, n, false);
+	if (fd < 0 && errno == EACCES)
+		fd = file_io_fd(req, fi, n, true);
+	return fd;
+}
+
 void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	      struct fuse_file_info *fi)
 {
 	/* a file's data and metadata, whichever descriptor reaches it */
-	int fd = io_fd(req, ino_node(ino), fi, false), res;
+	int fd = any_fd(req, ino_node(ino), fi), res;
 
 	if (fd < 0)
 		return reply_errno(req, errno);
@@ -547,7 +570,7 @@ void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 	      struct fuse_file_info *fi)
 {
-	int fd = io_fd(req, ino_node(ino), fi, false);
+	int fd = any_fd(req, ino_node(ino), fi);
 	off_t res;
 
 	if (fd < 0)

@@ -541,8 +541,19 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		/* handle-less: the kernel sends no RELEASE once an OPEN was
 		 * refused (fuse_file_put skips it while no_open is set), so a
 		 * handle kept here would never be closed.  The file's reads
-		 * and writes go to the node's descriptors like any other's. */
-		close(fd);
+		 * and writes go to the node's descriptors like any other's;
+		 * a writable one made here is the node's for writes, as a
+		 * daemon that is not root may not open the file again for
+		 * writing (created read-only, as git makes its objects).
+		 * Not one with O_SYNC or O_DSYNC, which F_SETFL cannot drop,
+		 * and which every later write would pay. */
+		if ((fi->flags & O_ACCMODE) != O_RDONLY && !(fi->flags & O_DSYNC) &&
+		    fcntl(fd, F_SETFL, 0) == 0) {
+			node_io_keep(n, true, fd);
+			node_io_done();
+		} else {
+			close(fd);
+		}
 		fi->fh = 0;
 		fi->keep_cache = 1;
 		if (fuse_reply_create(req, &e, fi) != 0)
