@@ -309,6 +309,29 @@ if start o "$T/o.src" -o mode=global,coherence=off,ttl=500,entry_timeout=0,attr_
 		"$(cat "$T/o.mnt/file")" = hi
 	check "as root allow_other is the default" grep -q " $T/o.mnt fuse.dcfs .*,allow_other" /proc/mounts
 	check "noatime went on to the kernel" grep -q " $T/o.mnt fuse.dcfs [^ ]*noatime" /proc/mounts
+	# open_requests: a handle of a file opened O_APPEND takes a positional
+	# write once fcntl took O_APPEND off, and appends while it is on
+	appendw() {
+		/usr/bin/python3 -c '
+import fcntl, os, sys
+p = sys.argv[1]
+fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+os.write(fd, b"abc")
+fcntl.fcntl(fd, fcntl.F_SETFL, 0)
+os.pwrite(fd, b"X", 0)
+os.close(fd)
+fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+os.write(fd, b"d")
+os.close(fd)
+print(open(p).read())' "$1" 2>&1 | tail -1
+	}
+	if [ -x /usr/bin/python3 ]; then
+		nat=$(appendw "$T/o.src/app-native") mnt=$(appendw "$T/o.mnt/app")
+		check_all "--open-requests, O_APPEND taken off by fcntl, then an append: native '$nat', mount '$mnt'" \
+			'[ "$nat" = Xbcd ] && [ "$mnt" = "$nat" ]'
+	else
+		skip "--open-requests and O_APPEND: no /usr/bin/python3"
+	fi
 	stop o
 else
 	notok "-o with dcfs options: mount"

@@ -307,9 +307,15 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fd = node_fd_use(n);
 	err = fd < 0 ? errno : caller_begin(req, &cr, CR_GROUPS);
 	if (!err) {
-		fd = open_waiting(req, proc_path(&pp, fd),
-				  (fi->flags | O_CLOEXEC) & ~(O_NOFOLLOW | O_CREAT | O_EXCL),
-				  fi->flags & O_NONBLOCK);
+		/* not O_APPEND (as at create), unless the file is append-only
+		 * and refuses a writer without it */
+		int pfd = fd, flags = (fi->flags | O_CLOEXEC) &
+				      ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_APPEND);
+
+		fd = open_waiting(req, proc_path(&pp, pfd), flags, fi->flags & O_NONBLOCK);
+		if (fd < 0 && errno == EPERM && (fi->flags & O_APPEND))
+			fd = open_waiting(req, proc_path(&pp, pfd), flags | O_APPEND,
+					  fi->flags & O_NONBLOCK);
 		err = fd < 0 ? errno : 0;
 		caller_end(&cr);
 	}
@@ -384,9 +390,12 @@ static void write_iov(fuse_req_t req, fuse_ino_t ino, const struct iovec *iov,
 		node_io_done();
 		return reply_errno(req, err);
 	}
+	/* the file's flags as of this write (fcntl may have changed them
+	 * since the open); a writeback of a shared mapping's pages never
+	 * appends */
+	if ((fi->flags & O_APPEND) && !fi->writepage)
+		rwf |= RWF_APPEND;
 	if (!fi->fh) {
-		if (fi->flags & O_APPEND)
-			rwf |= RWF_APPEND;
 		if ((fi->flags & O_SYNC) == O_SYNC)
 			rwf |= RWF_SYNC;
 		else if (fi->flags & O_DSYNC)
@@ -415,7 +424,9 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino,
 	int cnt = 0;
 	ssize_t n;
 
-	if (fi->fh) {	/* a handle opened with the caller's flags */
+	/* a handle opened with the caller's flags, but O_APPEND: a write that
+	 * appends goes by write_iov, which says so */
+	if (fi->fh && (!(fi->flags & O_APPEND) || fi->writepage)) {
 		struct caller cr;
 		int err = fi->writepage ? caller_begin_owner((int)fi->fh, &cr) :
 					  caller_begin(req, &cr, 0);
