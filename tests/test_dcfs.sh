@@ -325,12 +325,35 @@ os.write(fd, b"d")
 os.close(fd)
 print(open(p).read())' "$1" 2>&1 | tail -1
 	}
+	# and O_DIRECT, 4 KiB aligned, where the source takes it natively
+	directw() {
+		/usr/bin/python3 -c '
+import mmap, os, sys
+p = sys.argv[1]
+buf = mmap.mmap(-1, 4096)
+buf.write(b"d" * 4096)
+fd = os.open(p, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_DIRECT, 0o644)
+os.write(fd, buf)
+os.close(fd)
+fd = os.open(p, os.O_RDONLY | os.O_DIRECT)
+got = mmap.mmap(-1, 4096)
+print(os.readv(fd, [got]))' "$1" 2>&1 | tail -1
+	}
 	if [ -x /usr/bin/python3 ]; then
 		nat=$(appendw "$T/o.src/app-native") mnt=$(appendw "$T/o.mnt/app")
 		check_all "--open-requests, O_APPEND taken off by fcntl, then an append: native '$nat', mount '$mnt'" \
 			'[ "$nat" = Xbcd ] && [ "$mnt" = "$nat" ]'
+		nat=$(directw "$T/o.src/direct-native")
+		if [ "$nat" = 4096 ]; then
+			mnt=$(directw "$T/o.mnt/direct")
+			check "--open-requests, O_DIRECT 4 KiB written and read back: native $nat, mount $mnt" \
+				test "$mnt" = 4096
+		else
+			skip "--open-requests and O_DIRECT: the source takes none ($nat)"
+		fi
 	else
 		skip "--open-requests and O_APPEND: no /usr/bin/python3"
+		skip "--open-requests and O_DIRECT: no /usr/bin/python3"
 	fi
 	stop o
 else

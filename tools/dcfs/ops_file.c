@@ -308,9 +308,11 @@ void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	err = fd < 0 ? errno : caller_begin(req, &cr, CR_GROUPS);
 	if (!err) {
 		/* not O_APPEND (as at create), unless the file is append-only
-		 * and refuses a writer without it */
+		 * and refuses a writer without it; nor O_DIRECT, whose
+		 * alignment dcfs's buffers do not keep (the kernel keeps no
+		 * pages for such a file anyway) */
 		int pfd = fd, flags = (fi->flags | O_CLOEXEC) &
-				      ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_APPEND);
+				      ~(O_NOFOLLOW | O_CREAT | O_EXCL | O_APPEND | O_DIRECT);
 
 		fd = open_waiting(req, proc_path(&pp, pfd), flags, fi->flags & O_NONBLOCK);
 		if (fd < 0 && errno == EPERM && (fi->flags & O_APPEND))

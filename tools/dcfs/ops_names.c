@@ -477,9 +477,10 @@ static int create_as(fuse_req_t req, struct dref *r, const char *name,
 	}
 	/* not O_APPEND: a handle made of it takes positional writes too (a
 	 * shared mapping's, a descriptor whose O_APPEND was taken off), and
-	 * each write says whether it appends (op_write) */
-	fd = openat(r->fd, name, (flags & ~(O_NOFOLLOW | O_APPEND)) | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, mode);
+	 * each write says whether it appends (op_write); nor O_DIRECT (see
+	 * op_open) */
+	fd = openat(r->fd, name, (flags & ~(O_NOFOLLOW | O_APPEND | O_DIRECT)) |
+		    O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	caller_end(&cr);
 	if (fd < 0 && errno == EEXIST && !(flags & O_EXCL)) {
 		CTR_ADD(stale, 1);
