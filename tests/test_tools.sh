@@ -164,6 +164,22 @@ else
     skip "netdelay: $BUILD/netdelay is not built"
 fi
 
+# --- micro and compare: trees and plots they cannot use -------------------------------------------
+printf 'f\ta\t1\nf\tb\t2\n' >"$TMP/nodirs.tsv"
+expect "micro mixed-1 on a tree with no directory below its root: refused, said" 1 \
+    "mixed-1: the tree has no directory below its root" \
+    "$DCBENCH" micro --scenarios mixed-1 --impls rcu --threads 1 --runs 1 --ms 1 --no-bytes \
+    --no-updates --tree "$TMP/nodirs.tsv"
+if command -v gnuplot >/dev/null; then
+    # (too short to time alone, it would exit 3)
+    run "$DCBENCH" import "$SNIPPETS/fork.txt" -o "$TMP/plot.trace"
+    expect "compare --plot into a missing directory: gnuplot's failure fails the command" 1 \
+        "gnuplot failed; no plot drawn" \
+        "$DCBENCH" compare "$TMP/plot.trace" --threads 1 --runs 1 --modes rcu --plot "$TMP/nodir/x.svg"
+else
+    skip "compare --plot into a missing directory: gnuplot is not installed"
+fi
+
 # --- compare: a mode that answered wrong is compared with nothing -------------------------------
 # one path's outcome recorded wrong (absent, then there, with no change
 # between): every mode mismatches once, so no comparison or goal is made
