@@ -480,16 +480,20 @@ static int unlink_open(struct rnode *p, const char *name, struct rnode *n,
 		    rnode_same_fh(&fh, &n->fh))
 			err = 0;
 	}
-	if (err || rnode_dentry(p, &at))
-		at = NULL;
-	if (at)			/* a name made here: the cache may hold it absent */
+	if (!err && !rnode_dentry(p, &at)) {
+		/* a name made here: the cache may hold it absent */
 		dc_invalidate_name(rs.cache, at, silly);
+		dc_put(rs.cache, at);
+	}
 	pthread_mutex_lock(&rs.nodes_lock);
 	if (err) {
 		n->silly = false;
 	} else {
+		/* p held until the name goes (rnode_unhid), to tell its
+		 * entry, whichever it has then */
+		p->nlookup++;
 		n->silly_dir = p->fh;
-		n->silly_at = at;
+		n->silly_at = p;
 		memcpy(n->silly_name, silly, sizeof(silly));
 	}
 	pthread_mutex_unlock(&rs.nodes_lock);
@@ -512,7 +516,7 @@ static bool unhide(struct rnode *p, const char *name, struct rnode *n,
 {
 	struct dcnfs_cred cr = *caller_cr;
 	char silly[sizeof(n->silly_name)];
-	struct dc_dentry *at;
+	struct rnode *at;
 	struct dcnfs_fh fh;
 	struct stat st;
 
@@ -532,10 +536,8 @@ static bool unhide(struct rnode *p, const char *name, struct rnode *n,
 	at = n->silly_at;
 	n->silly_at = NULL;
 	pthread_mutex_unlock(&rs.nodes_lock);
-	if (at) {
-		dc_invalidate_name(rs.cache, at, silly);
-		dc_put(rs.cache, at);
-	}
+	if (at)
+		rnode_unhid(at, silly);
 	return true;
 }
 

@@ -46,7 +46,8 @@ struct rnode {
 	unsigned opens;
 	bool silly;
 	struct dcnfs_fh silly_dir;
-	struct dc_dentry *silly_at;	/* silly_dir's entry, held, or NULL */
+	struct rnode *silly_at;		/* silly_dir's node, held (one
+					 * lookup of its own), or NULL */
 	char silly_name[40];
 	/* data written UNSTABLE through any open file of it, not committed
 	 * yet (the kernel writes a shared mapping's pages back through
@@ -123,6 +124,9 @@ int rnode_dentry(struct rnode *n, struct dc_dentry **out);
  * (n may be freed: not to be used after). */
 void rnode_opened(struct rnode *n);
 void rnode_closed(struct rnode *n);
+/* Hidden name name in directory node p is gone: the cache forgets it,
+ * and the hold of p that unlink_open took is dropped. */
+void rnode_unhid(struct rnode *p, const char *name);
 
 /* ---- remote_node.c: attributes seen ---------------------------------------- */
 

@@ -343,8 +343,6 @@ void rnodes_free_all(void)
 			if (n->silly)
 				dcnfs_remove(&rs.be, NULL, &n->silly_dir,
 					     n->silly_name, 0);
-			if (n->silly_at)
-				dc_put(rs.cache, n->silly_at);
 			if (n->dentry)
 				dc_put(rs.cache, n->dentry);
 			free(n);
@@ -395,7 +393,8 @@ void rnode_closed(struct rnode *n)
 {
 	struct dcnfs_fh dir;
 	char name[sizeof(n->silly_name)];
-	struct dc_dentry *d, *at = NULL;
+	struct rnode *at = NULL;
+	struct dc_dentry *d;
 	bool remove;
 
 	pthread_mutex_lock(&rs.nodes_lock);
@@ -418,9 +417,20 @@ void rnode_closed(struct rnode *n)
 	if (dcnfs_remove(&rs.be, NULL, &dir, name, 0))
 		syslog(LOG_WARNING, "dcfs: could not remove %s, the name of a "
 		       "file unlinked while open", name);
-	if (at) {		/* a lookup may have cached the hidden name */
-		dc_invalidate_name(rs.cache, at, name);
-		dc_put(rs.cache, at);
-	}
+	if (at)			/* a lookup may have cached the hidden name */
+		rnode_unhid(at, name);
 	rattr_changed();		/* its directory's times */
+}
+
+/* The hidden name name in directory node p is gone: the cache forgets
+ * it under p's entry as it is now, and p's hold (unlink_open's) goes. */
+void rnode_unhid(struct rnode *p, const char *name)
+{
+	struct dc_dentry *d;
+
+	if (!rnode_dentry(p, &d)) {
+		dc_invalidate_name(rs.cache, d, name);
+		dc_put(rs.cache, d);
+	}
+	rnode_forget(p, 1);
 }
