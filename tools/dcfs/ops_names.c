@@ -551,8 +551,12 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * writing (created read-only, as git makes its objects).
 		 * Not one with O_SYNC or O_DSYNC, which F_SETFL cannot drop,
 		 * and which every later write would pay. */
-		if ((fi->flags & O_ACCMODE) != O_RDONLY && !(fi->flags & O_DSYNC) &&
+		int acc = fi->flags & O_ACCMODE;
+
+		if ((acc == O_WRONLY || acc == O_RDWR) && !(fi->flags & O_DSYNC) &&
 		    fcntl(fd, F_SETFL, 0) == 0) {
+			/* past the descriptor budget only for this request:
+			 * the writes after open the file again */
 			node_io_keep(n, true, fd);
 			node_io_done();
 		} else {
