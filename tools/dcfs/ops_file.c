@@ -408,11 +408,23 @@ static void write_iov(fuse_req_t req, fuse_ino_t ino, const struct iovec *iov,
 	reply_written(req, n);
 }
 
+/*
+ * A shared mapping's writeback through a handle opened O_APPEND: only an
+ * append-only file's is (op_open), which natively refuses a writable
+ * shared mapping; its pages would be appended, for good.  EPERM instead.
+ */
+static bool appending_writeback(const struct fuse_file_info *fi)
+{
+	return fi->fh && fi->writepage && (fcntl((int)fi->fh, F_GETFL) & O_APPEND);
+}
+
 void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
 	      size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct iovec iov = { (void *)buf, size };
 
+	if (appending_writeback(fi))
+		return reply_errno(req, EPERM);
 	write_iov(req, ino, &iov, 1, off, fi);
 }
 
@@ -426,6 +438,8 @@ void op_write_buf(fuse_req_t req, fuse_ino_t ino,
 	int cnt = 0;
 	ssize_t n;
 
+	if (appending_writeback(fi))
+		return reply_errno(req, EPERM);
 	/* a handle opened with the caller's flags, but O_APPEND: a write that
 	 * appends goes by write_iov, which says so */
 	if (fi->fh && (!(fi->flags & O_APPEND) || fi->writepage)) {
