@@ -113,7 +113,11 @@ check "nothing left mounted after four modes" sh -c "! grep -q ' $T/' /proc/moun
 # refusals: clear message, documented exit status
 "$DCBENCH" kernbench --tree "$T/none" --modes native > /dev/null 2> "$err"
 rc=$?
-check_all "no such tree: exit 1 with a message" '[ $rc = 1 ] && grep -q "not a directory" "$err"'
+check_all "no such tree: exit 1, saying so" '[ $rc = 1 ] && grep -q "none: No such file or directory" "$err"'
+: >"$T/afile"
+"$DCBENCH" kernbench --tree "$T/afile" --modes native > /dev/null 2> "$err"
+rc=$?
+check_all "a file for a tree: exit 1, not a directory" '[ $rc = 1 ] && grep -q "afile: not a directory" "$err"'
 mkdir -p "$T/unconf" && cp "$tree/Makefile" "$T/unconf/"
 "$DCBENCH" kernbench --tree "$T/unconf" --modes native > /dev/null 2> "$err"
 rc=$?
